@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Routing a slow-path packet with the kernel's FIB and neighbour table.
+ * Only the slow path routes; a flow-table hit reuses the result.
+ */
+#ifndef XNAT_FIB_H
+#define XNAT_FIB_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "parsing.h"
+
+#ifndef AF_INET
+#define AF_INET 2
+#endif
+#ifndef AF_INET6
+#define AF_INET6 10
+#endif
+
+/*
+ * Route from SADDR to DADDR as if the packet arrived on the ingress port.
+ * On success fills FIB (ifindex, MACs) and returns XNAT_CONTINUE; otherwise
+ * returns XDP_PASS with the reason, so the kernel deals with it the way a
+ * router must (ICMP unreachable, ARP, fragmentation needed).
+ */
+static __always_inline int fib_route(struct xdp_md *ctx, struct pkt *p,
+				     const union xnat_addr *saddr,
+				     const union xnat_addr *daddr,
+				     struct bpf_fib_lookup *fib)
+{
+	int rc;
+
+	__builtin_memset(fib, 0, sizeof(*fib));
+	fib->ifindex = p->key.ifindex;
+	fib->l4_protocol = p->key.proto;
+	fib->sport = p->key.sport;
+	fib->dport = p->key.dport;
+	/* With tot_len set the helper checks the egress MTU for us. */
+	fib->tot_len = p->l3_len;
+	/* Test the header pointer, not key.family: the verifier cannot tie
+	 * the two together. */
+	if (p->ip4) {
+		fib->family = AF_INET;
+		fib->tos = p->ip4->tos;
+		fib->ipv4_src = saddr->v4;
+		fib->ipv4_dst = daddr->v4;
+	} else {
+		fib->family = AF_INET6;
+		__builtin_memcpy(fib->ipv6_src, saddr->v6, 16);
+		__builtin_memcpy(fib->ipv6_dst, daddr->v6, 16);
+	}
+
+	rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), 0);
+	switch (rc) {
+	case BPF_FIB_LKUP_RET_SUCCESS:
+		return XNAT_CONTINUE;
+	case BPF_FIB_LKUP_RET_NOT_FWDED:
+		/* Local destination (or broadcast, multicast). */
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_LOCAL);
+	case BPF_FIB_LKUP_RET_NO_NEIGH:
+		/* The kernel resolves the neighbour; a later packet of
+		 * the flow will find it and take this path. */
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_NO_NEIGH);
+	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
+		/* The kernel fragments or sends ICMP frag-needed. */
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_MTU);
+	default:
+		/* Blackhole, unreachable, prohibit, forwarding disabled,
+		 * lwt: the kernel drops and answers with the right ICMP. */
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_NO_ROUTE);
+	}
+}
+
+#endif /* XNAT_FIB_H */

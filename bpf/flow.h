@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The flow table: one entry per direction of a connection, each holding the
+ * complete rewrite for its direction (addresses, ports, MACs, egress port,
+ * checksum deltas). A hit needs nothing else. The ORIG entry owns a BPF
+ * timer that expires the connection (both entries) after its idle timeout,
+ * so flows age out in the kernel whether or not `xnat run` is around.
+ */
+#ifndef XNAT_FLOW_H
+#define XNAT_FLOW_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "maps.h"
+#include "csum.h"
+#include "parsing.h"
+
+#define NSEC_PER_SEC 1000000000ULL
+#define XNAT_CLOCK_MONOTONIC 1
+
+/* The key a packet of the other direction arrives with. */
+static __always_inline void flow_reply_key(const struct flow_key *okey,
+					   const struct flow_value *ov,
+					   struct flow_key *rkey)
+{
+	__builtin_memset(rkey, 0, sizeof(*rkey));
+	rkey->saddr = ov->new_daddr;
+	rkey->daddr = ov->new_saddr;
+	rkey->sport = ov->new_dport;
+	rkey->dport = ov->new_sport;
+	rkey->proto = okey->proto;
+	rkey->family = okey->family;
+	rkey->ifindex = ov->egress_ifindex;
+}
+
+/* Checksum deltas of the rewrite from KEY to V (see csum.h). */
+static __always_inline void flow_set_deltas(const struct flow_key *key,
+					    struct flow_value *v)
+{
+	__u32 l3 = 0, l4 = 0;
+
+	if (key->family == XNAT_AF_INET) {
+		l3 = csum_delta32(l3, key->saddr.v4, v->new_saddr.v4);
+		l3 = csum_delta32(l3, key->daddr.v4, v->new_daddr.v4);
+	}
+	if (key->proto == IPPROTO_ICMP || key->proto == IPPROTO_ICMPV6) {
+		/* No pseudo-header: only the echo id counts. Requests carry
+		 * it in sport, replies in dport; the other one is zero. */
+		l4 = csum_delta16(l4, key->sport, v->new_sport);
+		l4 = csum_delta16(l4, key->dport, v->new_dport);
+	} else {
+		l4 = csum_delta16(l3, key->sport, v->new_sport);
+		l4 = csum_delta16(l4, key->dport, v->new_dport);
+	}
+	v->l3_csum_delta = l3;
+	v->l4_csum_delta = l4;
+}
+
+/* Apply V to the packet: the whole per-packet work of a hit. */
+static __always_inline int flow_rewrite(struct pkt *p,
+					const struct flow_value *v)
+{
+	void *end = p->data_end;
+
+	if (p->ip4) {
+		struct iphdr *ip = p->ip4;
+
+		if ((void *)(ip + 1) > end)
+			return -1;
+		if (v->nat != FLOW_NAT_NONE) {
+			ip->saddr = v->new_saddr.v4;
+			ip->daddr = v->new_daddr.v4;
+			ip->check = csum_apply(ip->check, v->l3_csum_delta);
+		}
+		ipv4_decrease_ttl(ip);
+	} else if (p->ip6) {
+		struct ipv6hdr *ip6 = p->ip6;
+
+		if ((void *)(ip6 + 1) > end)
+			return -1;
+		ip6->hop_limit--;
+	}
+
+	if (v->nat != FLOW_NAT_NONE) {
+		if (p->key.proto == IPPROTO_TCP) {
+			struct tcphdr *th = p->l4;
+
+			if ((void *)(th + 1) > end)
+				return -1;
+			th->source = v->new_sport;
+			th->dest = v->new_dport;
+			th->check = csum_apply(th->check, v->l4_csum_delta);
+		} else if (p->key.proto == IPPROTO_UDP) {
+			struct udphdr *uh = p->l4;
+
+			if ((void *)(uh + 1) > end)
+				return -1;
+			uh->source = v->new_sport;
+			uh->dest = v->new_dport;
+			/* Zero means "no checksum" in IPv4 UDP: keep it; a
+			 * computed zero is sent as all ones (RFC 768). */
+			if (uh->check) {
+				uh->check = csum_apply(uh->check,
+						       v->l4_csum_delta);
+				if (!uh->check)
+					uh->check = 0xffff;
+			}
+		} else {
+			struct icmphdr *ih = p->l4;
+
+			if ((void *)(ih + 1) > end)
+				return -1;
+			ih->un.echo.id = p->icmp_echo_request ? v->new_sport :
+								v->new_dport;
+			ih->checksum = csum_apply(ih->checksum,
+						  v->l4_csum_delta);
+		}
+	}
+
+	__builtin_memcpy(p->eth->h_dest, v->eth_dst, ETH_ALEN);
+	__builtin_memcpy(p->eth->h_source, v->eth_src, ETH_ALEN);
+	return 0;
+}
+
+/* Account a packet to its entry; written without atomics (see the header). */
+static __always_inline void flow_touch(struct flow_value *v, const struct pkt *p)
+{
+	__u8 flags = p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_SYN | XNAT_TCP_RST);
+
+	v->last_seen_ns = bpf_ktime_get_coarse_ns();
+	v->packets++;
+	v->bytes += p->len;
+	/* Only write the flags when they add something: they rarely do. */
+	if ((v->tcp_flags_seen | flags) != v->tcp_flags_seen)
+		v->tcp_flags_seen |= flags;
+}
+
+/*
+ * Timer callback of an ORIG entry: expire the connection when both
+ * directions have been idle for its timeout, otherwise sleep until then.
+ * The timeouts are read from the config map each time, so a reload that
+ * changes them applies to existing flows too.
+ */
+static int flow_expire(void *map, struct flow_key *okey, struct flow_value *ov)
+{
+	struct flow_key rkey;
+	struct flow_value *rv;
+	struct xnat_config *cfg;
+	__u32 zero = 0;
+	__u64 now, last, timeout;
+
+	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
+	if (!cfg)
+		return 0;
+	flow_reply_key(okey, ov, &rkey);
+	rv = bpf_map_lookup_elem(&xnat_flows, &rkey);
+	last = ov->last_seen_ns;
+	if (rv && rv->last_seen_ns > last)
+		last = rv->last_seen_ns;
+	timeout = flow_timeout(cfg, okey->proto, ov, rv) * NSEC_PER_SEC;
+	now = bpf_ktime_get_ns();
+	if (now < last + timeout) {
+		bpf_timer_start(&ov->timer, last + timeout - now, 0);
+		return 0;
+	}
+	if (rv)
+		bpf_map_delete_elem(&xnat_flows, &rkey);
+	bpf_map_delete_elem(&xnat_flows, okey);
+	return 0;
+}
+
+/* Arm the expiry timer of a freshly inserted ORIG entry. */
+static __always_inline void flow_arm_expiry(const struct flow_key *okey,
+					    const struct xnat_config *cfg)
+{
+	struct flow_value *ov = bpf_map_lookup_elem(&xnat_flows, okey);
+
+	if (!ov)
+		return;
+	if (bpf_timer_init(&ov->timer, &xnat_flows, XNAT_CLOCK_MONOTONIC))
+		return; /* -EBUSY: already armed by a racing CPU */
+	bpf_timer_set_callback(&ov->timer, flow_expire);
+	bpf_timer_start(&ov->timer,
+			flow_timeout(cfg, okey->proto, ov, NULL) * NSEC_PER_SEC,
+			0);
+}
+
+#endif /* XNAT_FLOW_H */

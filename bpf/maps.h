@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Every map of the data path. Userspace pins them by name under
+ * /sys/fs/bpf/xnat/<netns inode>/ so they outlive the xnat process and a
+ * reloaded program binary picks up the same flows.
+ */
+#ifndef XNAT_MAPS_H
+#define XNAT_MAPS_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "xnat_common.h"
+
+/* Both directions of every connection. A plain (not LRU) hash: when it is
+ * full, new connections go to the kernel instead of evicting live ones.
+ * max_entries is set from [flows] max (times two) before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct flow_key);
+	__type(value, struct flow_value);
+	__uint(max_entries, 2 * 65536);
+} xnat_flows SEC(".maps");
+
+/* The router config: NAT address, port range, timeouts, flags. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xnat_config);
+	__uint(max_entries, 1);
+} xnat_config SEC(".maps");
+
+/* Interfaces xnat runs on, by ifindex, with their role. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct iface_info);
+	__uint(max_entries, XNAT_MAX_IFACES);
+} xnat_ifaces SEC(".maps");
+
+/* Redirect targets: the same interfaces, for bpf_redirect_map(), which
+ * batches transmits per flush unlike bpf_redirect(). */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, XNAT_MAX_IFACES);
+} xnat_tx_ports SEC(".maps");
+
+/* Port forwards from [forward]: (proto, WAN port) to inside host. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct fwd_key);
+	__type(value, struct fwd_value);
+	__uint(max_entries, XNAT_MAX_FORWARDS);
+} xnat_forwards SEC(".maps");
+
+/* Counters by enum xnat_reason. Per CPU, so updates need no atomics;
+ * userspace sums the CPUs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xnat_counter);
+	__uint(max_entries, XNAT_REASON_MAX);
+} xnat_stats SEC(".maps");
+
+/* Per-CPU scratch space for the slow path's two new entries: too big for
+ * the 512-byte BPF stack. The slow path runs to completion on one CPU. */
+struct new_flow {
+	struct flow_key okey;     /* = the packet's key */
+	struct flow_value ov;     /* its direction */
+	struct flow_key rkey;     /* the reply's key */
+	struct flow_value rv;
+};
+
+/* Raw bytes as far as BTF is concerned: a per-CPU map may not hold a
+ * struct bpf_timer, and this one never arms it. */
+struct new_flow_bytes {
+	__u8 b[sizeof(struct new_flow)];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct new_flow_bytes);
+	__uint(max_entries, 1);
+} xnat_scratch SEC(".maps");
+
+#endif /* XNAT_MAPS_H */

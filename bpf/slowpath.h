@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The slow path: a packet whose flow is not in the table. It is routed with
+ * the FIB, the NAT decision is taken from the config maps (SNAT from LAN to
+ * WAN, port forwards from WAN to LAN, plain routing otherwise), and both
+ * directions of the new connection are installed, reply first: inserting
+ * the reply key with BPF_NOEXIST is what reserves the external port, so
+ * concurrent CPUs allocate ports without a lock (the cilium way).
+ */
+#ifndef XNAT_SLOWPATH_H
+#define XNAT_SLOWPATH_H
+
+#include "maps.h"
+#include "parsing.h"
+#include "fib.h"
+#include "flow.h"
+#include "conntrack.h"
+
+/* Port candidates tried before giving a new flow to the kernel. */
+#define NAT_PORT_TRIES 16
+
+static __always_inline struct iface_info *iface_get(__u32 ifindex)
+{
+	return bpf_map_lookup_elem(&xnat_ifaces, &ifindex);
+}
+
+static __always_inline int port_in_range(const struct xnat_config *cfg,
+					 __be16 port)
+{
+	__u16 h = bpf_ntohs(port);
+
+	return h >= cfg->port_min && h <= cfg->port_max;
+}
+
+/*
+ * Fill both directions from the packet, the rewrite already chosen in
+ * nf->ov (new_* fields) and the route in FIB. The reply goes back out of
+ * the ingress port to the MAC the packet came from, so it needs no route.
+ */
+static __always_inline void new_flow_fill(struct new_flow *nf,
+					  const struct pkt *p,
+					  const struct bpf_fib_lookup *fib,
+					  __u32 egress_mtu, __u32 ingress_mtu)
+{
+	__u64 now = bpf_ktime_get_coarse_ns();
+
+	nf->okey = p->key;
+	nf->ov.dir = FLOW_DIR_ORIG;
+	nf->ov.egress_ifindex = fib->ifindex;
+	nf->ov.egress_mtu = egress_mtu;
+	__builtin_memcpy(nf->ov.eth_dst, fib->dmac, ETH_ALEN);
+	__builtin_memcpy(nf->ov.eth_src, fib->smac, ETH_ALEN);
+	nf->ov.created_ns = now;
+	nf->ov.last_seen_ns = now;
+	nf->ov.packets = 1;
+	nf->ov.bytes = p->len;
+	nf->ov.tcp_flags_seen =
+		p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_SYN | XNAT_TCP_RST);
+
+	nf->rv.dir = FLOW_DIR_REPLY;
+	nf->rv.nat = nf->ov.nat;
+	nf->rv.new_saddr = p->key.daddr;
+	nf->rv.new_daddr = p->key.saddr;
+	nf->rv.new_sport = p->key.dport;
+	nf->rv.new_dport = p->key.sport;
+	nf->rv.egress_ifindex = p->key.ifindex;
+	nf->rv.egress_mtu = ingress_mtu;
+	__builtin_memcpy(nf->rv.eth_dst, p->eth->h_source, ETH_ALEN);
+	__builtin_memcpy(nf->rv.eth_src, p->eth->h_dest, ETH_ALEN);
+	nf->rv.created_ns = now;
+	nf->rv.last_seen_ns = now;
+}
+
+/* Finish both entries once the external port (ov.new_sport) is known. */
+static __always_inline void new_flow_seal(struct new_flow *nf)
+{
+	flow_reply_key(&nf->okey, &nf->ov, &nf->rkey);
+	flow_set_deltas(&nf->okey, &nf->ov);
+	flow_set_deltas(&nf->rkey, &nf->rv);
+}
+
+/*
+ * Insert both entries. For SNAT, try external ports until the reply key is
+ * free. Returns XNAT_CONTINUE with the ORIG entry in place, or XDP_PASS with
+ * a reason (the kernel NAT takes the connection).
+ */
+static __always_inline int new_flow_insert(struct pkt *p, struct new_flow *nf,
+					   const struct xnat_config *cfg)
+{
+	__u16 range = cfg->port_max - cfg->port_min + 1;
+	__be16 port = nf->ov.new_sport;
+	int err = -1, i;
+
+	/* Port preservation: keep the inside port when it is in range. */
+	if (nf->ov.nat == FLOW_NAT_SNAT && !port_in_range(cfg, port))
+		port = bpf_htons(cfg->port_min + bpf_get_prandom_u32() % range);
+
+	for (i = 0; i < NAT_PORT_TRIES; i++) {
+		nf->ov.new_sport = port;
+		new_flow_seal(nf);
+		err = bpf_map_update_elem(&xnat_flows, &nf->rkey, &nf->rv,
+					  BPF_NOEXIST);
+		if (err != -17 /* EEXIST */ || nf->ov.nat != FLOW_NAT_SNAT)
+			break;
+		port = bpf_htons(cfg->port_min + bpf_get_prandom_u32() % range);
+	}
+	if (err == -17)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_NO_PORT);
+	if (err)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_TABLE_FULL);
+
+	err = bpf_map_update_elem(&xnat_flows, &nf->okey, &nf->ov, BPF_NOEXIST);
+	if (err) {
+		bpf_map_delete_elem(&xnat_flows, &nf->rkey);
+		/* EEXIST: another CPU created this very flow meanwhile; the
+		 * packet goes to the kernel once, the next one hits. */
+		return pkt_stop(p, XDP_PASS, err == -17 ? XNAT_PASS_KERNEL_FLOW :
+							   XNAT_PASS_TABLE_FULL);
+	}
+	flow_arm_expiry(&nf->okey, cfg);
+	return XNAT_CONTINUE;
+}
+
+/* Is the routed egress one of ours? Redirecting elsewhere is not safe. */
+static __always_inline struct iface_info *egress_get(struct pkt *p,
+						     const struct bpf_fib_lookup *fib)
+{
+	struct iface_info *out = iface_get(fib->ifindex);
+
+	if (!out || !bpf_map_lookup_elem(&xnat_tx_ports, &fib->ifindex))
+		return NULL;
+	return out;
+}
+
+/* A new connection from a LAN port: SNAT towards the WAN, else routed. */
+static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
+					 struct new_flow *nf,
+					 const struct xnat_config *cfg,
+					 const struct iface_info *in)
+{
+	struct bpf_fib_lookup fib;
+	struct iface_info *out;
+	int rc;
+
+	/* Only a SYN opens a TCP connection here. Anything else is the
+	 * kernel's (a flow it NATed) or stale: its conntrack decides. */
+	if (p->key.proto == IPPROTO_TCP &&
+	    (p->tcp_flags & (XNAT_TCP_SYN | XNAT_TCP_ACK | XNAT_TCP_RST)) !=
+		    XNAT_TCP_SYN)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_TCP_MIDSTREAM);
+	/* Echo replies from inside answer pings we never forwarded. */
+	if ((p->key.proto == IPPROTO_ICMP || p->key.proto == IPPROTO_ICMPV6) &&
+	    !p->icmp_echo_request)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
+
+	rc = fib_route(ctx, p, &p->key.saddr, &p->key.daddr, &fib);
+	if (rc != XNAT_CONTINUE)
+		return rc;
+	out = egress_get(p, &fib);
+	if (!out || fib.ifindex == p->key.ifindex)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
+	if (kernel_owns_flow(ctx, p))
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_KERNEL_FLOW);
+
+	nf->ov.new_saddr = p->key.saddr;
+	nf->ov.new_daddr = p->key.daddr;
+	nf->ov.new_sport = p->key.sport;
+	nf->ov.new_dport = p->key.dport;
+	if (out->role == XNAT_ROLE_WAN && p->key.family == XNAT_AF_INET) {
+		if (!cfg->nat_addr)
+			return pkt_stop(p, XDP_PASS, XNAT_PASS_NO_NAT_ADDR);
+		nf->ov.nat = FLOW_NAT_SNAT;
+		nf->ov.new_saddr.v4 = cfg->nat_addr;
+	} else {
+		nf->ov.nat = FLOW_NAT_NONE;
+	}
+	new_flow_fill(nf, p, &fib, out->mtu, in->mtu);
+	return new_flow_insert(p, nf, cfg);
+}
+
+/*
+ * A packet from the WAN without a flow: a port forward opens a connection;
+ * anything else that would enter the LAN is unsolicited and dropped, unless
+ * the kernel's conntrack knows it (a flow the kernel forwarded). Traffic for
+ * the router itself, or for the kernel's NAT ports, goes up.
+ */
+static __always_inline int slow_from_wan(struct xdp_md *ctx, struct pkt *p,
+					 struct new_flow *nf,
+					 const struct xnat_config *cfg,
+					 const struct iface_info *in)
+{
+	struct bpf_fib_lookup fib;
+	struct iface_info *out;
+	union xnat_addr dst = p->key.daddr;
+	int rc;
+
+	/* Echo replies without a flow: conntrack cannot be asked about ICMP
+	 * (the kfunc knows TCP and UDP only) and the kernel may have sent
+	 * the request (first packet while ARP resolved, or its own ping).
+	 * Its forward filter drops them if unsolicited. */
+	if ((p->key.proto == IPPROTO_ICMP || p->key.proto == IPPROTO_ICMPV6) &&
+	    !p->icmp_echo_request)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_WAN_IN);
+
+	if (p->key.family == XNAT_AF_INET && cfg->nat_addr &&
+	    p->key.daddr.v4 == cfg->nat_addr) {
+		struct fwd_key fk = { .port = p->key.dport,
+				      .proto = p->key.proto };
+		struct fwd_value *fwd = NULL;
+
+		if (p->key.proto == IPPROTO_TCP || p->key.proto == IPPROTO_UDP)
+			fwd = bpf_map_lookup_elem(&xnat_forwards, &fk);
+		if (!fwd) {
+			if (p->key.proto == IPPROTO_ICMP &&
+			    p->icmp_echo_request)
+				return pkt_stop(p, XDP_PASS, XNAT_PASS_LOCAL);
+			if (port_in_range(cfg, p->key.dport))
+				return pkt_stop(p, XDP_DROP,
+						XNAT_DROP_UNSOLICITED);
+			return pkt_stop(p, XDP_PASS, XNAT_PASS_WAN_IN);
+		}
+		if (p->key.proto == IPPROTO_TCP &&
+		    (p->tcp_flags & (XNAT_TCP_SYN | XNAT_TCP_ACK |
+				     XNAT_TCP_RST)) != XNAT_TCP_SYN)
+			return pkt_stop(p, XDP_PASS, XNAT_PASS_TCP_MIDSTREAM);
+		dst.v4 = fwd->addr;
+		rc = fib_route(ctx, p, &p->key.saddr, &dst, &fib);
+		if (rc != XNAT_CONTINUE)
+			return rc;
+		out = egress_get(p, &fib);
+		if (!out || out->role != XNAT_ROLE_LAN)
+			return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
+		nf->ov.nat = FLOW_NAT_DNAT;
+		nf->ov.new_saddr = p->key.saddr;
+		nf->ov.new_sport = p->key.sport;
+		nf->ov.new_daddr.v4 = fwd->addr;
+		nf->ov.new_dport = fwd->port;
+		new_flow_fill(nf, p, &fib, out->mtu, in->mtu);
+		return new_flow_insert(p, nf, cfg);
+	}
+
+	rc = fib_route(ctx, p, &p->key.saddr, &dst, &fib);
+	if (rc != XNAT_CONTINUE)
+		return rc;
+	out = egress_get(p, &fib);
+	if (!out || out->role != XNAT_ROLE_LAN)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
+	if (kernel_owns_flow(ctx, p))
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_KERNEL_FLOW);
+	return pkt_stop(p, XDP_DROP, XNAT_DROP_UNSOLICITED);
+}
+
+#endif /* XNAT_SLOWPATH_H */

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * xnat data path: one XDP program on every LAN and WAN port. A packet is
+ * parsed, looked up in the flow table and, on a hit, rewritten from the
+ * cached entry and redirected (the fast path). A miss is routed and NATed
+ * and installs its connection (the slow path, slowpath.h). What XDP does not
+ * handle goes to the kernel, which runs as a complete router with its own
+ * NAT for it. Every exit is counted by reason (stats.h).
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "xnat_common.h"
+#include "maps.h"
+#include "parsing.h"
+#include "stats.h"
+#include "fib.h"
+#include "flow.h"
+#include "slowpath.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Rewrite the packet from V and send it to V's egress port. */
+static __always_inline int forward(struct pkt *p, const struct flow_value *v,
+				   __u32 reason)
+{
+	int action;
+
+	if (p->l3_len > v->egress_mtu)
+		/* XXX: a non-DF packet would be fragmented and NATed by the
+		 * kernel with its own port; same-MTU ports never see this. */
+		return count(p, XNAT_PASS_MTU, XDP_PASS);
+	if (flow_rewrite(p, v))
+		return count(p, XNAT_DROP_MALFORMED, XDP_DROP);
+	/* Falls back to XDP_DROP when the port left the devmap: the packet
+	 * is already rewritten and must not reach the kernel like that. */
+	action = bpf_redirect_map(&xnat_tx_ports, v->egress_ifindex, XDP_DROP);
+	if (action != XDP_REDIRECT)
+		reason = XNAT_DROP_REDIRECT;
+	return count(p, reason, action);
+}
+
+/*
+ * Fast path switched off (benchmarks): keep the flow's NAT, but route every
+ * packet again as the slow path would, to measure what the cache saves.
+ */
+static __always_inline int forward_rerouted(struct xdp_md *ctx, struct pkt *p,
+					    struct flow_value *v,
+					    struct new_flow *nf)
+{
+	struct bpf_fib_lookup fib;
+	int rc;
+
+	rc = fib_route(ctx, p, &v->new_saddr, &v->new_daddr, &fib);
+	if (rc != XNAT_CONTINUE)
+		return count(p, p->reason, rc);
+	/* Everything but the timer, which may not be copied. */
+	__builtin_memcpy(&nf->ov, v, __builtin_offsetof(struct flow_value, timer));
+	nf->ov.egress_ifindex = fib.ifindex;
+	__builtin_memcpy(nf->ov.eth_dst, fib.dmac, ETH_ALEN);
+	__builtin_memcpy(nf->ov.eth_src, fib.smac, ETH_ALEN);
+	return forward(p, &nf->ov, XNAT_FWD_ROUTED);
+}
+
+SEC("xdp")
+int xdp_xnat(struct xdp_md *ctx)
+{
+	struct xnat_config *cfg;
+	struct iface_info *in;
+	struct flow_value *v;
+	struct new_flow *nf;
+	struct pkt p;
+	__u32 zero = 0;
+	int rc;
+
+	rc = parse_packet(ctx, &p);
+	if (rc != XNAT_CONTINUE)
+		return count(&p, p.reason, rc);
+	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
+	if (!cfg)
+		return count(&p, XNAT_PASS_NOT_IP, XDP_PASS);
+
+	v = bpf_map_lookup_elem(&xnat_flows, &p.key);
+	if (v && !(cfg->flags & XNAT_F_FASTPATH_OFF)) {
+		flow_touch(v, &p);
+		return forward(&p, v, XNAT_FWD_FAST);
+	}
+
+	nf = bpf_map_lookup_elem(&xnat_scratch, &zero);
+	if (!nf)
+		return count(&p, XNAT_PASS_NOT_IP, XDP_PASS);
+	if (v) {
+		flow_touch(v, &p);
+		return forward_rerouted(ctx, &p, v, nf);
+	}
+	__builtin_memset(nf, 0, sizeof(*nf));
+
+	in = iface_get(p.key.ifindex);
+	if (!in)
+		return count(&p, XNAT_PASS_EGRESS, XDP_PASS);
+	if (in->role == XNAT_ROLE_WAN)
+		rc = slow_from_wan(ctx, &p, nf, cfg, in);
+	else
+		rc = slow_from_lan(ctx, &p, nf, cfg, in);
+	if (rc != XNAT_CONTINUE)
+		return count(&p, p.reason, rc);
+	return forward(&p, &nf->ov, XNAT_FWD_SLOW);
+}

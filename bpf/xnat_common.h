@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Everything the XDP program and userspace share: map keys and values, the
+ * config record, counter and reason enums. This is the only header user/
+ * includes from bpf/. Fixed-width types only; byte order is in the type
+ * (__be*) or stated in a comment; every struct has its size asserted so a
+ * change on one side cannot silently mis-read the other.
+ */
+#ifndef XNAT_COMMON_H
+#define XNAT_COMMON_H
+
+#include <linux/types.h>
+#include <linux/bpf.h> /* struct bpf_timer */
+
+/* Userspace pins the maps in XNAT_PIN_ROOT_DIR/<netns inode>/<map name>. */
+#define XNAT_PIN_ROOT_DIR "/sys/fs/bpf/xnat"
+
+/* Upper bound on router interfaces (LAN + WAN) xnat attaches to. */
+#define XNAT_MAX_IFACES 64
+/* Upper bound on [forward] rules. */
+#define XNAT_MAX_FORWARDS 1024
+
+enum xnat_family {
+	XNAT_AF_INET = 4,
+	XNAT_AF_INET6 = 6,
+};
+
+/* An address of either family; IPv4 uses v4 and leaves the rest zero. */
+union xnat_addr {
+	__be32 v4;
+	__be32 v6[4];
+};
+
+/*
+ * Flow table key: the packet's 5-tuple as it arrives, plus the ingress
+ * interface, so the same tuple arriving on another port (spoofed, or a
+ * hairpin) is a different flow. For ICMP echo the identifier stands in for
+ * a port: requests carry it in sport, replies in dport, so a request and a
+ * reply with the same id never share a key.
+ */
+struct flow_key {
+	union xnat_addr saddr;
+	union xnat_addr daddr;
+	__be16 sport;
+	__be16 dport;
+	__u8 proto;   /* IPPROTO_* */
+	__u8 family;  /* enum xnat_family */
+	__u16 pad;
+	__u32 ifindex; /* ingress */
+};
+_Static_assert(sizeof(struct flow_key) == 44, "flow_key layout");
+
+enum flow_dir {
+	FLOW_DIR_ORIG = 0,  /* direction of the packet that created the flow */
+	FLOW_DIR_REPLY = 1,
+};
+
+enum flow_nat {
+	FLOW_NAT_NONE = 0,  /* routed only (IPv6, LAN to LAN) */
+	FLOW_NAT_SNAT = 1,  /* LAN to WAN masquerade */
+	FLOW_NAT_DNAT = 2,  /* WAN to LAN port forward */
+};
+
+/* TCP state as derived from both directions; it only picks the timeout. */
+enum flow_tcp_state {
+	FLOW_TCP_SYN_SENT = 0,    /* no reply yet */
+	FLOW_TCP_ESTABLISHED = 1, /* traffic seen both ways */
+	FLOW_TCP_CLOSING = 2,     /* FIN seen */
+	FLOW_TCP_CLOSED = 3,      /* RST seen, or FIN both ways */
+};
+
+/* A flow entry is one direction; the two directions reference each other. */
+struct flow_value {
+	/* Rewrite applied on a hit; equal to the key when nothing changes. */
+	union xnat_addr new_saddr;
+	union xnat_addr new_daddr;
+	__be16 new_sport;
+	__be16 new_dport;
+	/* Precomputed one's-complement deltas (RFC 1624): the per-packet
+	 * checksum update is one add and a fold, not a recomputation. */
+	__u32 l3_csum_delta; /* IPv4 header: addresses */
+	__u32 l4_csum_delta; /* TCP/UDP: pseudo-header addresses + ports;
+				ICMP: echo identifier */
+	__u8 eth_dst[6];
+	__u8 eth_src[6];
+	__u32 egress_ifindex;
+	__u16 egress_mtu;  /* bigger packets go to the kernel */
+	__u8 dir;          /* enum flow_dir */
+	__u8 nat;          /* enum flow_nat */
+	/* TCP flags (FIN, SYN, RST bits as in the header) seen in this
+	 * direction. Each direction writes only its own entry; the state is
+	 * derived from both when it matters (expiry, display). */
+	__u8 tcp_flags_seen;
+	__u8 pad[3];
+	__u32 pad2;
+	__u64 created_ns;  /* bpf_ktime_get_ns() */
+	__u64 last_seen_ns;
+	/* Updated without atomics: exact per CPU, approximate when one flow is
+	 * spread over several CPUs. For display, never for decisions. */
+	__u64 packets;
+	__u64 bytes;
+	/* Armed only in the ORIG entry: one expiry callback per connection, so
+	 * two callbacks never race to delete each other's entries. */
+	struct bpf_timer timer;
+};
+_Static_assert(sizeof(struct flow_value) == 120, "flow_value layout");
+
+/* Interface roles, value of the ifaces map. */
+enum xnat_role {
+	XNAT_ROLE_NONE = 0,
+	XNAT_ROLE_LAN = 1,
+	XNAT_ROLE_WAN = 2,
+};
+
+struct iface_info {
+	__u32 role; /* enum xnat_role */
+	__u32 mtu;
+};
+_Static_assert(sizeof(struct iface_info) == 8, "iface_info layout");
+
+/* Bits of xnat_config.flags. */
+#define XNAT_F_FASTPATH_OFF (1U << 0) /* route every packet (benchmarks) */
+
+/* The single entry of the config map. Ports in host order. */
+struct xnat_config {
+	__be32 nat_addr;       /* WAN address used by SNAT; 0 = no NAT yet */
+	__u16 port_min;        /* XDP NAT range, inclusive, host order */
+	__u16 port_max;
+	__u32 wan_ifindex;
+	__u32 flags;           /* XNAT_F_* */
+	__u32 timeout_tcp_est; /* seconds */
+	__u32 timeout_tcp_trans;
+	__u32 timeout_udp;
+	__u32 timeout_icmp;
+};
+_Static_assert(sizeof(struct xnat_config) == 32, "xnat_config layout");
+
+/* [forward] rule: WAN (proto, port on nat_addr) to an inside host. */
+struct fwd_key {
+	__be16 port;
+	__u8 proto;
+	__u8 pad;
+};
+_Static_assert(sizeof(struct fwd_key) == 4, "fwd_key layout");
+
+struct fwd_value {
+	__be32 addr;
+	__be16 port;
+	__u16 pad;
+};
+_Static_assert(sizeof(struct fwd_value) == 8, "fwd_value layout");
+
+/*
+ * Why a packet ended where it did. One counter (packets, bytes) per reason.
+ * Sync note: user/reasons.c holds the names printed for these; keep the two
+ * in the same order.
+ */
+enum xnat_reason {
+	/* forwarded by XDP */
+	XNAT_FWD_FAST = 0,      /* flow table hit, cached rewrite */
+	XNAT_FWD_SLOW,          /* miss: routed, flow created, forwarded */
+	XNAT_FWD_ROUTED,        /* fast path off: hit, but routed again */
+	/* handed to the kernel (XDP_PASS) */
+	XNAT_PASS_NOT_IP,       /* ARP, LLDP, anything not IPv4/IPv6 */
+	XNAT_PASS_VLAN,         /* 802.1Q tagged: the kernel's VLAN device */
+	XNAT_PASS_LOCAL,        /* addressed to the router itself */
+	XNAT_PASS_IP_OPTIONS,
+	XNAT_PASS_FRAGMENT,
+	XNAT_PASS_TTL,          /* TTL/hop limit <= 1: kernel sends ICMP */
+	XNAT_PASS_PROTO,        /* not TCP, UDP or ICMP echo */
+	XNAT_PASS_NO_ROUTE,     /* blackhole, unreachable, prohibit */
+	XNAT_PASS_NO_NEIGH,     /* kernel resolves the neighbour */
+	XNAT_PASS_MTU,          /* bigger than the egress MTU */
+	XNAT_PASS_EGRESS,       /* egress is not an xnat interface */
+	XNAT_PASS_KERNEL_FLOW,  /* the kernel's conntrack owns this flow */
+	XNAT_PASS_TCP_MIDSTREAM,/* TCP miss without SYN: kernel's or stale */
+	XNAT_PASS_TABLE_FULL,   /* flow table full: kernel NAT takes it */
+	XNAT_PASS_NO_PORT,      /* no free port in the XDP range */
+	XNAT_PASS_NO_NAT_ADDR,  /* WAN address unknown */
+	XNAT_PASS_WAN_IN,       /* WAN miss outside the XDP range */
+	/* dropped */
+	XNAT_DROP_MALFORMED,    /* truncated or inconsistent headers */
+	XNAT_DROP_UNSOLICITED,  /* WAN to LAN without a flow or forward */
+	XNAT_DROP_REDIRECT,     /* redirect to the egress port failed */
+	XNAT_REASON_MAX,
+};
+
+/* TCP header flag bits as in byte 13 of the header. */
+#define XNAT_TCP_FIN 0x01
+#define XNAT_TCP_SYN 0x02
+#define XNAT_TCP_RST 0x04
+#define XNAT_TCP_ACK 0x10
+
+/*
+ * Connection state from its two entries (either may be missing while it is
+ * being created or deleted). Shared so the expiry in BPF and `xnat flows`
+ * cannot disagree.
+ */
+static inline __u8 flow_tcp_state(const struct flow_value *a,
+				  const struct flow_value *b)
+{
+	__u8 fa = a ? a->tcp_flags_seen : 0, fb = b ? b->tcp_flags_seen : 0;
+
+	if ((fa | fb) & XNAT_TCP_RST)
+		return FLOW_TCP_CLOSED;
+	if ((fa & XNAT_TCP_FIN) && (fb & XNAT_TCP_FIN))
+		return FLOW_TCP_CLOSED;
+	if ((fa | fb) & XNAT_TCP_FIN)
+		return FLOW_TCP_CLOSING;
+	if (!a || !b || !a->packets || !b->packets)
+		return FLOW_TCP_SYN_SENT;
+	return FLOW_TCP_ESTABLISHED;
+}
+
+/* Idle time after which a connection expires, in seconds. */
+static inline __u32 flow_timeout(const struct xnat_config *cfg, __u8 proto,
+				 const struct flow_value *a,
+				 const struct flow_value *b)
+{
+	switch (proto) {
+	case 6: /* IPPROTO_TCP */
+		return flow_tcp_state(a, b) == FLOW_TCP_ESTABLISHED ?
+			       cfg->timeout_tcp_est : cfg->timeout_tcp_trans;
+	case 17: /* IPPROTO_UDP */
+		return cfg->timeout_udp;
+	default:
+		return cfg->timeout_icmp;
+	}
+}
+
+struct xnat_counter {
+	__u64 packets;
+	__u64 bytes;
+};
+
+#endif /* XNAT_COMMON_H */

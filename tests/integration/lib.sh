@@ -1,0 +1,615 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# Namespace testbed and test harness for xnat's integration tests, sourced by
+# tests/integration/test_*.sh and by scripts/demo.sh. In the spirit of
+# xdp-tools' lib/testing/test_runner.sh:
+#
+#   - the testbed: three network namespaces, a LAN host, the router and a WAN
+#     host, joined by veth pairs created directly inside the namespaces (the
+#     host's own interfaces, routes and nft ruleset are never touched);
+#   - the runner: run_tests discovers the test_* functions of the file that
+#     sourced us, runs each in a fresh testbed once per mode it declares in
+#     TEST_MODES (default: xdp and kernel), prints "#N name[mode]:OK|FAIL|SKIP"
+#     and ends with "N passed, N failed, N skipped";
+#   - teardown from an EXIT/INT/TERM trap that removes everything the run
+#     created, whatever happened: processes it started (by PID), xnat's state,
+#     the namespaces, the temporary directory.
+#
+# Environment: V=1 shows every command and its output as the tests run;
+# DEBUG_TESTENV=1 opens a shell inside the testbed before each teardown;
+# MODES="xdp" restricts modes; XNAT=path picks another xnat binary.
+#
+# A test is a function run in a subshell: it fails with "fail MSG" or a failed
+# "check CMD", is skipped with "skip MSG" (exit 249), and passes by returning.
+# Every traffic command is bounded with timeout(1).
+#
+# Addresses: only 198.18.0.0/15 and 2001:2::/48 (DESIGN.md, Addresses).
+
+XNAT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+XNAT=${XNAT:-$XNAT_ROOT/xnat}
+V=${V:-0}
+DEBUG_TESTENV=${DEBUG_TESTENV:-0}
+
+SKIPPED_TEST=249
+
+# The testbed, as the tests see it. Router interfaces are named like the ones
+# in the config template; hosts call their end eth0.
+RTR_LAN_IF=lan0
+RTR_WAN_IF=wan0
+HOST_IF=eth0
+RTR_LAN4=198.18.1.1
+RTR_WAN4=198.19.0.1
+RTR_LAN6=2001:2:0:1::1
+RTR_WAN6=2001:2:0:2::1
+LAN_HOST4=198.18.1.10
+LAN_HOST6=2001:2:0:1::10
+WAN_HOST4=198.19.0.2
+WAN_HOST6=2001:2:0:2::2
+NAT_PORT_MIN=20000
+NAT_PORT_MAX=65535
+
+# Bounds for single commands; traffic loops get their own, explicit ones.
+T_CMD=10      # ip, ethtool, nft, a ping burst
+T_XNAT=30     # one xnat invocation (loading BPF can take a while)
+T_XFER=60     # one bulk transfer on veth
+
+# Per-testbed state, reset by testbed_names.
+NS_LAN= NS_RTR= NS_WAN=
+TB_NS_CREATED=()     # namespaces this run created, in creation order
+TB_RTR_INO=          # router netns inode: names xnat's state and pin dirs
+TB_WORK=             # per-testbed scratch dir (config, logs, data, pids)
+TB_MODE=             # xdp | kernel, once router_up ran
+TB_CONFIG=
+TB_BG_N=0
+TB_TMP=              # per-run dir holding every TB_WORK
+
+# ---- output ---------------------------------------------------------------
+
+# Diagnostics of the harness itself; tests just echo (their output is kept
+# in a log that is shown on failure or with V=1).
+tb_warn() { echo "WARN: $*" >&2; }
+tb_vlog() { [ "$V" = 1 ] && echo "$*" >&2; return 0; }
+
+# Run a command that must succeed; on failure print it and its output and
+# end the test. The output is left in CHECK_OUT for the caller to inspect.
+# Do not use it for commands that leave background children holding stdout.
+check() {
+	local rc
+	echo "+ $*"
+	CHECK_OUT=$("$@" 2>&1)
+	rc=$?
+	[ -n "$CHECK_OUT" ] && printf '%s\n' "$CHECK_OUT" | sed 's/^/  | /'
+	if [ $rc -ne 0 ]; then
+		echo "FAILED (exit $rc): $*"
+		exit 1
+	fi
+	return 0
+}
+
+# The opposite: the command must fail (a connection that must not open).
+check_fails() {
+	local rc
+	echo "+ ! $*"
+	CHECK_OUT=$("$@" 2>&1)
+	rc=$?
+	[ -n "$CHECK_OUT" ] && printf '%s\n' "$CHECK_OUT" | sed 's/^/  | /'
+	if [ $rc -eq 0 ]; then
+		echo "FAILED: succeeded but must not: $*"
+		exit 1
+	fi
+	return 0
+}
+
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "SKIP: $*"; exit $SKIPPED_TEST; }
+
+# ---- namespaces and commands in them ----------------------------------------
+
+# Commands inside a namespace, bounded. `ip netns exec` (not nsenter) so each
+# command also sees the namespace's own /sys.
+on() { local ns=$1; shift; timeout "$T_CMD" ip netns exec "$ns" "$@"; }
+on_lan() { on "$NS_LAN" "$@"; }
+on_rtr() { on "$NS_RTR" "$@"; }
+on_wan() { on "$NS_WAN" "$@"; }
+
+# xnat acting on the router namespace through its global -n option.
+xnat() { timeout "$T_XNAT" "$XNAT" -n "$NS_RTR" "$@"; }
+
+# Start CMD in namespace NS in the background, ended after SECS at the latest.
+# Output goes to a log in TB_WORK, never to our stdout (a child holding the
+# test's stdout would keep the log pipe open). Sets BG_PID and records it so
+# that teardown can end it if the test does not.
+bg_ns() {
+	local secs=$1 ns=$2 log
+	shift 2
+	TB_BG_N=$((TB_BG_N + 1))
+	log=$TB_WORK/bg.$TB_BG_N.log
+	timeout "$secs" ip netns exec "$ns" "$@" </dev/null >"$log" 2>&1 &
+	BG_PID=$!
+	echo "$BG_PID" >>"$TB_WORK/pids"
+	echo "+ & [pid $BG_PID, ${secs}s, $ns] $*"
+}
+
+# Wait for a background command; returns its status (124: timed out).
+bg_wait() {
+	local rc
+	wait "$1"
+	rc=$?
+	[ $rc -ne 0 ] && echo "  background pid $1 exited with $rc"
+	return $rc
+}
+
+bg_stop() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
+
+# End processes this run started: the recorded timeout(1) wrappers (which
+# pass the signal to their child), checked by name so a recycled PID is left
+# alone.
+tb_kill_started() {
+	local f=$1 p
+	[ -f "$f" ] || return 0
+	while read -r p; do
+		[ -n "$p" ] || continue
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = timeout ] || continue
+		kill "$p" 2>/dev/null
+	done <"$f"
+	: >"$f"
+}
+
+# Wait until something listens on PORT in NS (proto tcp|udp), so a client
+# never races its server.
+wait_listen() {
+	local ns=$1 proto=$2 port=$3 i flag=-Hltn
+	[ "$proto" = udp ] && flag=-Hlun
+	for i in $(seq 50); do
+		[ -n "$(ip netns exec "$ns" ss $flag "sport = :$port" 2>/dev/null)" ] &&
+			return 0
+		sleep 0.1
+	done
+	echo "nothing listens on $proto/$port in $ns after 5 s"
+	return 1
+}
+
+# ---- testbed ----------------------------------------------------------------
+
+# Pick namespace names for a testbed; TAG keeps them unique per run.
+testbed_names() {
+	local tag=$1
+	NS_LAN=xnat-lan-$tag
+	NS_RTR=xnat-rtr-$tag
+	NS_WAN=xnat-wan-$tag
+	TB_NS_CREATED=()
+	TB_RTR_INO=
+	TB_MODE=
+	TB_CONFIG=
+	TB_BG_N=0
+	TB_WORK=$TB_TMP/$tag
+	mkdir -p "$TB_WORK"
+	: >"$TB_WORK/pids"
+}
+
+tb_ns_add() {
+	local ns=$1
+	if [ -e "/run/netns/$ns" ]; then
+		echo "namespace $ns already exists; not ours, not touching it" >&2
+		return 1
+	fi
+	ip netns add "$ns" || return 1
+	TB_NS_CREATED+=("$ns")
+	# No DAD: IPv6 addresses (link-local ones too) are usable at once.
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 \
+		net.ipv6.conf.default.accept_dad=0 >/dev/null &&
+	ip -n "$ns" link set lo up
+}
+
+# Host side of a veth: no transmit checksum offload, or an XDP router would
+# see CHECKSUM_PARTIAL frames whose L4 checksum is only the pseudo-header
+# (TESTBED.md); GRO on, or a veth drops frames redirected into it by XDP.
+tb_host_if() {
+	local ns=$1
+	ip netns exec "$ns" ethtool -K "$HOST_IF" tx off >/dev/null 2>&1 &&
+	ip netns exec "$ns" ethtool -K "$HOST_IF" gro on >/dev/null 2>&1 ||
+		{ echo "ethtool -K $HOST_IF tx off gro on failed in $ns" >&2; return 1; }
+}
+
+# Build the three namespaces. Returns non-zero (after printing why) on any
+# error; what was created is still removed by testbed_teardown.
+testbed_setup() {
+	local ns
+
+	tb_ns_add "$NS_LAN" && tb_ns_add "$NS_RTR" && tb_ns_add "$NS_WAN" ||
+		return 1
+	TB_RTR_INO=$(stat -L -c %i "/run/netns/$NS_RTR") || return 1
+
+	# Both ends created from inside the namespaces: no interface ever
+	# appears in the host's namespace, not even for a moment.
+	ip -n "$NS_RTR" link add "$RTR_LAN_IF" type veth peer name "$HOST_IF" \
+		netns "$NS_LAN" &&
+	ip -n "$NS_RTR" link add "$RTR_WAN_IF" type veth peer name "$HOST_IF" \
+		netns "$NS_WAN" || return 1
+
+	tb_host_if "$NS_LAN" && tb_host_if "$NS_WAN" || return 1
+
+	ip -n "$NS_RTR" addr add $RTR_LAN4/24 dev $RTR_LAN_IF &&
+	ip -n "$NS_RTR" addr add $RTR_LAN6/64 dev $RTR_LAN_IF nodad &&
+	ip -n "$NS_RTR" addr add $RTR_WAN4/24 dev $RTR_WAN_IF &&
+	ip -n "$NS_RTR" addr add $RTR_WAN6/64 dev $RTR_WAN_IF nodad &&
+	ip -n "$NS_LAN" addr add $LAN_HOST4/24 dev $HOST_IF &&
+	ip -n "$NS_LAN" addr add $LAN_HOST6/64 dev $HOST_IF nodad &&
+	ip -n "$NS_WAN" addr add $WAN_HOST4/24 dev $HOST_IF &&
+	ip -n "$NS_WAN" addr add $WAN_HOST6/64 dev $HOST_IF nodad || return 1
+
+	for ns in "$NS_LAN" "$NS_WAN"; do
+		ip -n "$ns" link set $HOST_IF up || return 1
+	done
+	ip -n "$NS_RTR" link set $RTR_LAN_IF up &&
+	ip -n "$NS_RTR" link set $RTR_WAN_IF up || return 1
+
+	# The LAN host routes everything through the router. The WAN host
+	# only knows its own subnet for IPv4 (it sees the router's WAN address
+	# and nothing behind it), but IPv6 is routed without NAT, so it has a
+	# route to the LAN prefix.
+	ip -n "$NS_LAN" route add default via $RTR_LAN4 &&
+	ip -n "$NS_LAN" -6 route add default via $RTR_LAN6 &&
+	ip -n "$NS_WAN" -6 route add 2001:2:0:1::/64 via $RTR_WAN6 || return 1
+
+	testbed_warm_neigh
+}
+
+# Resolve the router's neighbours (and the hosts' entry for the router)
+# before xnat runs, so the first packet of a flow does not go to the kernel
+# with "pass_no_neigh" while ARP/ND is in progress.
+testbed_warm_neigh() {
+	local a i ok
+	for a in $LAN_HOST4 $WAN_HOST4 $LAN_HOST6 $WAN_HOST6; do
+		ok=0
+		for i in 1 2 3; do
+			if on "$NS_RTR" ping -q -c 1 -W 1 "$a" >/dev/null 2>&1; then
+				ok=1
+				break
+			fi
+		done
+		[ $ok = 1 ] || { echo "router cannot ping $a" >&2; return 1; }
+	done
+}
+
+# The router config for MODE, written from the template of configs/xdp.ini
+# and configs/kernel.ini with the testbed's interface names.
+router_write_config() {
+	local mode=$1 file=$2
+	cat >"$file" <<-EOF
+	; xnat integration testbed, mode $mode (written by tests/integration/lib.sh)
+	[router]
+	mode = $mode
+	wan  = $RTR_WAN_IF
+	lan  = $RTR_LAN_IF
+
+	[nat]
+	address = auto
+	ports   = $NAT_PORT_MIN-$NAT_PORT_MAX
+
+	[flows]
+	max = 65536
+
+	[forward]
+	tcp/8080 = $LAN_HOST4:80
+	udp/5353 = $LAN_HOST4:53
+	EOF
+}
+
+# Bring xnat up on the router in MODE. The sysctls xnat changes are noted
+# first so that down_clean can check that `xnat down` put them back.
+router_up() {
+	local mode=$1 out rc
+	TB_MODE=$mode
+	TB_CONFIG=$TB_WORK/router-$mode.ini
+	router_write_config "$mode" "$TB_CONFIG" || return 1
+	on "$NS_RTR" sysctl -n net.ipv4.ip_forward >"$TB_WORK/ip_forward.before"
+	tb_vlog "+ $XNAT -n $NS_RTR up -c $TB_CONFIG"
+	out=$(timeout "$T_XNAT" "$XNAT" -n "$NS_RTR" up -c "$TB_CONFIG" 2>&1)
+	rc=$?
+	[ -n "$out" ] && tb_vlog "$out"
+	if [ $rc -ne 0 ]; then
+		echo "xnat -n $NS_RTR up -c $TB_CONFIG: exit $rc"
+		[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/  | /'
+		return 1
+	fi
+	return 0
+}
+
+# Remove everything this testbed created, whatever state it is in; safe to
+# call twice. Order: our processes, xnat (while its namespace still exists),
+# what xnat failed to remove for this namespace, the namespaces.
+testbed_teardown() {
+	local ns p dir out
+
+	[ -n "$TB_WORK" ] && tb_kill_started "$TB_WORK/pids"
+
+	if [ -n "$NS_RTR" ] && [ -e "/run/netns/$NS_RTR" ] &&
+	   [ -n "$TB_MODE" ] && [ -x "$XNAT" ]; then
+		# After a test that already ran `xnat down` this is a second
+		# down; its complaint (if any) is only shown with V=1.
+		out=$(timeout "$T_XNAT" "$XNAT" -n "$NS_RTR" down 2>&1) ||
+			tb_vlog "teardown: xnat down: $out"
+	fi
+
+	# Anything still running inside our namespaces was started by this
+	# run (a test's server, `xnat run`): end it by PID before the
+	# namespace goes, or it would keep running in a namespace no one can
+	# name any more.
+	for ns in "${TB_NS_CREATED[@]}"; do
+		for p in $(ip netns pids "$ns" 2>/dev/null); do
+			tb_vlog "teardown: ending pid $p ($(cat /proc/$p/comm 2>/dev/null)) left in $ns"
+			kill "$p" 2>/dev/null
+		done
+	done
+
+	# xnat's state for this namespace (named by its inode) must be gone;
+	# if not, remove it so a later namespace that gets the same inode
+	# does not find stale state, and say so.
+	if [ -n "$TB_RTR_INO" ]; then
+		for dir in "/sys/fs/bpf/xnat/$TB_RTR_INO" "/run/xnat/$TB_RTR_INO"; do
+			[ -e "$dir" ] || continue
+			tb_warn "teardown: $dir left behind; removing it"
+			rm -rf -- "$dir"
+		done
+	fi
+
+	for ns in "${TB_NS_CREATED[@]}"; do
+		for p in $(ip netns pids "$ns" 2>/dev/null); do
+			kill -KILL "$p" 2>/dev/null
+		done
+		ip netns del "$ns" 2>/dev/null ||
+			tb_warn "teardown: could not delete namespace $ns"
+	done
+	TB_NS_CREATED=()
+	TB_RTR_INO=
+	TB_MODE=
+}
+
+# Open a shell in the testbed (DEBUG_TESTENV=1) before it is torn down.
+tb_debug_shell() {
+	[ "$DEBUG_TESTENV" = 1 ] || return 0
+	if ! [ -r /dev/tty ]; then
+		tb_warn "DEBUG_TESTENV=1 but no terminal; not opening a shell"
+		return 0
+	fi
+	cat >/dev/tty <<-EOF
+	---- DEBUG_TESTENV: testbed kept until this shell exits ----
+	  LAN host:  ip netns exec $NS_LAN bash     ($HOST_IF $LAN_HOST4 $LAN_HOST6)
+	  router:    ip netns exec $NS_RTR bash     ($RTR_LAN_IF, $RTR_WAN_IF; mode ${TB_MODE:-none})
+	  WAN host:  ip netns exec $NS_WAN bash     ($HOST_IF $WAN_HOST4 $WAN_HOST6)
+	  xnat:      $XNAT -n $NS_RTR status
+	  files:     $TB_WORK
+	EOF
+	NS_LAN=$NS_LAN NS_RTR=$NS_RTR NS_WAN=$NS_WAN TB_WORK=$TB_WORK \
+		XNAT=$XNAT PS1="[xnat-testenv] \\w# " \
+		bash --norc -i </dev/tty >/dev/tty 2>&1
+}
+
+# Run-wide scratch dir and the trap that always cleans up. INT and TERM
+# become an exit so that the EXIT trap runs exactly once.
+tb_init() {
+	TB_TMP=$(mktemp -d /tmp/xnat-test.XXXXXX) || exit 1
+	trap tb_exit EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	trap 'exit 129' HUP
+}
+
+tb_exit() {
+	local rc=$?
+	trap - EXIT INT TERM HUP
+	testbed_teardown
+	[ -n "$TB_TMP" ] && rm -rf -- "$TB_TMP"
+	exit $rc
+}
+
+# Tools the testbed and traffic need; missing ones make every test SKIP.
+tb_missing_tools() {
+	local t missing=()
+	for t in ip ethtool socat ss timeout sha256sum ping python3 nft stat; do
+		command -v "$t" >/dev/null 2>&1 || missing+=("$t")
+	done
+	echo "${missing[*]}"
+}
+
+# ---- traffic helpers shared by the tests and the demo -------------------------
+
+# A file of SIZE (e.g. 12M) random bytes.
+random_file() {
+	head -c "$2" /dev/urandom >"$1"
+}
+
+# Compare two files by sha256; prints both sums.
+same_file() {
+	local a b
+	a=$(sha256sum <"$1" | cut -d' ' -f1)
+	b=$(sha256sum <"$2" 2>/dev/null | cut -d' ' -f1)
+	echo "  sha256 $(basename "$1")=$a $(basename "$2")=${b:-missing} ($(stat -c %s "$2" 2>/dev/null || echo 0) bytes)"
+	[ -n "$b" ] && [ "$a" = "$b" ]
+}
+
+# TCP servers in the background (listening on all addresses, v4 and v6),
+# returning once they listen. recv writes what it gets to OUT; send sends
+# FILE to whoever connects. One connection each.
+tcp_server_recv() {
+	local ns=$1 port=$2 out=$3
+	bg_ns "$T_XFER" "$ns" socat -u "TCP6-LISTEN:$port,reuseaddr,ipv6only=0" \
+		"OPEN:$out,creat,trunc"
+	wait_listen "$ns" tcp "$port"
+}
+
+tcp_server_send() {
+	local ns=$1 port=$2 file=$3
+	bg_ns "$T_XFER" "$ns" socat -u "OPEN:$file" \
+		"TCP6-LISTEN:$port,reuseaddr,ipv6only=0"
+	wait_listen "$ns" tcp "$port"
+}
+
+# Echo server (TCP or UDP): what a client sends comes back.
+echo_server() {
+	local ns=$1 proto=$2 port=$3
+	if [ "$proto" = tcp ]; then
+		bg_ns "$T_XFER" "$ns" socat -t 5 \
+			"TCP6-LISTEN:$port,reuseaddr,ipv6only=0" PIPE
+	else
+		bg_ns "$T_XFER" "$ns" socat -t 5 \
+			"UDP6-LISTEN:$port,reuseaddr,ipv6only=0" PIPE
+	fi
+	wait_listen "$ns" "$proto" "$port"
+}
+
+# Client side: socat ADDRESS is e.g. TCP:198.19.0.2:5000 or
+# TCP6:[2001:2:0:2::2]:5000.
+tcp_send() { timeout "$T_XFER" ip netns exec "$1" socat -u "OPEN:$3" "$2"; }
+tcp_recv() {
+	timeout "$T_XFER" ip netns exec "$1" socat -u "$2" "OPEN:$3,creat,trunc"
+}
+
+# One UDP request: prints the reply. -t 1: UDP has no EOF, so wait one
+# second for the answer after sending.
+udp_ask() {
+	local ns=$1 addr=$2 msg=$3
+	printf '%s\n' "$msg" |
+		timeout 5 ip netns exec "$ns" socat -t 1 - "$addr"
+}
+
+# Evaluate a Python expression over the JSON document on stdin, bound as j;
+# prints the result (JSON for containers and booleans). Fails if stdin is
+# not JSON or the expression raises.
+json_q() {
+	python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+r = eval(sys.argv[1], {"j": j})
+print(json.dumps(r) if isinstance(r, (dict, list, bool)) or r is None else r)
+' "$1"
+}
+
+# One counter of `xnat stats --json`, "packets" unless FIELD is given.
+xnat_counter() {
+	local name=$1 field=${2:-packets}
+	xnat stats --json | json_q "j['counters']['$name']['$field']"
+}
+
+# ---- the runner ---------------------------------------------------------------
+
+# Modes each test runs in, set by the test file: TEST_MODES[name]="xdp".
+declare -A TEST_MODES=()
+DEFAULT_MODES="xdp kernel"
+
+# test_* functions of the sourcing file, in the order they are written
+# (declare -F alone sorts by name).
+tb_discover() {
+	local f line file
+	shopt -s extdebug
+	while read -r _ _ f; do
+		case $f in test_*) ;; *) continue ;; esac
+		read -r _ line file < <(declare -F "$f")
+		[ "$(realpath "$file")" = "$TB_TEST_FILE" ] &&
+			echo "$line ${f#test_}"
+	done < <(declare -F) | sort -n | cut -d' ' -f2
+	shopt -u extdebug
+}
+
+# name[mode] pairs selected by the arguments (substrings; none = all) and
+# by MODES.
+tb_selected() {
+	local t m id a hit
+	for t in $(tb_discover); do
+		for m in ${TEST_MODES[$t]:-$DEFAULT_MODES}; do
+			case " ${MODES:-xdp kernel} " in *" $m "*) ;; *) continue ;; esac
+			id="$t[$m]"
+			hit=$(($# == 0))
+			for a in "$@"; do
+				case $id in *"$a"*) hit=1 ;; esac
+			done
+			[ $hit = 1 ] && echo "$id"
+		done
+	done
+}
+
+# Run one test in a fresh testbed. Prints the result line; returns 0, 1 or
+# SKIPPED_TEST.
+tb_run_one() {
+	local n=$1 name=$2 mode=$3 log rc missing
+	testbed_names "$$-$n"
+	log=$TB_WORK/test.log
+	: >"$log"
+
+	missing=$(tb_missing_tools)
+	if [ "$(id -u)" != 0 ]; then
+		echo "SKIP: must run as root" >"$log"; rc=$SKIPPED_TEST
+	elif [ -n "$missing" ]; then
+		echo "SKIP: missing tools: $missing" >"$log"; rc=$SKIPPED_TEST
+	elif ! [ -x "$XNAT" ]; then
+		echo "SKIP: $XNAT not built (run make)" >"$log"; rc=$SKIPPED_TEST
+	elif ! testbed_setup >>"$log" 2>&1; then
+		echo "FAIL: testbed setup failed" >>"$log"; rc=1
+	elif ! router_up "$mode" >>"$log" 2>&1; then
+		echo "FAIL: xnat up ($mode) failed" >>"$log"; rc=1
+	else
+		# The test body, in a subshell so that fail/skip/check end only
+		# the test; V=1 shows its log as it is written.
+		export NS_LAN NS_RTR NS_WAN TB_WORK TB_MODE TB_CONFIG
+		if [ "$V" = 1 ]; then
+			( set -u; "test_$name" ) 2>&1 | tee -a "$log"
+			rc=${PIPESTATUS[0]}
+		else
+			( set -u; "test_$name" ) >>"$log" 2>&1
+			rc=$?
+		fi
+	fi
+
+	tb_debug_shell
+	testbed_teardown
+
+	case $rc in
+	0) echo "#$n $name[$mode]:OK" ;;
+	"$SKIPPED_TEST")
+		echo "#$n $name[$mode]:SKIP"
+		sed -n 's/^SKIP: /    skip: /p' "$log" | tail -1
+		;;
+	*)
+		echo "#$n $name[$mode]:FAIL"
+		[ "$V" = 1 ] || sed 's/^/    /' "$log"
+		rc=1
+		;;
+	esac
+	return $rc
+}
+
+# Entry point for test files: `run_tests "$@"` as their last line.
+# Arguments select tests by substring of "name[mode]"; --list only lists.
+run_tests() {
+	local id n=0 pass=0 failed=0 skipped=0 rc name mode
+	TB_TEST_FILE=$(realpath "${BASH_SOURCE[1]}")
+
+	if [ "${1:-}" = --list ]; then
+		shift
+		tb_selected "$@"
+		return 0
+	fi
+
+	tb_init
+	for id in $(tb_selected "$@"); do
+		n=$((n + 1))
+		name=${id%%\[*}
+		mode=${id#*\[}
+		mode=${mode%\]}
+		tb_run_one "$n" "$name" "$mode"
+		rc=$?
+		case $rc in
+		0) pass=$((pass + 1)) ;;
+		"$SKIPPED_TEST") skipped=$((skipped + 1)) ;;
+		*) failed=$((failed + 1)) ;;
+		esac
+	done
+	echo "$pass passed, $failed failed, $skipped skipped"
+	[ $failed -eq 0 ]
+}

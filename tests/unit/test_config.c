@@ -1,0 +1,647 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Unit tests of the config parser (user/config.c): defaults, every key, the
+ * comment syntax, each kind of error with its exact "FILE:LINE: message",
+ * the kernel port ranges of xdp mode, interface resolution and the example
+ * configs in configs/ (run from the repository root). Each test writes its
+ * INI into a private temporary directory. Prints "#N name:OK|FAIL", reasons
+ * on stderr, and ends with "N passed, N failed".
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "config.h"
+
+static char tmpdir[64];
+static char ini_path[128];
+static const char *cur_test;
+
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", cur_test);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static int write_ini(const char *text)
+{
+	FILE *f = fopen(ini_path, "w");
+
+	if (!f)
+		return fail("cannot write %s: %s", ini_path, strerror(errno));
+	fputs(text, f);
+	fclose(f);
+	return 0;
+}
+
+/* Parse TEXT; 0 if it parses, with CFG filled. */
+static int parse_ok(const char *text, struct config *cfg)
+{
+	char err[CONFIG_ERR_LEN];
+
+	if (write_ini(text))
+		return 1;
+	if (config_parse(cfg, ini_path, err))
+		return fail("unexpected error: %s", err);
+	return 0;
+}
+
+/* TEXT must fail with "PATH:LINE: MSG" ("PATH: MSG" for line 0). */
+static int parse_err(const char *text, int line, const char *msg)
+{
+	char err[CONFIG_ERR_LEN], want[CONFIG_ERR_LEN + 64];
+	struct config cfg;
+
+	if (write_ini(text))
+		return 1;
+	if (line)
+		snprintf(want, sizeof(want), "%s:%d: %s", ini_path, line, msg);
+	else
+		snprintf(want, sizeof(want), "%s: %s", ini_path, msg);
+	if (!config_parse(&cfg, ini_path, err))
+		return fail("parsed, expected error '%s'", want);
+	if (strcmp(err, want))
+		return fail("got '%s', expected '%s'", err, want);
+	return 0;
+}
+
+#define EXPECT_EQ(a, b)                                                   \
+	do {                                                              \
+		long long _a = (a), _b = (b);                             \
+		if (_a != _b)                                             \
+			return fail("%s is %lld, expected %lld", #a, _a, _b); \
+	} while (0)
+
+#define EXPECT_STR(a, b)                                                  \
+	do {                                                              \
+		if (strcmp((a), (b)))                                     \
+			return fail("%s is '%s', expected '%s'", #a, (a), (b)); \
+	} while (0)
+
+#define MINIMAL "[router]\nwan = wan0\nlan = lan0\n"
+
+static uint32_t ip(const char *s)
+{
+	struct in_addr a;
+
+	inet_pton(AF_INET, s, &a);
+	return a.s_addr;
+}
+
+static int test_defaults(void)
+{
+	struct config cfg;
+
+	if (parse_ok(MINIMAL, &cfg))
+		return 1;
+	EXPECT_EQ(cfg.mode, MODE_XDP);
+	EXPECT_EQ(cfg.xdp_attach, XDP_ATTACH_AUTO);
+	EXPECT_STR(cfg.wan.name, "wan0");
+	EXPECT_EQ(cfg.wan.line, 2);
+	EXPECT_EQ(cfg.n_lan, 1);
+	EXPECT_STR(cfg.lan[0].name, "lan0");
+	EXPECT_EQ(cfg.lan[0].line, 3);
+	EXPECT_EQ(cfg.nat_addr_auto, 1);
+	EXPECT_EQ(cfg.nat_addr, 0);
+	EXPECT_EQ(cfg.port_min, 20000);
+	EXPECT_EQ(cfg.port_max, 65535);
+	EXPECT_EQ(cfg.ports_line, 0);
+	EXPECT_EQ(cfg.timeout_tcp_est, 7440);
+	EXPECT_EQ(cfg.timeout_tcp_trans, 240);
+	EXPECT_EQ(cfg.timeout_udp, 300);
+	EXPECT_EQ(cfg.timeout_icmp, 60);
+	EXPECT_EQ(cfg.flows_max, 1048576);
+	EXPECT_EQ(cfg.n_fwd, 0);
+	EXPECT_STR(cfg.path, ini_path);
+	return 0;
+}
+
+static int test_all_keys(void)
+{
+	struct config cfg;
+
+	if (parse_ok("[router]\n"
+		     "mode = kernel\n"
+		     "wan = eth1\n"
+		     "lan = eth0, eth2 ,br-lan.10\n"
+		     "xdp = generic\n"
+		     "[nat]\n"
+		     "address = 198.19.0.1\n"
+		     "ports = 30000 - 40000\n"
+		     "[timeouts]\n"
+		     "tcp_established = 2147483648\n"
+		     "tcp_transitory = 1\n"
+		     "udp = 31\n"
+		     "icmp = 7\n"
+		     "[flows]\n"
+		     "max = 16777216\n"
+		     "[forward]\n"
+		     "tcp/8080 = 198.18.1.10:80\n"
+		     "udp/53 = 198.18.1.11\n"
+		     "tcp/53 = 198.18.1.12:5353\n",
+		     &cfg))
+		return 1;
+	EXPECT_EQ(cfg.mode, MODE_KERNEL);
+	EXPECT_EQ(cfg.xdp_attach, XDP_ATTACH_GENERIC);
+	EXPECT_STR(cfg.wan.name, "eth1");
+	EXPECT_EQ(cfg.n_lan, 3);
+	EXPECT_STR(cfg.lan[0].name, "eth0");
+	EXPECT_STR(cfg.lan[1].name, "eth2");
+	EXPECT_STR(cfg.lan[2].name, "br-lan.10");
+	EXPECT_EQ(cfg.lan[2].line, 4);
+	EXPECT_EQ(cfg.nat_addr_auto, 0);
+	EXPECT_EQ(cfg.nat_addr, ip("198.19.0.1"));
+	EXPECT_EQ(cfg.nat_addr_line, 7);
+	EXPECT_EQ(cfg.port_min, 30000);
+	EXPECT_EQ(cfg.port_max, 40000);
+	EXPECT_EQ(cfg.ports_line, 8);
+	EXPECT_EQ(cfg.timeout_tcp_est, 2147483648U);
+	EXPECT_EQ(cfg.timeout_tcp_trans, 1);
+	EXPECT_EQ(cfg.timeout_udp, 31);
+	EXPECT_EQ(cfg.timeout_icmp, 7);
+	EXPECT_EQ(cfg.flows_max, 16777216);
+	EXPECT_EQ(cfg.n_fwd, 3);
+	EXPECT_EQ(cfg.fwd[0].proto, IPPROTO_TCP);
+	EXPECT_EQ(cfg.fwd[0].port, 8080);
+	EXPECT_EQ(cfg.fwd[0].addr, ip("198.18.1.10"));
+	EXPECT_EQ(cfg.fwd[0].to_port, 80);
+	EXPECT_EQ(cfg.fwd[0].line, 17);
+	EXPECT_EQ(cfg.fwd[1].proto, IPPROTO_UDP);
+	EXPECT_EQ(cfg.fwd[1].port, 53);
+	EXPECT_EQ(cfg.fwd[1].addr, ip("198.18.1.11"));
+	EXPECT_EQ(cfg.fwd[1].to_port, 53);
+	EXPECT_EQ(cfg.fwd[2].proto, IPPROTO_TCP);
+	EXPECT_EQ(cfg.fwd[2].port, 53);
+	EXPECT_EQ(cfg.fwd[2].to_port, 5353);
+	return 0;
+}
+
+/*
+ * The comment styles of DESIGN.md, indented continuation comments (which
+ * libinih would otherwise read as a second value), CRLF and a BOM.
+ */
+static int test_comments(void)
+{
+	struct config cfg;
+
+	if (parse_ok("\xef\xbb\xbf; leading comment\r\n"
+		     "# hash comment\r\n"
+		     "\r\n"
+		     "  [router]   ; section comment\r\n"
+		     "mode = kernel # inline hash\r\n"
+		     "xdp  = native                  ; native where\r\n"
+		     "                               ; the driver supports it\r\n"
+		     "\twan\t=\teth1\t;tabs\r\n"
+		     "  lan = eth0;no space before comment\r\n"
+		     "[nat]\r\n"
+		     "address=198.19.0.1;\r\n",
+		     &cfg))
+		return 1;
+	EXPECT_EQ(cfg.mode, MODE_KERNEL);
+	EXPECT_EQ(cfg.xdp_attach, XDP_ATTACH_NATIVE);
+	EXPECT_STR(cfg.wan.name, "eth1");
+	EXPECT_EQ(cfg.wan.line, 8);
+	EXPECT_STR(cfg.lan[0].name, "eth0");
+	EXPECT_EQ(cfg.lan[0].line, 9);
+	EXPECT_EQ(cfg.nat_addr, ip("198.19.0.1"));
+	return 0;
+}
+
+/* Keys may come in any order across sections, repeated sections merge. */
+static int test_section_order(void)
+{
+	struct config cfg;
+
+	if (parse_ok("[forward]\ntcp/80 = 198.18.1.10\n"
+		     "[router]\nlan = lan0\n"
+		     "[nat]\nports = 40000-50000\n"
+		     "[router]\nwan = wan0\n",
+		     &cfg))
+		return 1;
+	EXPECT_STR(cfg.wan.name, "wan0");
+	EXPECT_EQ(cfg.wan.line, 8);
+	EXPECT_EQ(cfg.port_min, 40000);
+	EXPECT_EQ(cfg.n_fwd, 1);
+	return 0;
+}
+
+static int test_no_file(void)
+{
+	char err[CONFIG_ERR_LEN], want[CONFIG_ERR_LEN];
+	struct config cfg;
+
+	snprintf(want, sizeof(want), "%s/nope.ini: No such file or directory",
+		 tmpdir);
+	snprintf(ini_path, sizeof(ini_path), "%s/nope.ini", tmpdir);
+	if (!config_parse(&cfg, ini_path, err))
+		return fail("parsed a missing file");
+	snprintf(ini_path, sizeof(ini_path), "%s/t.ini", tmpdir);
+	EXPECT_STR(err, want);
+	return 0;
+}
+
+static int test_unknown_section(void)
+{
+	return parse_err(MINIMAL "\n; comment\n[natt]\n", 6,
+			 "unknown section [natt]") ||
+	       parse_err("[router]\n[router\n", 2,
+			 "bad section header '[router'") ||
+	       parse_err("[router] extra\n", 1,
+			 "bad section header '[router] extra'");
+}
+
+static int test_unknown_key(void)
+{
+	return parse_err(MINIMAL "# x\n\nwann = eth3\n", 6,
+			 "unknown key 'wann' in [router]") ||
+	       parse_err(MINIMAL "[timeouts]\ntcp = 5\n", 5,
+			 "unknown key 'tcp' in [timeouts]") ||
+	       parse_err("wan = wan0\n", 1, "key 'wan' outside any section");
+}
+
+static int test_syntax(void)
+{
+	return parse_err(MINIMAL "mode\n", 4,
+			 "expected KEY = VALUE or [section]") ||
+	       parse_err(MINIMAL "mode: xdp\n", 4,
+			 "expected KEY = VALUE or [section]") ||
+	       parse_err(MINIMAL "= xdp\n", 4,
+			 "expected KEY = VALUE or [section]");
+}
+
+static int test_duplicate_key(void)
+{
+	return parse_err("[router]\nwan = wan0\nlan = lan0\n\n"
+			 "[nat]\n[router]\nwan = wan1\n",
+			 7, "duplicate key 'wan' in [router] (first at line 2)") ||
+	       parse_err(MINIMAL "[flows]\nmax=5\n;\nmax=6\n", 7,
+			 "duplicate key 'max' in [flows] (first at line 5)");
+}
+
+static int test_bad_value(void)
+{
+	return parse_err(MINIMAL "mode = bridge\n", 4,
+			 "bad mode 'bridge': expected xdp or kernel") ||
+	       parse_err(MINIMAL "xdp = offload\n", 4,
+			 "bad xdp 'offload': expected auto, native or generic") ||
+	       parse_err(MINIMAL "mode =\n", 4, "empty value for 'mode'") ||
+	       parse_err(MINIMAL "[timeouts]\nudp = 0\n", 5,
+			 "bad udp '0': expected an integer in 1-2147483648") ||
+	       parse_err(MINIMAL "[timeouts]\nicmp = 2147483649\n", 5,
+			 "bad icmp '2147483649': expected an integer in 1-2147483648") ||
+	       parse_err(MINIMAL "[timeouts]\nudp = -1\n", 5,
+			 "bad udp '-1': expected an integer in 1-2147483648") ||
+	       parse_err(MINIMAL "[timeouts]\nudp = 30s\n", 5,
+			 "bad udp '30s': expected an integer in 1-2147483648") ||
+	       parse_err(MINIMAL "[timeouts]\nudp = 0x10\n", 5,
+			 "bad udp '0x10': expected an integer in 1-2147483648") ||
+	       parse_err(MINIMAL "[timeouts]\nudp = 99999999999999999999999\n",
+			 5, "bad udp '99999999999999999999999': expected an integer in 1-2147483648") ||
+	       parse_err(MINIMAL "[flows]\nmax = 16777217\n", 5,
+			 "bad max '16777217': expected an integer in 1-16777216") ||
+	       parse_err("[router]\nwan = eth\"1\n", 2,
+			 "bad interface name 'eth\"1': up to 15 of letters, digits, '-', '_', '.'") ||
+	       parse_err("[router]\nwan = abcdefghijklmnop\n", 2,
+			 "bad interface name 'abcdefghijklmnop': up to 15 of letters, digits, '-', '_', '.'") ||
+	       parse_err("[router]\nlan = lan0,,lan1\n", 2,
+			 "empty interface name in lan list");
+}
+
+static int test_bad_ports(void)
+{
+	const char *msg = "expected A-B with 1024 <= A <= B <= 65535";
+	char want[128];
+
+	snprintf(want, sizeof(want), "bad ports '1023-2000': %s", msg);
+	if (parse_err(MINIMAL "[nat]\nports = 1023-2000\n", 5, want))
+		return 1;
+	snprintf(want, sizeof(want), "bad ports '3000-2000': %s", msg);
+	if (parse_err(MINIMAL "[nat]\nports = 3000-2000\n", 5, want))
+		return 1;
+	snprintf(want, sizeof(want), "bad ports '30000-65536': %s", msg);
+	if (parse_err(MINIMAL "[nat]\nports = 30000-65536\n", 5, want))
+		return 1;
+	snprintf(want, sizeof(want), "bad ports '30000': %s", msg);
+	return parse_err(MINIMAL "[nat]\nports = 30000\n", 5, want);
+}
+
+static int test_bad_address(void)
+{
+	return parse_err(MINIMAL "[nat]\naddress = 198.19.0.256\n", 5,
+			 "bad address '198.19.0.256': expected a unicast IPv4 address or auto") ||
+	       parse_err(MINIMAL "[nat]\naddress = 224.0.0.1\n", 5,
+			 "bad address '224.0.0.1': expected a unicast IPv4 address or auto") ||
+	       parse_err(MINIMAL "[forward]\ntcp/80 = 198.18.1\n", 5,
+			 "bad address '198.18.1': expected a unicast IPv4 address") ||
+	       parse_err(MINIMAL "[forward]\ntcp/80 = 198.18.1.10:0\n", 5,
+			 "bad forward target '198.18.1.10:0': port must be 1-65535") ||
+	       parse_err(MINIMAL "[forward]\nsctp/80 = 198.18.1.10\n", 5,
+			 "bad forward 'sctp/80': expected tcp/PORT or udp/PORT") ||
+	       parse_err(MINIMAL "[forward]\ntcp/65536 = 198.18.1.10\n", 5,
+			 "bad forward 'tcp/65536': port must be 1-65535");
+}
+
+static int test_forward_duplicated(void)
+{
+	return parse_err(MINIMAL "[forward]\ntcp/8080 = 198.18.1.10:80\n"
+				 "udp/8080 = 198.18.1.10:80\n"
+				 "; again\n"
+				 "tcp/8080 = 198.18.1.11\n",
+			 8, "forward tcp/8080 is duplicated (first at line 5)");
+}
+
+static int test_forward_in_nat_range(void)
+{
+	return parse_err(MINIMAL "[forward]\ntcp/8080 = 198.18.1.10:80\n"
+				 "udp/30000 = 198.18.1.10\n"
+				 "[nat]\nports = 30000-40000\n",
+			 6, "forward udp/30000 lies inside [nat] ports 30000-40000 (line 8)") ||
+	       parse_err(MINIMAL "[forward]\ntcp/20000 = 198.18.1.10\n", 5,
+			 "forward tcp/20000 lies inside the default [nat] ports 20000-65535");
+}
+
+static int test_wan_is_lan(void)
+{
+	return parse_err("[router]\nlan = lan0, wan0\n\nwan = wan0\n", 2,
+			 "wan wan0 is also listed as lan (wan at line 4)");
+}
+
+static int test_lan_twice(void)
+{
+	return parse_err("[router]\nwan = wan0\n\nlan = lan0, lan1, lan0\n", 4,
+			 "lan lan0 is listed twice");
+}
+
+static int test_too_many_lans(void)
+{
+	return parse_err("[router]\nwan = wan0\nlan = a0,a1,a2,a3,a4,a5,a6,a7,"
+			 "a8,a9,a10,a11,a12,a13,a14,a15,a16\n",
+			 3, "too many lan interfaces (at most 16)");
+}
+
+static int test_missing_iface(void)
+{
+	return parse_err("[router]\nlan = lan0\n", 0,
+			 "[router] wan is missing") ||
+	       parse_err("[router]\nwan = wan0\n", 0,
+			 "[router] lan is missing");
+}
+
+static int test_long_line(void)
+{
+	struct config cfg;
+	char text[512];
+
+	snprintf(text, sizeof(text), MINIMAL "[forward]\ntcp/1 = %0300d\n", 1);
+	if (parse_err(text, 5, "line too long (at most 199 characters)"))
+		return 1;
+	/* A long comment is not a long line. */
+	snprintf(text, sizeof(text), MINIMAL "; %0300d\nmode = kernel\n", 1);
+	if (parse_ok(text, &cfg))
+		return 1;
+	EXPECT_EQ(cfg.mode, MODE_KERNEL);
+	return 0;
+}
+
+static int ranges(uint16_t lo, uint16_t hi, int ports_line, uint16_t local[2],
+		  uint16_t knat[2], char *err)
+{
+	struct config cfg;
+
+	config_init(&cfg);
+	strcpy(cfg.path, "x.ini");
+	cfg.port_min = lo;
+	cfg.port_max = hi;
+	cfg.ports_line = ports_line;
+	return config_kernel_ranges(&cfg, local, knat, err);
+}
+
+#define EXPECT_RANGES(lo, hi, l0, l1, k0, k1)                               \
+	do {                                                                \
+		if (ranges(lo, hi, 1, local, knat, err))                    \
+			return fail("%d-%d: %s", lo, hi, err);              \
+		if (local[0] != (l0) || local[1] != (l1) ||                 \
+		    knat[0] != (k0) || knat[1] != (k1))                     \
+			return fail("%d-%d: local %u-%u knat %u-%u", lo, hi, \
+				    local[0], local[1], knat[0], knat[1]);  \
+	} while (0)
+
+/*
+ * The local range has an even length (different parity at its ends, as the
+ * kernel prefers), is below the kernel NAT range, and neither touches the
+ * XDP range.
+ */
+static int test_kernel_ranges(void)
+{
+	uint16_t local[2], knat[2];
+	char err[CONFIG_ERR_LEN];
+
+	EXPECT_RANGES(20000, 65535, 1024, 10511, 10512, 19999);
+	EXPECT_RANGES(2048, 64511, 1024, 2047, 64512, 65535);
+	EXPECT_RANGES(20001, 60000, 1024, 19999, 60001, 65535);
+	EXPECT_RANGES(1024, 40000, 40001, 52766, 52767, 65535);
+	EXPECT_RANGES(20001, 65535, 1024, 10511, 10512, 20000);
+	EXPECT_RANGES(3072, 65535, 1024, 2047, 2048, 3071);
+	EXPECT_RANGES(20000, 65000, 1024, 10511, 10512, 19999);
+	if (!ranges(3071, 65535, 4, local, knat, err))
+		return fail("3071-65535 accepted");
+	EXPECT_STR(err, "x.ini:4: [nat] ports 3071-65535 leave too few ports to the kernel: need 1024 for local sockets and 1024 for kernel NAT, both within 1024-65535");
+	if (!ranges(2000, 65000, 0, local, knat, err))
+		return fail("2000-65000 accepted");
+	EXPECT_STR(err, "x.ini: [nat] ports 2000-65000 leave too few ports to the kernel: need 1024 for local sockets and 1024 for kernel NAT, both within 1024-65535");
+	return 0;
+}
+
+/* config_parse() refuses what config_kernel_ranges() refuses. */
+static int test_ports_leave_too_few(void)
+{
+	return parse_err(MINIMAL "[nat]\n\nports = 1024-64000\n", 6,
+			 "[nat] ports 1024-64000 leave too few ports to the kernel: need 1024 for local sockets and 1024 for kernel NAT, both within 1024-65535");
+}
+
+static int test_resolve_missing(void)
+{
+	char err[CONFIG_ERR_LEN], want[CONFIG_ERR_LEN + 64];
+	struct config cfg;
+
+	if (parse_ok("[router]\nwan = lo\n\nlan = xnat-nope0\n", &cfg))
+		return 1;
+	snprintf(want, sizeof(want), "%s:4: interface xnat-nope0 not found",
+		 ini_path);
+	if (!config_resolve(&cfg, err))
+		return fail("resolved a missing interface");
+	EXPECT_STR(err, want);
+	return 0;
+}
+
+/* lo's address by ioctl, an oracle independent of getifaddrs(). */
+static int lo_addr(uint32_t *addr)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), ret;
+
+	ret = ioctl(fd, SIOCGIFADDR, &ifr);
+	close(fd);
+	if (ret)
+		return -1;
+	*addr = ((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr.s_addr;
+	return 0;
+}
+
+/* wan = lo: resolves, with auto address if lo has one (not in a new netns). */
+static int test_resolve_auto(void)
+{
+	char err[CONFIG_ERR_LEN], want[CONFIG_ERR_LEN + 64];
+	struct config cfg;
+	uint32_t addr;
+
+	if (parse_ok("[router]\nwan = lo\nlan = xnat-nope0\n", &cfg))
+		return 1;
+	cfg.n_lan = 0;
+	if (lo_addr(&addr)) {
+		snprintf(want, sizeof(want),
+			 "%s:2: wan lo has no IPv4 address; set [nat] address",
+			 ini_path);
+		if (!config_resolve(&cfg, err))
+			return fail("resolved lo without an address");
+		EXPECT_STR(err, want);
+		return 0;
+	}
+	if (config_resolve(&cfg, err))
+		return fail("%s", err);
+	EXPECT_EQ(cfg.wan.ifindex, if_nametoindex("lo"));
+	EXPECT_EQ(cfg.nat_addr, addr);
+	return 0;
+}
+
+static int test_resolve_fixed(void)
+{
+	char err[CONFIG_ERR_LEN];
+	struct config cfg;
+
+	if (parse_ok("[router]\nwan = lo\nlan = xnat-nope0\n"
+		     "[nat]\naddress = 198.19.0.1\n",
+		     &cfg))
+		return 1;
+	cfg.n_lan = 0;
+	if (config_resolve(&cfg, err))
+		return fail("%s", err);
+	EXPECT_EQ(cfg.nat_addr, ip("198.19.0.1"));
+	return 0;
+}
+
+static int check_example(const char *path, enum router_mode mode)
+{
+	char err[CONFIG_ERR_LEN];
+	struct config cfg;
+
+	if (config_parse(&cfg, path, err))
+		return fail("%s", err);
+	EXPECT_EQ(cfg.mode, mode);
+	EXPECT_STR(cfg.wan.name, "wan0");
+	EXPECT_EQ(cfg.n_lan, 1);
+	EXPECT_STR(cfg.lan[0].name, "lan0");
+	EXPECT_EQ(cfg.xdp_attach, XDP_ATTACH_AUTO);
+	EXPECT_EQ(cfg.nat_addr_auto, 1);
+	EXPECT_EQ(cfg.port_min, 20000);
+	EXPECT_EQ(cfg.port_max, 65535);
+	EXPECT_EQ(cfg.flows_max, 65536);
+	EXPECT_EQ(cfg.n_fwd, 2);
+	EXPECT_EQ(cfg.fwd[0].proto, IPPROTO_TCP);
+	EXPECT_EQ(cfg.fwd[0].port, 8080);
+	EXPECT_EQ(cfg.fwd[0].addr, ip("198.18.1.10"));
+	EXPECT_EQ(cfg.fwd[0].to_port, 80);
+	EXPECT_EQ(cfg.fwd[1].proto, IPPROTO_UDP);
+	EXPECT_EQ(cfg.fwd[1].port, 5353);
+	EXPECT_EQ(cfg.fwd[1].addr, ip("198.18.1.10"));
+	EXPECT_EQ(cfg.fwd[1].to_port, 53);
+	return 0;
+}
+
+static int test_example_xdp(void)
+{
+	return check_example("configs/xdp.ini", MODE_XDP);
+}
+
+static int test_example_kernel(void)
+{
+	return check_example("configs/kernel.ini", MODE_KERNEL);
+}
+
+struct test {
+	const char *name;
+	int (*fn)(void);
+};
+
+#define TEST(name) { #name, test_##name }
+
+static const struct test tests[] = {
+	TEST(defaults),
+	TEST(all_keys),
+	TEST(comments),
+	TEST(section_order),
+	TEST(no_file),
+	TEST(unknown_section),
+	TEST(unknown_key),
+	TEST(syntax),
+	TEST(duplicate_key),
+	TEST(bad_value),
+	TEST(bad_ports),
+	TEST(bad_address),
+	TEST(forward_duplicated),
+	TEST(forward_in_nat_range),
+	TEST(wan_is_lan),
+	TEST(lan_twice),
+	TEST(too_many_lans),
+	TEST(missing_iface),
+	TEST(long_line),
+	TEST(kernel_ranges),
+	TEST(ports_leave_too_few),
+	TEST(resolve_missing),
+	TEST(resolve_auto),
+	TEST(resolve_fixed),
+	TEST(example_xdp),
+	TEST(example_kernel),
+};
+
+int main(void)
+{
+	int passed = 0, failed = 0;
+	size_t i;
+
+	strcpy(tmpdir, "/tmp/xnat-test-config.XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(ini_path, sizeof(ini_path), "%s/t.ini", tmpdir);
+	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		cur_test = tests[i].name;
+		if (tests[i].fn()) {
+			failed++;
+			printf("#%zu %s:FAIL\n", i + 1, tests[i].name);
+		} else {
+			passed++;
+			printf("#%zu %s:OK\n", i + 1, tests[i].name);
+		}
+		fflush(stdout);
+	}
+	unlink(ini_path);
+	rmdir(tmpdir);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * xnat stats: the per-CPU counters of the data path, summed, one line per
+ * reason with what it means. With -w S it refreshes every S seconds and
+ * shows rates over the last interval.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "cmd.h"
+#include "json.h"
+#include "loader.h"
+#include "reasons.h"
+
+static int read_counters(int fd, struct xnat_counter *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct xnat_counter percpu[ncpu > 0 ? ncpu : 1];
+
+	if (ncpu <= 0)
+		return ncpu;
+	for (__u32 r = 0; r < XNAT_REASON_MAX; r++) {
+		sum[r].packets = sum[r].bytes = 0;
+		if (bpf_map_lookup_elem(fd, &r, percpu))
+			continue;
+		for (int c = 0; c < ncpu; c++) {
+			sum[r].packets += percpu[c].packets;
+			sum[r].bytes += percpu[c].bytes;
+		}
+	}
+	return 0;
+}
+
+static void print_json(const struct xnat_counter *sum)
+{
+	json_obj_begin(NULL);
+	json_obj_begin("counters");
+	for (int r = 0; r < XNAT_REASON_MAX; r++) {
+		json_obj_begin(reasons[r].name);
+		json_u64("packets", sum[r].packets);
+		json_u64("bytes", sum[r].bytes);
+		json_obj_end();
+	}
+	json_obj_end();
+	json_obj_end();
+	json_done();
+}
+
+/* Zero rows are left out: they say nothing and hide what does. */
+static void print_text(const struct xnat_counter *sum,
+		       const struct xnat_counter *prev, double interval)
+{
+	__u64 total = 0;
+
+	for (int r = 0; r < XNAT_REASON_MAX; r++)
+		total += sum[r].packets;
+	printf("%-20s %14s %16s %7s  %s\n", "counter", "packets", "bytes",
+	       prev ? "pps" : "share", "meaning");
+	for (int r = 0; r < XNAT_REASON_MAX; r++) {
+		if (!sum[r].packets)
+			continue;
+		printf("%-20s %14llu %16llu ", reasons[r].name,
+		       (unsigned long long)sum[r].packets,
+		       (unsigned long long)sum[r].bytes);
+		if (prev)
+			printf("%7.0f", (sum[r].packets - prev[r].packets) / interval);
+		else
+			printf("%6.1f%%", 100.0 * sum[r].packets / total);
+		printf("  %s\n", reasons[r].meaning);
+	}
+	printf("%-20s %14llu\n", "total", (unsigned long long)total);
+}
+
+int cmd_stats(const struct opts *o)
+{
+	struct xnat_counter sum[XNAT_REASON_MAX], prev[XNAT_REASON_MAX];
+	int fd = loader_map_fd(MAP_STATS), first = 1;
+
+	if (fd < 0)
+		return fail(o, EXIT_SYSTEM,
+			    "no counters: xnat is not up in xdp mode here");
+	for (;;) {
+		if (read_counters(fd, sum)) {
+			close(fd);
+			return fail(o, EXIT_SYSTEM, "failed to read counters");
+		}
+		if (o->json)
+			print_json(sum);
+		else
+			print_text(sum, first ? NULL : prev, o->watch);
+		if (o->watch <= 0)
+			break;
+		memcpy(prev, sum, sizeof(sum));
+		first = 0;
+		fflush(stdout);
+		usleep((useconds_t)(o->watch * 1e6));
+		if (!o->json)
+			printf("\n");
+	}
+	close(fd);
+	return EXIT_OK;
+}

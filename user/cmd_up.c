@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * xnat up, down and run: bring the router up from a config (or reload it in
+ * place), take it down, or keep it up in the foreground for a supervisor.
+ * `up` checks the whole config before it changes anything, and undoes its
+ * own partial work if a step fails on a router that was not up before.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cmd.h"
+#include "config.h"
+#include "kernel_mode.h"
+#include "loader.h"
+#include "log.h"
+#include "state.h"
+
+static const char *mode_name(int mode)
+{
+	return mode == MODE_KERNEL ? "kernel" : "xdp";
+}
+
+/* Parse and resolve: everything that can fail before the system changes. */
+static int load_config(const struct opts *o, struct config *cfg)
+{
+	char err[CONFIG_ERR_LEN];
+
+	if (!o->config)
+		return fail(o, EXIT_USAGE, "missing -c FILE");
+	config_init(cfg);
+	if (config_parse(cfg, o->config, err) || config_resolve(cfg, err))
+		return fail(o, EXIT_USAGE, "%s", err);
+	return EXIT_OK;
+}
+
+static void take_down(struct xnat_state *st)
+{
+	if (st->mode == MODE_XDP)
+		loader_down(st);
+	kernel_remove(st);
+	state_remove();
+}
+
+static int bring_up(const struct opts *o, const struct config *cfg)
+{
+	struct xnat_state st = {};
+	char err[CONFIG_ERR_LEN];
+	int was_up, rc;
+
+	was_up = !state_load(&st);
+	if (was_up && st.mode != (int)cfg->mode) {
+		/* Switching modes cannot be hitless: the flows of one mode
+		 * mean nothing to the other. Start from a clean router. */
+		pr_info("Switching from %s to %s mode: restarting\n",
+			mode_name(st.mode), mode_name(cfg->mode));
+		take_down(&st);
+		memset(&st, 0, sizeof(st));
+		was_up = 0;
+	}
+	st.mode = cfg->mode;
+	/* Absolute, so later commands from anywhere find the same file. */
+	if (!realpath(cfg->path, st.config_path))
+		snprintf(st.config_path, sizeof(st.config_path), "%s", cfg->path);
+
+	/* The kernel first: it must handle what XDP passes up from the
+	 * first packet on. nft replaces the table in one transaction. */
+	if (kernel_apply(cfg, &st, err)) {
+		rc = fail(o, EXIT_SYSTEM, "%s", err);
+		goto undo;
+	}
+	if (cfg->mode == MODE_XDP && loader_up(cfg, &st)) {
+		rc = fail(o, EXIT_SYSTEM, "failed to bring up XDP on the ports of %s",
+			  cfg->path);
+		goto undo;
+	}
+	st.n_ifaces = 0;
+	snprintf(st.ifaces[st.n_ifaces++], IF_NAMESIZE, "%s", cfg->wan.name);
+	for (int i = 0; i < cfg->n_lan; i++)
+		snprintf(st.ifaces[st.n_ifaces++], IF_NAMESIZE, "%s",
+			 cfg->lan[i].name);
+	if ((rc = state_save(&st))) {
+		rc = fail(o, EXIT_SYSTEM, "failed to save state in %s: %s",
+			  state_run_dir(), strerror(-rc));
+		goto undo;
+	}
+	pr_info("xnat %s in %s mode on %s (+%d LAN)\n",
+		was_up ? "reloaded" : "up", mode_name(cfg->mode),
+		cfg->wan.name, cfg->n_lan);
+	return EXIT_OK;
+undo:
+	/* A reload that failed leaves the running router as it was; a
+	 * first start leaves nothing behind. */
+	if (!was_up)
+		take_down(&st);
+	return rc;
+}
+
+int cmd_up(const struct opts *o)
+{
+	struct config cfg;
+	int rc = load_config(o, &cfg);
+
+	return rc ? rc : bring_up(o, &cfg);
+}
+
+int cmd_down(const struct opts *o)
+{
+	struct xnat_state st;
+	int err = state_load(&st);
+
+	if (err == -ENOENT) {
+		/* Nothing recorded; still clear a table left by a crash. */
+		memset(&st, 0, sizeof(st));
+		kernel_remove(&st);
+		state_remove();
+		pr_info("xnat is not up in this network namespace\n");
+		return EXIT_OK;
+	}
+	if (err)
+		return fail(o, EXIT_SYSTEM, "failed to read state in %s: %s",
+			    state_run_dir(), strerror(-err));
+	take_down(&st);
+	pr_info("xnat down\n");
+	return EXIT_OK;
+}
+
+static volatile sig_atomic_t got_hup, got_term;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		got_hup = 1;
+	else
+		got_term = 1;
+}
+
+/*
+ * Refresh what can change under a running router: with `address = auto`,
+ * the WAN address (DHCP renewals) and the ports' MTUs. Flows expire in the
+ * kernel on their own (BPF timers), so there is no sweeping to do here.
+ */
+static void refresh(const struct opts *o, struct config *cfg)
+{
+	struct config now = *cfg;
+	char err[CONFIG_ERR_LEN];
+
+	if (config_resolve(&now, err)) {
+		pr_warn("xnat: %s\n", err);
+		return;
+	}
+	if (cfg->mode == MODE_XDP && maps_sync(&now) == 0)
+		*cfg = now;
+}
+
+int cmd_run(const struct opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct config cfg;
+	int rc;
+
+	rc = load_config(o, &cfg);
+	if (rc || (rc = bring_up(o, &cfg)))
+		return rc;
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	while (!got_term) {
+		sleep(5); /* interrupted by signals */
+		if (got_hup) {
+			struct config next;
+
+			got_hup = 0;
+			/* A bad new config keeps the old one running. */
+			if (load_config(o, &next) == EXIT_OK &&
+			    bring_up(o, &next) == EXIT_OK)
+				cfg = next;
+			continue;
+		}
+		if (!got_term)
+			refresh(o, &cfg);
+	}
+	return cmd_down(o);
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The router config as parsed from the INI file. Parsing checks everything
+ * it can without touching the system (syntax, ranges, overlaps); checks that
+ * need the system (do the interfaces exist) are in config_resolve(). Both
+ * report "FILE:LINE: what is wrong" and change nothing.
+ */
+#ifndef XNAT_CONFIG_H
+#define XNAT_CONFIG_H
+
+#include <stdint.h>
+#include <net/if.h>
+#include "../bpf/xnat_common.h"
+
+#define CONFIG_MAX_LAN 16
+#define CONFIG_ERR_LEN 512
+
+enum router_mode {
+	MODE_XDP = 0,
+	MODE_KERNEL = 1,
+};
+
+enum xdp_attach {
+	XDP_ATTACH_AUTO = 0,   /* native where the driver has it, else generic */
+	XDP_ATTACH_NATIVE = 1,
+	XDP_ATTACH_GENERIC = 2,
+};
+
+struct config_iface {
+	char name[IF_NAMESIZE];
+	int line;              /* where it was named, for later errors */
+	uint32_t ifindex;      /* filled by config_resolve() */
+};
+
+struct config_forward {
+	uint8_t proto;         /* IPPROTO_TCP or IPPROTO_UDP */
+	uint16_t port;         /* external port, host order */
+	uint32_t addr;         /* inside host, network order */
+	uint16_t to_port;      /* host order */
+	int line;
+};
+
+struct config {
+	char path[256];
+	enum router_mode mode;
+	enum xdp_attach xdp_attach;
+	struct config_iface wan;
+	struct config_iface lan[CONFIG_MAX_LAN];
+	int n_lan;
+
+	uint32_t nat_addr;     /* network order; with nat_addr_auto 0 until
+				  config_resolve() finds the WAN's */
+	int nat_addr_auto;
+	int nat_addr_line;
+	uint16_t port_min, port_max; /* host order, inclusive */
+	int ports_line;
+
+	uint32_t timeout_tcp_est, timeout_tcp_trans, timeout_udp, timeout_icmp;
+	uint32_t flows_max;    /* connections; the map holds two entries each */
+
+	struct config_forward fwd[XNAT_MAX_FORWARDS];
+	int n_fwd;
+};
+
+/* Defaults as in DESIGN.md. */
+void config_init(struct config *cfg);
+
+/*
+ * Parse PATH into CFG, starting from the defaults. On error returns -1 with
+ * ERR set to a single line "PATH:LINE: message" (or "PATH: message" when no
+ * line applies).
+ */
+int config_parse(struct config *cfg, const char *path, char err[CONFIG_ERR_LEN]);
+
+/*
+ * Look the interfaces up in the current network namespace, fill ifindex and,
+ * with nat_addr_auto, the WAN's primary IPv4 address. Same error contract.
+ */
+int config_resolve(struct config *cfg, char err[CONFIG_ERR_LEN]);
+
+/*
+ * The ports the kernel may use when xnat runs in xdp mode: the complement of
+ * the XDP range within 1024-65535 split in two disjoint ranges, one for the
+ * router's own sockets (ip_local_port_range) and one for the kernel's NAT of
+ * passed-up traffic. Returns -1 (with ERR) when either would be too small.
+ */
+int config_kernel_ranges(const struct config *cfg, uint16_t local[2],
+			 uint16_t knat[2], char err[CONFIG_ERR_LEN]);
+
+#endif /* XNAT_CONFIG_H */

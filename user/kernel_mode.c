@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The kernel's part of the router (see kernel_mode.h): the nftables table
+ * "inet xnat", written as one libnftables transaction that deletes any old
+ * copy and adds the new one, so a reload never leaves a moment without
+ * rules; and the sysctls, set through state.c so that `xnat down` restores
+ * them. Everything acts on the current network namespace.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <nftables/libnftables.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_mode.h"
+#include "log.h"
+
+#define SYSCTL_IP_FORWARD "net/ipv4/ip_forward"
+#define SYSCTL_IP6_FORWARD "net/ipv6/conf/all/forwarding"
+#define SYSCTL_LOCAL_PORTS "net/ipv4/ip_local_port_range"
+
+/*
+ * Declaring the table first makes the delete succeed whether or not it
+ * exists, and the whole buffer is one transaction: idempotent and atomic.
+ */
+#define NFT_DELETE_TABLE "table inet xnat {}\ndelete table inet xnat\n"
+
+/* nft's message, first line only: the rest repeats the input and a caret. */
+static void nft_error(struct nft_ctx *ctx, char *err)
+{
+	const char *msg = nft_ctx_get_error_buffer(ctx);
+
+	while (msg && *msg == '\n')
+		msg++;
+	if (!msg || !*msg)
+		msg = "failed";
+	snprintf(err, CONFIG_ERR_LEN, "nft: %.*s", (int)strcspn(msg, "\n"),
+		 msg);
+}
+
+static int nft_run(const char *cmds, char *err)
+{
+	struct nft_ctx *ctx;
+	int ret = 0;
+
+	ctx = nft_ctx_new(NFT_CTX_DEFAULT);
+	if (!ctx) {
+		snprintf(err, CONFIG_ERR_LEN, "nft: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	/* Keep nft quiet on stdout/stderr: the caller reports. */
+	if (nft_ctx_buffer_output(ctx) || nft_ctx_buffer_error(ctx)) {
+		snprintf(err, CONFIG_ERR_LEN, "nft: %s", strerror(ENOMEM));
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (nft_run_cmd_from_buffer(ctx, cmds)) {
+		nft_error(ctx, err);
+		ret = -EINVAL;
+	}
+out:
+	nft_ctx_free(ctx);
+	return ret;
+}
+
+static const char *proto_name(uint8_t proto)
+{
+	return proto == IPPROTO_TCP ? "tcp" : "udp";
+}
+
+/*
+ * DNAT of the port forwards. With an auto address the WAN address may
+ * change under us (DHCP), so match "addressed to this box" instead.
+ */
+static void emit_prerouting(FILE *f, const struct config *cfg)
+{
+	char nat[INET_ADDRSTRLEN + 16], to[INET_ADDRSTRLEN];
+	const struct config_forward *fw;
+	int i;
+
+	if (cfg->nat_addr_auto)
+		snprintf(nat, sizeof(nat), "fib daddr type local");
+	else
+		snprintf(nat, sizeof(nat), "ip daddr %s",
+			 inet_ntop(AF_INET, &cfg->nat_addr, to, sizeof(to)));
+	fprintf(f, "\tchain prerouting {\n"
+		   "\t\ttype nat hook prerouting priority dstnat; policy accept;\n");
+	for (i = 0; i < cfg->n_fwd; i++) {
+		fw = &cfg->fwd[i];
+		inet_ntop(AF_INET, &fw->addr, to, sizeof(to));
+		fprintf(f, "\t\tiifname \"%s\" %s %s dport %u dnat ip to %s:%u\n",
+			cfg->wan.name, nat, proto_name(fw->proto), fw->port, to,
+			fw->to_port);
+	}
+	fprintf(f, "\t}\n");
+}
+
+/*
+ * IPv4 only: in an inet table a bare masquerade would NAT IPv6 as well. In
+ * xdp mode TCP and UDP get the kernel NAT range, disjoint from the XDP one,
+ * so a port the kernel hands out is never one XDP may also use.
+ */
+static void emit_postrouting(FILE *f, const struct config *cfg,
+			     const uint16_t knat[2])
+{
+	fprintf(f, "\tchain postrouting {\n"
+		   "\t\ttype nat hook postrouting priority srcnat; policy accept;\n");
+	if (cfg->mode == MODE_XDP)
+		fprintf(f, "\t\toifname \"%s\" meta nfproto ipv4 meta l4proto { tcp, udp } masquerade to :%u-%u\n",
+			cfg->wan.name, knat[0], knat[1]);
+	fprintf(f, "\t\toifname \"%s\" meta nfproto ipv4 masquerade\n",
+		cfg->wan.name);
+	fprintf(f, "\t}\n");
+}
+
+/* Both families: from the WAN only replies and port forwards get in. */
+static void emit_forward(FILE *f, const struct config *cfg)
+{
+	fprintf(f, "\tchain forward {\n"
+		   "\t\ttype filter hook forward priority filter; policy accept;\n"
+		   "\t\tct state established,related accept\n"
+		   "\t\tct state invalid drop\n"
+		   "\t\tiifname \"%s\" ct status dnat accept\n"
+		   "\t\tiifname \"%s\" drop\n"
+		   "\t}\n",
+		cfg->wan.name, cfg->wan.name);
+}
+
+/* The transaction for CFG in a malloc'ed string, NULL on ENOMEM. */
+static char *ruleset(const struct config *cfg, const uint16_t knat[2])
+{
+	char *buf = NULL;
+	size_t len;
+	FILE *f;
+
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	fprintf(f, NFT_DELETE_TABLE "table inet xnat {\n");
+	emit_prerouting(f, cfg);
+	emit_postrouting(f, cfg, knat);
+	emit_forward(f, cfg);
+	fprintf(f, "}\n");
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static const char *saved_sysctl(const struct xnat_state *st, const char *path)
+{
+	int i;
+
+	for (i = 0; i < st->n_sysctls; i++)
+		if (!strcmp(st->sysctls[i].path, path))
+			return st->sysctls[i].value;
+	return NULL;
+}
+
+static int sysctl_err(const char *path, const char *value, int ret,
+		      char *err)
+{
+	snprintf(err, CONFIG_ERR_LEN, "sysctl %s = %s: %s", path, value,
+		 strerror(-ret));
+	return ret;
+}
+
+static int set_sysctl(struct xnat_state *st, const char *path,
+		      const char *value, char *err)
+{
+	int ret = state_sysctl_set(st, path, value);
+
+	return ret ? sysctl_err(path, value, ret, err) : 0;
+}
+
+/*
+ * The local port range first and forwarding last, so the router never
+ * forwards before its rules and port split are in place.
+ */
+static int set_sysctls(const struct config *cfg, struct xnat_state *st,
+		       const uint16_t local[2], char *err)
+{
+	const char *old = saved_sysctl(st, SYSCTL_LOCAL_PORTS);
+	char range[16];
+	int ret;
+
+	if (cfg->mode == MODE_XDP) {
+		snprintf(range, sizeof(range), "%u %u", local[0], local[1]);
+		ret = set_sysctl(st, SYSCTL_LOCAL_PORTS, range, err);
+	} else if (old) {
+		/* Reloaded from xdp into kernel mode: the split is over. */
+		ret = set_sysctl(st, SYSCTL_LOCAL_PORTS, old, err);
+	} else {
+		ret = 0;
+	}
+	if (ret)
+		return ret;
+	/* A kernel booted with ipv6.disable=1 has no IPv6 to forward. */
+	ret = state_sysctl_set(st, SYSCTL_IP6_FORWARD, "1");
+	if (ret && ret != -ENOENT)
+		return sysctl_err(SYSCTL_IP6_FORWARD, "1", ret, err);
+	return set_sysctl(st, SYSCTL_IP_FORWARD, "1", err);
+}
+
+int kernel_apply(const struct config *cfg, struct xnat_state *st,
+		 char err[CONFIG_ERR_LEN])
+{
+	uint16_t local[2] = { 0 }, knat[2] = { 0 };
+	char *cmds;
+	int ret;
+
+	if (cfg->mode == MODE_XDP && config_kernel_ranges(cfg, local, knat, err))
+		return -EINVAL;
+	cmds = ruleset(cfg, knat);
+	if (!cmds) {
+		snprintf(err, CONFIG_ERR_LEN, "nft ruleset: %s",
+			 strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	pr_debug("nft transaction:\n%s", cmds);
+	ret = nft_run(cmds, err);
+	free(cmds);
+	if (ret)
+		return ret;
+	return set_sysctls(cfg, st, local, err);
+}
+
+int kernel_remove(struct xnat_state *st)
+{
+	char err[CONFIG_ERR_LEN];
+	int ret;
+
+	ret = nft_run(NFT_DELETE_TABLE, err);
+	if (ret)
+		pr_warn("Failed to delete table inet xnat: %s\n", err);
+	state_sysctl_restore(st);
+	return ret;
+}

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Loader: skeleton open, map pinning and reuse, attach through libxdp with
+ * its direct-attach fallback, hitless replace on reload, detach. See
+ * loader.h for the why.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include "xnat.skel.h"
+#include "log.h"
+#include "loader.h"
+
+static int mkdir_p(const char *path)
+{
+	char buf[128];
+	char *c;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (c = buf + 1; *c; c++) {
+		if (*c != '/')
+			continue;
+		*c = 0;
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*c = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int loader_map_fd(const char *name)
+{
+	char path[160];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", state_pin_dir(), name);
+	fd = bpf_obj_get(path);
+	return fd < 0 ? -errno : fd;
+}
+
+/* A pinned flow table of another size cannot be reused: say so plainly
+ * rather than let libbpf fail with "couldn't reuse pinned map". */
+static int check_flow_table_size(const struct config *cfg)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd, err;
+
+	fd = loader_map_fd(MAP_FLOWS);
+	if (fd < 0)
+		return 0;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	close(fd);
+	if (err)
+		return 0;
+	if (info.max_entries != 2 * cfg->flows_max) {
+		pr_warn("%s: [flows] max changed from %u to %u; the flow table "
+			"cannot be resized live, run `xnat down` first\n",
+			cfg->path, info.max_entries / 2, cfg->flows_max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Reuse the maps a running router pinned, or have libbpf create and pin
+ * them. Reuse is done here rather than by libbpf's pin_path check, which
+ * compares map flags and so refuses every devmap (the kernel adds
+ * BPF_F_RDONLY_PROG to them, and refuses it at creation).
+ */
+static int pin_maps(struct bpf_object *obj)
+{
+	const char *dir = state_pin_dir();
+	struct bpf_map_info info;
+	struct bpf_map *map;
+	char path[160];
+	__u32 len;
+	int fd, err;
+
+	err = mkdir_p(dir);
+	if (err) {
+		pr_warn("Failed to create pin directory %s: %s\n", dir,
+			strerror(-err));
+		return err;
+	}
+	bpf_object__for_each_map(map, obj) {
+		if (bpf_map__is_internal(map))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(map));
+		fd = bpf_obj_get(path);
+		if (fd < 0) {
+			err = bpf_map__set_pin_path(map, path);
+			if (err)
+				return err;
+			continue;
+		}
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		err = bpf_obj_get_info_by_fd(fd, &info, &len);
+		if (!err && (info.type != bpf_map__type(map) ||
+			     info.key_size != bpf_map__key_size(map) ||
+			     info.value_size != bpf_map__value_size(map) ||
+			     info.max_entries != bpf_map__max_entries(map))) {
+			pr_warn("Pinned map %s has another layout than this "
+				"xnat's; run `xnat down` to start afresh\n", path);
+			err = -EINVAL;
+		}
+		if (!err)
+			err = bpf_map__reuse_fd(map, fd);
+		close(fd);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int unpin_maps(void)
+{
+	const char *dir = state_pin_dir();
+	struct dirent *de;
+	char path[320];
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (unlink(path))
+			pr_warn("Failed to unpin %s: %s\n", path, strerror(errno));
+	}
+	closedir(d);
+	return 0;
+}
+
+/*
+ * Find xnat's program on IFINDEX. Returns the multiprog in *MP (caller
+ * closes) and xnat's program in *PROG, or NULL. A foreign program attached
+ * directly (no dispatcher) makes the port unusable: -EBUSY.
+ */
+static int find_attached(int ifindex, struct xdp_multiprog **mp,
+			 struct xdp_program **prog)
+{
+	struct xdp_program *p;
+
+	*prog = NULL;
+	*mp = xdp_multiprog__get_from_ifindex(ifindex);
+	if (libxdp_get_error(*mp)) {
+		*mp = NULL;
+		return 0;
+	}
+	if (xdp_multiprog__is_legacy(*mp)) {
+		p = xdp_multiprog__main_prog(*mp);
+		if (p && strcmp(xdp_program__name(p), XNAT_PROG_NAME))
+			return -EBUSY;
+		*prog = p;
+		return 0;
+	}
+	for (p = xdp_multiprog__next_prog(NULL, *mp); p;
+	     p = xdp_multiprog__next_prog(p, *mp))
+		if (!strcmp(xdp_program__name(p), XNAT_PROG_NAME))
+			*prog = p;
+	return 0;
+}
+
+static enum xdp_attach_mode libxdp_mode(enum xdp_attach a)
+{
+	return a == XDP_ATTACH_NATIVE  ? XDP_MODE_NATIVE :
+	       a == XDP_ATTACH_GENERIC ? XDP_MODE_SKB :
+					 XDP_MODE_UNSPEC;
+}
+
+static __u32 legacy_flags(enum xdp_attach_mode mode)
+{
+	return mode == XDP_MODE_NATIVE ? XDP_FLAGS_DRV_MODE :
+	       mode == XDP_MODE_SKB    ? XDP_FLAGS_SKB_MODE : 0;
+}
+
+static const char *iface_name(int ifindex, char *buf)
+{
+	if (!if_indextoname(ifindex, buf))
+		snprintf(buf, IF_NAMESIZE, "#%d", ifindex);
+	return buf;
+}
+
+/*
+ * Attach the freshly loaded program FD to a port that runs an older xnat
+ * directly: one atomic swap, no window without a program.
+ */
+static int replace_legacy(int ifindex, struct xdp_multiprog *mp,
+			  struct xdp_program *old, int fd)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts,
+		    .old_prog_fd = xdp_program__fd(old));
+	__u32 flags = legacy_flags(xdp_multiprog__attach_mode(mp));
+	char name[IF_NAMESIZE];
+	int err;
+
+	err = bpf_xdp_attach(ifindex, fd, flags | XDP_FLAGS_REPLACE, &opts);
+	if (err)
+		pr_warn("Failed to replace XDP program on iface %s: %s\n",
+			iface_name(ifindex, name), strerror(-err));
+	return err;
+}
+
+struct port {
+	int ifindex;
+	struct xdp_multiprog *mp;
+	struct xdp_program *old;
+};
+
+static int collect_ports(const struct config *cfg, struct port *ports)
+{
+	char name[IF_NAMESIZE];
+	int i, n = 0, err;
+
+	ports[n++].ifindex = cfg->wan.ifindex;
+	for (i = 0; i < cfg->n_lan; i++)
+		ports[n++].ifindex = cfg->lan[i].ifindex;
+	for (i = 0; i < n; i++) {
+		err = find_attached(ports[i].ifindex, &ports[i].mp,
+				    &ports[i].old);
+		if (err) {
+			pr_warn("Iface %s has another XDP program attached "
+				"without a dispatcher; detach it first\n",
+				iface_name(ports[i].ifindex, name));
+			return err;
+		}
+	}
+	return n;
+}
+
+static void release_ports(struct port *ports, int n)
+{
+	for (int i = 0; i < n; i++)
+		xdp_multiprog__close(ports[i].mp);
+}
+
+/* Ports where xnat ran before but which the new config dropped. */
+static void detach_dropped(const struct xnat_state *old_st,
+			   const struct config *cfg)
+{
+	struct xnat_state keep = { 0 };
+	int i, j;
+
+	for (i = 0; i < old_st->n_ifaces; i++) {
+		int kept = !strcmp(old_st->ifaces[i], cfg->wan.name);
+
+		for (j = 0; j < cfg->n_lan; j++)
+			kept |= !strcmp(old_st->ifaces[i], cfg->lan[j].name);
+		if (!kept)
+			snprintf(keep.ifaces[keep.n_ifaces++], IF_NAMESIZE,
+				 "%s", old_st->ifaces[i]);
+	}
+	if (keep.n_ifaces)
+		loader_down_ports(&keep);
+}
+
+static int attach_all(struct xnat_bpf *skel, const struct config *cfg,
+		      struct port *ports, int n)
+{
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts, .obj = skel->obj,
+			    .prog_name = XNAT_PROG_NAME);
+	enum xdp_attach_mode mode = libxdp_mode(cfg->xdp_attach);
+	struct xdp_program *prog = NULL;
+	char name[IF_NAMESIZE];
+	int i, err = 0, legacy = 0;
+
+	for (i = 0; i < n; i++)
+		legacy |= ports[i].old && xdp_multiprog__is_legacy(ports[i].mp);
+
+	if (legacy) {
+		/* Running directly attached: load as a plain XDP program and
+		 * swap it in port by port. */
+		err = xnat_bpf__load(skel);
+		if (err) {
+			pr_warn("Failed to load XDP object: %s\n",
+				strerror(-err));
+			return err;
+		}
+		err = maps_sync(cfg);
+		for (i = 0; i < n && !err; i++) {
+			int fd = bpf_program__fd(skel->progs.xdp_xnat);
+
+			if (ports[i].old)
+				err = replace_legacy(ports[i].ifindex,
+						     ports[i].mp, ports[i].old, fd);
+			else
+				err = bpf_xdp_attach(ports[i].ifindex, fd,
+						     legacy_flags(mode) |
+						     XDP_FLAGS_UPDATE_IF_NOEXIST,
+						     NULL);
+		}
+		return err;
+	}
+
+	prog = xdp_program__create(&opts);
+	err = libxdp_get_error(prog);
+	if (err) {
+		pr_warn("Failed to create libxdp program: %s\n", strerror(-err));
+		return err;
+	}
+	for (i = 0; i < n; i++) {
+		/* New program first, then the old one out: each step is an
+		 * atomic swap of the port's dispatcher. */
+		err = xdp_program__attach(prog, ports[i].ifindex, mode, 0);
+		if (err) {
+			pr_warn("Failed to attach XDP program to iface %s: %s\n",
+				iface_name(ports[i].ifindex, name),
+				strerror(-err));
+			break;
+		}
+		if (i == 0 && (err = maps_sync(cfg)))
+			break;
+		if (ports[i].old)
+			xdp_program__detach(ports[i].old, ports[i].ifindex,
+					    xdp_multiprog__attach_mode(ports[i].mp),
+					    0);
+	}
+	/* The kernel holds the attachment; our handle can go. The object
+	 * belongs to the skeleton, which the caller destroys. */
+	xdp_program__close(prog);
+	return err;
+}
+
+int loader_up(const struct config *cfg, struct xnat_state *st)
+{
+	struct xnat_state old_st = *st;
+	struct port ports[1 + CONFIG_MAX_LAN] = {};
+	struct xnat_bpf *skel;
+	int n, err;
+
+	err = check_flow_table_size(cfg);
+	if (err)
+		return err;
+	skel = xnat_bpf__open();
+	if (!skel) {
+		err = -errno;
+		pr_warn("Failed to open XDP object: %s\n", strerror(-err));
+		return err;
+	}
+	err = bpf_map__set_max_entries(skel->maps.xnat_flows,
+				       2 * cfg->flows_max);
+	if (!err)
+		err = pin_maps(skel->obj);
+	if (err)
+		goto out;
+
+	n = collect_ports(cfg, ports);
+	if (n < 0) {
+		err = n;
+		goto out;
+	}
+	err = attach_all(skel, cfg, ports, n);
+	release_ports(ports, n);
+	if (err)
+		goto out;
+
+	detach_dropped(&old_st, cfg);
+out:
+	/* Destroying the skeleton closes our fds only: the programs stay
+	 * attached and the maps stay pinned. */
+	xnat_bpf__destroy(skel);
+	return err;
+}
+
+int loader_down_ports(const struct xnat_state *st)
+{
+	struct xdp_multiprog *mp;
+	struct xdp_program *prog;
+	char name[IF_NAMESIZE];
+	int i, ifindex, err, ret = 0;
+
+	for (i = 0; i < st->n_ifaces; i++) {
+		ifindex = if_nametoindex(st->ifaces[i]);
+		if (!ifindex)
+			continue; /* the port is gone, and its program with it */
+		if (find_attached(ifindex, &mp, &prog) || !prog) {
+			xdp_multiprog__close(mp);
+			continue;
+		}
+		err = xdp_program__detach(prog, ifindex,
+					  xdp_multiprog__attach_mode(mp), 0);
+		if (err) {
+			pr_warn("Failed to detach XDP program from iface %s: %s\n",
+				iface_name(ifindex, name), strerror(-err));
+			ret = err;
+		}
+		xdp_multiprog__close(mp);
+	}
+	return ret;
+}
+
+int loader_down(const struct xnat_state *st)
+{
+	int err = loader_down_ports(st);
+
+	unpin_maps();
+	return err;
+}
+
+int loader_attach_info(int ifindex, struct attach_info *info)
+{
+	struct xdp_multiprog *mp;
+	struct xdp_program *prog;
+	enum xdp_attach_mode mode;
+
+	find_attached(ifindex, &mp, &prog);
+	if (!prog) {
+		xdp_multiprog__close(mp);
+		return -ENOENT;
+	}
+	mode = xdp_multiprog__attach_mode(mp);
+	snprintf(info->method, sizeof(info->method), "%s",
+		 xdp_multiprog__is_legacy(mp) ? "legacy" : "libxdp");
+	snprintf(info->mode, sizeof(info->mode), "%s",
+		 mode == XDP_MODE_SKB ? "generic" :
+		 mode == XDP_MODE_HW  ? "hw" : "native");
+	info->prog_id = xdp_program__id(prog);
+	xdp_multiprog__close(mp);
+	return 0;
+}

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * xnat: the command table, option parsing, and entering the router's
+ * network namespace before any command runs.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd.h"
+#include "json.h"
+#include "log.h"
+#include "netns.h"
+
+struct cmd {
+	const char *name;
+	int (*fn)(const struct opts *o);
+	const char *args;
+	const char *help;
+};
+
+static const struct cmd commands[] = {
+	{ "up", cmd_up, "-c FILE", "attach and configure (or reload hitlessly)" },
+	{ "down", cmd_down, "", "detach, remove state and kernel settings" },
+	{ "run", cmd_run, "-c FILE", "up, then stay in the foreground; SIGHUP reloads, SIGTERM takes it down" },
+	{ "status", cmd_status, "[--json]", "mode, interfaces, program ids, table fill" },
+	{ "flows", cmd_flows, "[--json]", "the flow table, one entry (direction) a line" },
+	{ "stats", cmd_stats, "[--json] [-w S]", "counters: fast path, slow path, passed, dropped by reason" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: xnat [-n NETNS] [-j|-p] [-v] COMMAND [options]\n\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-7s %-16s %s\n", commands[i].name,
+			commands[i].args, commands[i].help);
+	fprintf(f, "\nOptions:\n"
+		   "  -c, --config FILE  router config (INI)\n"
+		   "  -n, --netns NAME   act in network namespace NAME (like ip -n)\n"
+		   "  -j, --json         JSON output\n"
+		   "  -p, --pretty       indented JSON output (implies -j)\n"
+		   "  -w, --watch S      stats: refresh every S seconds\n"
+		   "  -v, --verbose      more diagnostics (-vv: libbpf debug)\n"
+		   "  -h, --help         this text\n");
+}
+
+int fail(const struct opts *o, int code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (o->json) {
+		json_obj_begin(NULL);
+		json_str("error", msg);
+		json_obj_end();
+		json_done();
+	} else {
+		fprintf(stderr, "xnat: %s\n", msg);
+	}
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option long_opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "netns", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "pretty", no_argument, NULL, 'p' },
+		{ "watch", required_argument, NULL, 'w' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct opts o = {};
+	const char *name;
+	char *end;
+	int c;
+
+	/* Options may come before or after the command (GNU permutation). */
+	while ((c = getopt_long(argc, argv, "c:n:jpw:vh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': o.config = optarg; break;
+		case 'n': o.netns = optarg; break;
+		case 'j': o.json = true; break;
+		case 'p': o.json = o.pretty = true; break;
+		case 'v': o.verbose++; break;
+		case 'w':
+			errno = 0;
+			o.watch = strtod(optarg, &end);
+			if (errno || end == optarg || *end || o.watch <= 0 ||
+			    o.watch > 86400)
+				return fail(&o, EXIT_USAGE,
+					    "-w: '%s' is not a number of seconds in (0, 86400]",
+					    optarg);
+			break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	name = argv[optind];
+	if (!strcmp(name, "help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	log_setup(o.verbose, o.json);
+	json_set_pretty(o.pretty);
+
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(name, commands[i].name))
+			continue;
+		/* Enter the namespace first: everything after acts in it,
+		 * and the bpffs must be the host's to find state again. */
+		if (netns_enter(o.netns) || netns_bpffs_ready())
+			return EXIT_SYSTEM;
+		return commands[i].fn(&o);
+	}
+	fprintf(stderr, "xnat: unknown command '%s'\n", name);
+	usage(stderr);
+	return EXIT_USAGE;
+}

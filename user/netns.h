@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Getting into the router's network namespace with the host's bpffs in
+ * view. `ip netns exec` gives a private mount namespace where /sys/fs/bpf is
+ * missing, and a bpffs mounted there dies with the command: pins must live
+ * in the host's bpffs, so xnat joins the mount namespace of the ancestor
+ * that ran `ip` (keeping its network namespace), as `nsenter --net` would
+ * have left it.
+ */
+#ifndef XNAT_NETNS_H
+#define XNAT_NETNS_H
+
+/* Enter /run/netns/NAME (NULL: stay). -errno with a message printed. */
+int netns_enter(const char *name);
+/* Make /sys/fs/bpf the host's bpffs. -errno with a message printed. */
+int netns_bpffs_ready(void);
+/* Inode of the current network namespace: names the router's state. */
+unsigned long netns_id(void);
+
+#endif /* XNAT_NETNS_H */

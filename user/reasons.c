@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What each counter means. Sync note: same order as enum xnat_reason in
+ * bpf/xnat_common.h; the designated initializers make a mismatch a
+ * compile-time visible one rather than a silent shift.
+ */
+#include "reasons.h"
+
+const struct reason_desc reasons[XNAT_REASON_MAX] = {
+	[XNAT_FWD_FAST] = { "fwd_fast", "forwarded on the fast path (flow table hit)" },
+	[XNAT_FWD_SLOW] = { "fwd_slow", "new flow: routed, NATed, installed, forwarded" },
+	[XNAT_FWD_ROUTED] = { "fwd_routed", "forwarded, routed again (fast path off)" },
+	[XNAT_PASS_NOT_IP] = { "pass_not_ip", "to kernel: not IP (ARP, LLDP...)" },
+	[XNAT_PASS_VLAN] = { "pass_vlan", "to kernel: 802.1Q tagged, for its VLAN device" },
+	[XNAT_PASS_LOCAL] = { "pass_local", "to kernel: for the router itself, link-local or multicast" },
+	[XNAT_PASS_IP_OPTIONS] = { "pass_ip_options", "to kernel: IPv4 options" },
+	[XNAT_PASS_FRAGMENT] = { "pass_fragment", "to kernel: IP fragment" },
+	[XNAT_PASS_TTL] = { "pass_ttl", "to kernel: TTL/hop limit expires here (ICMP time exceeded)" },
+	[XNAT_PASS_PROTO] = { "pass_proto", "to kernel: not TCP, UDP or ICMP echo" },
+	[XNAT_PASS_NO_ROUTE] = { "pass_no_route", "to kernel: no route (ICMP unreachable)" },
+	[XNAT_PASS_NO_NEIGH] = { "pass_no_neigh", "to kernel: next hop MAC unknown, kernel resolves it" },
+	[XNAT_PASS_MTU] = { "pass_mtu", "to kernel: bigger than the egress MTU" },
+	[XNAT_PASS_EGRESS] = { "pass_egress", "to kernel: ingress or egress port is not xnat's" },
+	[XNAT_PASS_KERNEL_FLOW] = { "pass_kernel_flow", "to kernel: its conntrack owns this flow" },
+	[XNAT_PASS_TCP_MIDSTREAM] = { "pass_tcp_midstream", "to kernel: TCP without SYN and without a flow" },
+	[XNAT_PASS_TABLE_FULL] = { "pass_table_full", "to kernel: flow table full, kernel NAT takes it" },
+	[XNAT_PASS_NO_PORT] = { "pass_no_port", "to kernel: no free XDP NAT port" },
+	[XNAT_PASS_NO_NAT_ADDR] = { "pass_no_nat_addr", "to kernel: WAN address not known yet" },
+	[XNAT_PASS_WAN_IN] = { "pass_wan_in", "to kernel: from WAN to a kernel port of the router" },
+	[XNAT_DROP_MALFORMED] = { "drop_malformed", "dropped: truncated or inconsistent headers" },
+	[XNAT_DROP_UNSOLICITED] = { "drop_unsolicited", "dropped: from WAN, no flow, no port forward" },
+	[XNAT_DROP_REDIRECT] = { "drop_redirect", "dropped: egress port refused the frame" },
+};

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The record of what `xnat up` changed (see state.h), as "key value" lines:
+ *   mode xdp
+ *   config /etc/xnat.ini
+ *   iface lan0
+ *   sysctl net/ipv4/ip_forward 0
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "log.h"
+#include "netns.h"
+#include "../bpf/xnat_common.h"
+#include "state.h"
+
+#define RUN_ROOT "/run/xnat"
+
+static char pin_dir[64], run_dir[64], state_file[80];
+
+static void paths_init(void)
+{
+	unsigned long id = netns_id();
+
+	snprintf(pin_dir, sizeof(pin_dir), "%s/%lu", XNAT_PIN_ROOT_DIR, id);
+	snprintf(run_dir, sizeof(run_dir), "%s/%lu", RUN_ROOT, id);
+	snprintf(state_file, sizeof(state_file), "%s/state", run_dir);
+}
+
+const char *state_pin_dir(void)
+{
+	paths_init();
+	return pin_dir;
+}
+
+const char *state_run_dir(void)
+{
+	paths_init();
+	return run_dir;
+}
+
+int state_load(struct xnat_state *st)
+{
+	char line[256], key[32], val[200];
+	FILE *f;
+
+	paths_init();
+	memset(st, 0, sizeof(*st));
+	f = fopen(state_file, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		struct saved_sysctl *s;
+
+		val[0] = 0;
+		if (sscanf(line, "%31s %199[^\n]", key, val) < 1)
+			continue;
+		if (!strcmp(key, "mode")) {
+			st->mode = atoi(val);
+		} else if (!strcmp(key, "config")) {
+			snprintf(st->config_path, sizeof(st->config_path), "%s", val);
+		} else if (!strcmp(key, "iface") && st->n_ifaces < STATE_MAX_IFACES) {
+			snprintf(st->ifaces[st->n_ifaces++], IF_NAMESIZE, "%s", val);
+		} else if (!strcmp(key, "sysctl") &&
+			   st->n_sysctls < STATE_MAX_SYSCTLS) {
+			s = &st->sysctls[st->n_sysctls];
+			s->value[0] = 0;
+			/* An empty old value (ip_local_reserved_ports) is valid. */
+			if (sscanf(val, "%95s %63[^\n]", s->path, s->value) >= 1)
+				st->n_sysctls++;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+int state_save(const struct xnat_state *st)
+{
+	char tmp[96];
+	FILE *f;
+	int i;
+
+	paths_init();
+	mkdir(RUN_ROOT, 0755);
+	if (mkdir(run_dir, 0755) && errno != EEXIST)
+		return -errno;
+	/* Write and rename: a crash never leaves half a record. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", state_file);
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "mode %d\n", st->mode);
+	fprintf(f, "config %s\n", st->config_path);
+	for (i = 0; i < st->n_ifaces; i++)
+		fprintf(f, "iface %s\n", st->ifaces[i]);
+	for (i = 0; i < st->n_sysctls; i++)
+		fprintf(f, "sysctl %s %s\n", st->sysctls[i].path,
+			st->sysctls[i].value);
+	if (fclose(f) || rename(tmp, state_file))
+		return -errno;
+	return 0;
+}
+
+int state_remove(void)
+{
+	paths_init();
+	unlink(state_file);
+	rmdir(run_dir);
+	rmdir(RUN_ROOT);          /* only when no other router is up */
+	rmdir(pin_dir);
+	rmdir(XNAT_PIN_ROOT_DIR);
+	return 0;
+}
+
+static int sysctl_read(const char *path, char *buf, size_t len)
+{
+	char full[160];
+	ssize_t n;
+	int fd;
+
+	snprintf(full, sizeof(full), "/proc/sys/%s", path);
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	/* ip_local_port_range reads back tab separated. */
+	for (char *c = buf; *c; c++)
+		if (*c == '\t')
+			*c = ' ';
+	return 0;
+}
+
+static int sysctl_write(const char *path, const char *value)
+{
+	char full[160];
+	int fd, err = 0;
+
+	snprintf(full, sizeof(full), "/proc/sys/%s", path);
+	fd = open(full, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int state_sysctl_set(struct xnat_state *st, const char *path, const char *value)
+{
+	struct saved_sysctl *s = NULL;
+	int i, err;
+
+	for (i = 0; i < st->n_sysctls; i++)
+		if (!strcmp(st->sysctls[i].path, path))
+			s = &st->sysctls[i];
+	if (!s) {
+		if (st->n_sysctls == STATE_MAX_SYSCTLS)
+			return -ENOSPC;
+		s = &st->sysctls[st->n_sysctls];
+		snprintf(s->path, sizeof(s->path), "%s", path);
+		err = sysctl_read(path, s->value, sizeof(s->value));
+		if (err)
+			return err;
+		st->n_sysctls++;
+	}
+	err = sysctl_write(path, value);
+	if (err)
+		pr_warn("Failed to set sysctl %s to %s: %s\n", path, value,
+			strerror(-err));
+	return err;
+}
+
+void state_sysctl_restore(struct xnat_state *st)
+{
+	int i, err;
+
+	for (i = st->n_sysctls - 1; i >= 0; i--) {
+		err = sysctl_write(st->sysctls[i].path, st->sysctls[i].value);
+		if (err)
+			pr_warn("Failed to restore sysctl %s: %s\n",
+				st->sysctls[i].path, strerror(-err));
+	}
+	st->n_sysctls = 0;
+}
