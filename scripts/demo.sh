@@ -16,7 +16,7 @@ if [ -z "${XNAT_DEMO_BOUNDED:-}" ]; then
 	XNAT_DEMO_BOUNDED=1 exec timeout --foreground -k 10 55 bash "$0" "$@"
 fi
 
-# shellcheck source=../tests/integration/lib.sh
+# shellcheck source-path=SCRIPTDIR source=../tests/integration/lib.sh
 . "$(dirname "$0")/../tests/integration/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -81,7 +81,7 @@ timeout 30 ip netns exec "$NS_LAN" socat -u EXEC:"sleep 20" \
 	"TCP:$WAN_HOST4:5002" </dev/null >/dev/null 2>&1 &
 echo $! >>"$TB_WORK/pids"
 
-loss=$(on_lan ping -c 3 -i 0.2 -W 2 $WAN_HOST4 | grep -o '[0-9.]*% packet loss')
+loss=$(on_lan ping -c 3 -i 0.2 -W 2 "$WAN_HOST4" | grep -o '[0-9.]*% packet loss')
 say "ICMP: 3 pings to $WAN_HOST4, ${loss:-no answer}"
 
 heading "xnat flows: the flow table"

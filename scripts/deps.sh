@@ -12,6 +12,7 @@ pkgs=(
 	libnftables-dev nftables            # kernel mode, passed-up NAT
 	iproute2 ethtool                    # testbed
 	socat iperf3 procps kmod            # traffic in tests and the demo
+	iputils-ping python3                # ping tests; JSON checks in tests
 	coreutils util-linux
 )
 

@@ -100,18 +100,30 @@ static void emit_prerouting(FILE *f, const struct config *cfg)
 /*
  * IPv4 only: in an inet table a bare masquerade would NAT IPv6 as well. In
  * xdp mode TCP and UDP get the kernel NAT range, disjoint from the XDP one,
- * so a port the kernel hands out is never one XDP may also use.
+ * so a port the kernel hands out is never one XDP may also use. With a
+ * fixed [nat] address the kernel uses that address too (snat), not the
+ * WAN's primary one, so both paths present the same outside address.
+ * XXX: nft cannot restrict ICMP echo ids to a range; a kernel-NATed echo
+ * may pick an id XDP also uses, towards the same host, at the same time.
  */
 static void emit_postrouting(FILE *f, const struct config *cfg,
 			     const uint16_t knat[2])
 {
+	char to[64] = "masquerade";
+	char addr[INET_ADDRSTRLEN];
+
+	if (!cfg->nat_addr_auto) {
+		inet_ntop(AF_INET, &cfg->nat_addr, addr, sizeof(addr));
+		snprintf(to, sizeof(to), "snat ip to %s", addr);
+	}
 	fprintf(f, "\tchain postrouting {\n"
 		   "\t\ttype nat hook postrouting priority srcnat; policy accept;\n");
 	if (cfg->mode == MODE_XDP)
-		fprintf(f, "\t\toifname \"%s\" meta nfproto ipv4 meta l4proto { tcp, udp } masquerade to :%u-%u\n",
-			cfg->wan.name, knat[0], knat[1]);
-	fprintf(f, "\t\toifname \"%s\" meta nfproto ipv4 masquerade\n",
-		cfg->wan.name);
+		fprintf(f, "\t\toifname \"%s\" meta nfproto ipv4 meta l4proto { tcp, udp } %s%s:%u-%u\n",
+			cfg->wan.name, to, cfg->nat_addr_auto ? " to " : "",
+			knat[0], knat[1]);
+	fprintf(f, "\t\toifname \"%s\" meta nfproto ipv4 %s\n",
+		cfg->wan.name, to);
 	fprintf(f, "\t}\n");
 }
 

@@ -11,13 +11,26 @@
 #   V=1 / DEBUG_TESTENV=1 / MODES=xdp                  see lib.sh
 set -u
 
-# shellcheck source=lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # Ports the tests use on the WAN host and the LAN host. The forwards come
 # from the config template (tcp/8080 and udp/5353 to the LAN host).
 SRV_PORT=5000
 UNSOLICITED_PORTS="$NAT_PORT_MIN 40000 $NAT_PORT_MAX"
+
+# In xdp mode, bulk traffic must have crossed the router in XDP, not through
+# the kernel it passes packets to: at least MIN packets on the fast path.
+# (Hosts send MTU-sized frames: no TSO with tx checksumming off.)
+expect_fast_path() {
+	local min=$1 fast
+	[ "$TB_MODE" = xdp ] || return 0
+	check xnat stats --json
+	fast=$(json_q "j['counters']['fwd_fast']['packets']" <<<"$CHECK_OUT") ||
+		fail "stats --json has no fwd_fast"
+	echo "fwd_fast packets: $fast (expected >= $min)"
+	[ "$fast" -ge "$min" ] || fail "the transfer did not take the XDP fast path"
+}
 
 # Bulk TCP both ways, LAN-initiated: an upload (LAN client sends) and a
 # download (LAN client pulls from a server on the WAN host), each 12 MB of
@@ -37,6 +50,8 @@ test_tcp_10mb() {
 	bg_wait "$BG_PID" || fail "download server did not finish"
 	same_file "$TB_WORK/down.bin" "$TB_WORK/down.recv" ||
 		fail "download corrupted"
+	# 2 x 12 MB in 1448-byte segments is about 17,400 data frames.
+	expect_fast_path 16000
 }
 
 # A UDP request from the LAN gets its reply back through the NAT.
@@ -50,7 +65,7 @@ test_udp_reply() {
 
 # ICMP echo through the NAT: 5 requests, 5 replies.
 test_ping() {
-	check on_lan ping -c 5 -i 0.2 -W 2 $WAN_HOST4
+	check on_lan ping -c 5 -i 0.2 -W 2 "$WAN_HOST4"
 	grep -q ' 5 received, 0% packet loss' <<<"$CHECK_OUT" ||
 		fail "packet loss"
 }
@@ -59,7 +74,7 @@ test_ping() {
 # router's WAN address on ports of the XDP NAT range, nor straight to the
 # LAN host's address (given a route to it, as a neighbour on the WAN could).
 test_unsolicited_blocked() {
-	local p in_before in_after drops
+	local p dst in_before in_after drops connected=""
 
 	# Listeners on the LAN host that must never hear anything, and the
 	# host's own count of IPv4 packets delivered to it: ARP and ND are not
@@ -74,11 +89,14 @@ test_unsolicited_blocked() {
 	done
 	in_before=$(ip_in_receives "$NS_LAN")
 
-	check ip -n "$NS_WAN" route add 198.18.1.0/24 via $RTR_WAN4
+	check ip -n "$NS_WAN" route add 198.18.1.0/24 via "$RTR_WAN4"
 	for p in $UNSOLICITED_PORTS; do
 		for dst in $RTR_WAN4 $LAN_HOST4; do
-			check_fails timeout 5 ip netns exec "$NS_WAN" socat -u \
-				OPEN:/dev/null "TCP:$dst:$p,connect-timeout=1"
+			echo "+ WAN host: TCP connect to $dst:$p must fail"
+			timeout 5 ip netns exec "$NS_WAN" socat -u OPEN:/dev/null \
+				"TCP:$dst:$p,connect-timeout=1" 2>/dev/null &&
+				connected+=" $dst:$p"
+			echo "+ WAN host: 3 UDP datagrams to $dst:$p"
 			for _ in 1 2 3; do
 				echo "unsolicited $dst:$p" | timeout 5 \
 					ip netns exec "$NS_WAN" socat -u - \
@@ -86,18 +104,19 @@ test_unsolicited_blocked() {
 			done
 		done
 	done
-	check ip -n "$NS_WAN" route del 198.18.1.0/24 via $RTR_WAN4
+	check ip -n "$NS_WAN" route del 198.18.1.0/24 via "$RTR_WAN4"
 	sleep 0.5
 
 	in_after=$(ip_in_receives "$NS_LAN")
 	echo "LAN host IPv4 InReceives: before $in_before after $in_after"
 	for p in $UNSOLICITED_PORTS; do
 		if [ -s "$TB_WORK/lan-tcp-$p" ] || [ -s "$TB_WORK/lan-udp-$p" ]; then
-			fail "LAN listener on $p received: $(cat "$TB_WORK"/lan-*-$p)"
+			fail "LAN listener on $p received: $(cat "$TB_WORK"/lan-*-"$p")"
 		fi
 	done
 	[ "$in_before" = "$in_after" ] ||
 		fail "$((in_after - in_before)) unsolicited IPv4 packets reached the LAN host"
+	[ -z "$connected" ] || fail "TCP connections from the WAN opened to:$connected"
 
 	if [ "$TB_MODE" = xdp ]; then
 		check xnat stats --json
@@ -108,11 +127,19 @@ test_unsolicited_blocked() {
 	fi
 }
 
-# IPv4 packets the host delivered to itself (Ip: InReceives in the
-# namespace's /proc/net/snmp).
-ip_in_receives() {
-	ip netns exec "$1" awk '/^Ip: [0-9]/ { print $3 }' /proc/net/snmp
+# One counter of a namespace's /proc/net/snmp, looked up by name: a header
+# line ("Ip: Forwarding DefaultTTL InReceives ...") is followed by a line of
+# values in the same order.
+snmp_counter() {
+	local ns=$1 group=$2 name=$3
+	# shellcheck disable=SC2016 # awk program, not shell
+	ip netns exec "$ns" awk -v g="$group:" -v n="$name" '
+		$1 == g && !hdr { for (i = 2; i <= NF; i++) if ($i == n) col = i; hdr = 1; next }
+		$1 == g && hdr { print $col; exit }' /proc/net/snmp
 }
+
+# IPv4 packets a host delivered to itself, whatever the protocol.
+ip_in_receives() { snmp_counter "$1" Ip InReceives; }
 
 # Port forwards from the config: the WAN host reaches services on the LAN
 # host through the router's WAN address, and data round-trips.
@@ -128,6 +155,8 @@ test_port_forward() {
 	same_file "$TB_WORK/fwd.bin" "$TB_WORK/fwd.back" ||
 		fail "tcp/8080 data did not round-trip"
 	bg_stop "$BG_PID"
+	# 1 MB each way is about 1,450 data frames.
+	expect_fast_path 1000
 
 	echo_server "$NS_LAN" udp 53 || fail "no server"
 	check udp_ask "$NS_WAN" "UDP:$RTR_WAN4:5353" "$tok"
@@ -138,7 +167,7 @@ test_port_forward() {
 # IPv6 is routed without NAT through the same path: ping and a bulk TCP
 # transfer to the WAN host's v6 address.
 test_ipv6() {
-	check on_lan ping -6 -c 5 -i 0.2 -W 2 $WAN_HOST6
+	check on_lan ping -6 -c 5 -i 0.2 -W 2 "$WAN_HOST6"
 	grep -q ' 5 received, 0% packet loss' <<<"$CHECK_OUT" ||
 		fail "packet loss"
 
@@ -147,12 +176,12 @@ test_ipv6() {
 	check tcp_send "$NS_LAN" "TCP6:[$WAN_HOST6]:$SRV_PORT" "$TB_WORK/v6.bin"
 	bg_wait "$BG_PID" || fail "server did not finish"
 	same_file "$TB_WORK/v6.bin" "$TB_WORK/v6.recv" || fail "transfer corrupted"
+	# 12 MB in 1428-byte segments is about 8,800 data frames.
+	expect_fast_path 8000
 }
 
-# TCP retransmissions the host has sent (namespace-wide).
-tcp_retrans() {
-	ip netns exec "$1" awk '/^Tcp: [0-9]/ { print $13 }' /proc/net/snmp
-}
+# TCP segments the host has retransmitted (namespace-wide).
+tcp_retrans() { snmp_counter "$1" Tcp RetransSegs; }
 
 # `xnat up` on a running router is a hitless reload (DESIGN.md, State and
 # reloads): a paced TCP stream crosses five reloads, arrives intact, and
@@ -197,6 +226,10 @@ test_reload_during_transfer() {
 	echo "LAN host TCP retransmissions during the stream: $((retr1 - retr0))"
 	[ "$retr1" -eq "$retr0" ] ||
 		fail "segments were lost across reloads (retransmitted)"
+	# The stream stayed in XDP across the reloads, and the counters (in
+	# maps that outlive each xnat process) kept counting: one packet per
+	# 1448 bytes sent (less 10 % for what the kernel may take).
+	expect_fast_path $(($(stat -c %s "$TB_WORK/stream.sent") * 9 / 10 / 1448))
 }
 
 # `xnat down` removes everything xnat created (DESIGN.md): no XDP program
@@ -208,6 +241,17 @@ test_down_clean() {
 	echo_server "$NS_WAN" udp $SRV_PORT || fail "no server"
 	check udp_ask "$NS_LAN" "UDP:$WAN_HOST4:$SRV_PORT" "$tok"
 	bg_stop "$BG_PID"
+
+	# What down must remove is there now, or the checks below prove
+	# nothing.
+	check ip -n "$NS_RTR" -d link show
+	if [ "$TB_MODE" = xdp ]; then
+		grep -q xdp <<<"$CHECK_OUT" || fail "no XDP program attached while up"
+		[ -d "/sys/fs/bpf/xnat/$TB_RTR_INO" ] ||
+			fail "no pin directory /sys/fs/bpf/xnat/$TB_RTR_INO while up"
+	fi
+	check on_rtr nft list tables
+	grep -qw xnat <<<"$CHECK_OUT" || fail "no nft table xnat while up"
 
 	check xnat down
 
@@ -248,7 +292,7 @@ test_status_json() {
 # The global -n/--netns option goes before or after the command, and the
 # state is found again from inside the namespace (`ip netns exec`).
 test_netns_option() {
-	local form out
+	local form
 	for form in "-n $NS_RTR status --json" "status --json -n $NS_RTR" \
 		    "--netns $NS_RTR status --json" "status --json --netns $NS_RTR"; do
 		# shellcheck disable=SC2086 # word splitting wanted
@@ -265,6 +309,7 @@ test_netns_option() {
 # XDP only: after TCP and UDP traffic the counters show both paths (the first
 # packet of a flow takes the slow path, the rest the fast path), and the flow
 # table lists the LAN host's connection as SNAT while it is open.
+# shellcheck disable=SC2034,SC2154 # TEST_MODES is read by lib.sh
 TEST_MODES[xdp_counters]=xdp
 test_xdp_counters() {
 	local tok="xnat-cnt-$RANDOM" fast slow

@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Packet builders for the XDP unit tests. Each frame layout is a __packed C
+ * struct (Ethernet, IP, L4 header, payload), as in the kernel selftests'
+ * network_helpers.h pkt_v4 and xdp_do_redirect.c. A struct pkt_spec says
+ * what the packet carries; pkt_build() lays it out and fills every length
+ * and checksum with the oracle (csum_oracle.h), so a built packet is always
+ * well formed. Tests that need a broken one build a good one and break it.
+ */
+#ifndef XNAT_TEST_PKT_H
+#define XNAT_TEST_PKT_H
+
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <linux/if_ether.h>
+#include <linux/icmp.h>
+#include <linux/icmpv6.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+
+#include "csum_oracle.h"
+
+#ifndef __packed
+#define __packed __attribute__((packed))
+#endif
+
+/* Biggest frame a test builds (fits BPF_PROG_RUN's one page). */
+#define PKT_MAX 2048
+
+struct pkt_v4_udp {
+	struct ethhdr eth;
+	struct iphdr ip;
+	struct udphdr udp;
+	uint8_t payload[];
+} __packed;
+
+struct pkt_v4_tcp {
+	struct ethhdr eth;
+	struct iphdr ip;
+	struct tcphdr tcp;
+	uint8_t payload[];
+} __packed;
+
+struct pkt_v4_icmp {
+	struct ethhdr eth;
+	struct iphdr ip;
+	struct icmphdr icmp;
+	uint8_t payload[];
+} __packed;
+
+struct pkt_v6_udp {
+	struct ethhdr eth;
+	struct ipv6hdr ip6;
+	struct udphdr udp;
+	uint8_t payload[];
+} __packed;
+
+struct pkt_v6_tcp {
+	struct ethhdr eth;
+	struct ipv6hdr ip6;
+	struct tcphdr tcp;
+	uint8_t payload[];
+} __packed;
+
+/* ICMPv6 echo: type, code, checksum, id, sequence (RFC 4443 4.1). */
+struct pkt_v6_icmp {
+	struct ethhdr eth;
+	struct ipv6hdr ip6;
+	struct icmp6hdr icmp6;
+	uint8_t payload[];
+} __packed;
+
+/* IPv4 with 4 bytes of options (IHL 6): one NOP... End of options list. */
+struct pkt_v4_opts_udp {
+	struct ethhdr eth;
+	struct iphdr ip;
+	uint8_t opts[4];
+	struct udphdr udp;
+	uint8_t payload[];
+} __packed;
+
+/* 802.1Q tagged IPv4 UDP. */
+struct pkt_vlan_v4_udp {
+	uint8_t h_dest[ETH_ALEN];
+	uint8_t h_source[ETH_ALEN];
+	__be16 tpid;  /* ETH_P_8021Q */
+	__be16 tci;
+	__be16 proto; /* ETH_P_IP */
+	struct iphdr ip;
+	struct udphdr udp;
+	uint8_t payload[];
+} __packed;
+
+/* Ethernet ARP for IPv4 (RFC 826). */
+struct pkt_arp {
+	struct ethhdr eth;
+	__be16 htype;
+	__be16 ptype;
+	uint8_t hlen;
+	uint8_t plen;
+	__be16 oper;
+	uint8_t sha[ETH_ALEN];
+	uint8_t spa[4];
+	uint8_t tha[ETH_ALEN];
+	uint8_t tpa[4];
+} __packed;
+
+/* GRE (RFC 2784) carrying a few bytes. */
+struct pkt_v4_gre {
+	struct ethhdr eth;
+	struct iphdr ip;
+	__be16 gre_flags;
+	__be16 gre_proto;
+	uint8_t payload[];
+} __packed;
+
+_Static_assert(sizeof(struct pkt_v4_udp) == 14 + 20 + 8, "pkt_v4_udp");
+_Static_assert(sizeof(struct pkt_v4_tcp) == 14 + 20 + 20, "pkt_v4_tcp");
+_Static_assert(sizeof(struct pkt_v4_icmp) == 14 + 20 + 8, "pkt_v4_icmp");
+_Static_assert(sizeof(struct pkt_v6_udp) == 14 + 40 + 8, "pkt_v6_udp");
+_Static_assert(sizeof(struct pkt_v6_icmp) == 14 + 40 + 8, "pkt_v6_icmp");
+_Static_assert(sizeof(struct pkt_v4_opts_udp) == 14 + 24 + 8, "opts");
+_Static_assert(sizeof(struct pkt_vlan_v4_udp) == 18 + 20 + 8, "vlan");
+_Static_assert(sizeof(struct pkt_arp) == 14 + 28, "arp");
+
+/* What a packet carries. Unset fields get defaults (see pkt_build()). */
+struct pkt_spec {
+	uint8_t smac[ETH_ALEN];
+	uint8_t dmac[ETH_ALEN];
+	const char *saddr;      /* IPv4 or IPv6 literal; family follows */
+	const char *daddr;
+	uint8_t proto;          /* IPPROTO_UDP, _TCP, _ICMP, _ICMPV6 */
+	uint8_t ttl;            /* TTL or hop limit; 0 means 64 */
+	uint8_t tos;
+	uint16_t ip_id;         /* IPv4 identification */
+	uint16_t sport, dport;  /* TCP/UDP, host order */
+	uint8_t tcp_flags;      /* byte 13 of the TCP header */
+	uint32_t seq, ack_seq;
+	uint8_t icmp_type;      /* ICMP/ICMPv6 type; code 0 unless set */
+	uint8_t icmp_code;
+	uint16_t icmp_id, icmp_seq;
+	const void *payload;    /* NULL: pkt_default_payload */
+	uint16_t payload_len;
+	bool udp_csum_zero;     /* IPv4 UDP sent without checksum */
+	uint16_t pad_to;        /* pad the frame with zeros to this length
+				   (Ethernet minimum: 60); IP lengths keep
+				   the real size */
+};
+
+/* Odd length on purpose: the checksum's padding byte is exercised. */
+static const char pkt_default_payload[] = "xnat unit test payload!";
+#define PKT_DEFAULT_PAYLOAD_LEN (sizeof(pkt_default_payload) - 1)
+
+static inline bool pkt_is_v6(const struct pkt_spec *s)
+{
+	return strchr(s->saddr, ':') != NULL;
+}
+
+/*
+ * The helpers below take untyped pointers into the frame: headers sit at
+ * odd offsets (14 for IP), so each is built in an aligned local struct and
+ * copied in.
+ */
+
+/* Recompute the IPv4 header checksum in place (after a test edits it). */
+static inline void pkt_ipv4_fix_csum(void *ip)
+{
+	uint8_t *b = ip;
+
+	b[10] = b[11] = 0;
+	csum_put16(b + 10, csum_oracle_ipv4_hdr(b));
+}
+
+static inline void pkt_fill_eth(void *dst, const struct pkt_spec *s,
+				uint16_t proto)
+{
+	struct ethhdr eth;
+
+	memcpy(eth.h_dest, s->dmac, ETH_ALEN);
+	memcpy(eth.h_source, s->smac, ETH_ALEN);
+	eth.h_proto = htons(proto);
+	memcpy(dst, &eth, sizeof(eth));
+}
+
+static inline void pkt_fill_ipv4(void *dst, const struct pkt_spec *s,
+				 uint8_t proto, uint16_t l4_len)
+{
+	struct iphdr ip;
+
+	memset(&ip, 0, sizeof(ip));
+	ip.version = 4;
+	ip.ihl = 5;
+	ip.tos = s->tos;
+	ip.tot_len = htons(sizeof(ip) + l4_len);
+	ip.id = htons(s->ip_id);
+	ip.frag_off = htons(0x4000); /* DF */
+	ip.ttl = s->ttl ? s->ttl : 64;
+	ip.protocol = proto;
+	inet_pton(AF_INET, s->saddr, &ip.saddr);
+	inet_pton(AF_INET, s->daddr, &ip.daddr);
+	memcpy(dst, &ip, sizeof(ip));
+	pkt_ipv4_fix_csum(dst);
+}
+
+static inline void pkt_fill_ipv6(void *dst, const struct pkt_spec *s,
+				 uint8_t nexthdr, uint16_t l4_len)
+{
+	struct ipv6hdr ip6;
+
+	memset(&ip6, 0, sizeof(ip6));
+	ip6.version = 6;
+	ip6.payload_len = htons(l4_len);
+	ip6.nexthdr = nexthdr;
+	ip6.hop_limit = s->ttl ? s->ttl : 64;
+	inet_pton(AF_INET6, s->saddr, &ip6.saddr);
+	inet_pton(AF_INET6, s->daddr, &ip6.daddr);
+	memcpy(dst, &ip6, sizeof(ip6));
+}
+
+/* The L4 header and payload at L4, checksum left zero. Returns its length. */
+static inline uint16_t pkt_fill_l4(uint8_t *l4, const struct pkt_spec *s)
+{
+	const void *pl = s->payload ? s->payload : pkt_default_payload;
+	uint16_t plen = s->payload ? s->payload_len : PKT_DEFAULT_PAYLOAD_LEN;
+	uint16_t hlen;
+
+	switch (s->proto) {
+	case IPPROTO_UDP: {
+		struct udphdr uh;
+
+		hlen = sizeof(uh);
+		memset(&uh, 0, hlen);
+		uh.source = htons(s->sport);
+		uh.dest = htons(s->dport);
+		uh.len = htons(hlen + plen);
+		memcpy(l4, &uh, hlen);
+		break;
+	}
+	case IPPROTO_TCP: {
+		struct tcphdr th;
+
+		hlen = sizeof(th);
+		memset(&th, 0, hlen);
+		th.source = htons(s->sport);
+		th.dest = htons(s->dport);
+		th.seq = htonl(s->seq);
+		th.ack_seq = htonl(s->ack_seq);
+		th.doff = 5;
+		th.window = htons(64240);
+		memcpy(l4, &th, hlen);
+		l4[13] = s->tcp_flags;
+		break;
+	}
+	default: { /* ICMP and ICMPv6 share the echo layout */
+		struct icmphdr ih;
+
+		hlen = sizeof(ih);
+		memset(&ih, 0, hlen);
+		ih.type = s->icmp_type;
+		ih.code = s->icmp_code;
+		ih.un.echo.id = htons(s->icmp_id);
+		ih.un.echo.sequence = htons(s->icmp_seq);
+		memcpy(l4, &ih, hlen);
+		break;
+	}
+	}
+	memcpy(l4 + hlen, pl, plen);
+	return hlen + plen;
+}
+
+/* Offset of the checksum inside the L4 header of PROTO. */
+static inline long pkt_l4_csum_off(uint8_t proto)
+{
+	return proto == IPPROTO_TCP ? 16 : proto == IPPROTO_UDP ? 6 : 2;
+}
+
+/* The L4 checksum of a v4 packet (IP header at IP, L4 at L4), from scratch. */
+static inline void pkt_fill_l4_csum_v4(const void *ip, uint8_t *l4,
+				       uint16_t len, const struct pkt_spec *s)
+{
+	const uint8_t *h = ip;
+	uint8_t proto = h[9];
+	long off = pkt_l4_csum_off(proto);
+
+	l4[off] = l4[off + 1] = 0;
+	if (proto == IPPROTO_ICMP)
+		csum_put16(l4 + off, csum_oracle_icmp4(l4, len));
+	else if (proto == IPPROTO_UDP && s && s->udp_csum_zero)
+		return;
+	else if (proto == IPPROTO_UDP || proto == IPPROTO_TCP)
+		csum_put16(l4 + off, csum_oracle_l4_v4(h + 12, h + 16, proto,
+						       l4, len, off));
+}
+
+/* Frame length after padding (the buffer is zeroed already). */
+static inline size_t pkt_pad(size_t len, const struct pkt_spec *s)
+{
+	return s->pad_to > len ? s->pad_to : len;
+}
+
+/*
+ * Lay out S in BUF (PKT_MAX bytes) as Ethernet + IPv4/IPv6 + L4 + payload
+ * and return the frame length.
+ */
+static inline size_t pkt_build(uint8_t *buf, const struct pkt_spec *s)
+{
+	uint16_t l4_len;
+
+	memset(buf, 0, PKT_MAX);
+	if (pkt_is_v6(s)) {
+		struct pkt_v6_udp *p = (struct pkt_v6_udp *)buf; /* same prefix */
+		uint8_t *l4 = (uint8_t *)&p->udp;
+		long off = pkt_l4_csum_off(s->proto);
+
+		uint8_t *l3 = buf + sizeof(struct ethhdr);
+
+		pkt_fill_eth(buf, s, ETH_P_IPV6);
+		l4_len = pkt_fill_l4(l4, s);
+		pkt_fill_ipv6(l3, s, s->proto, l4_len);
+		csum_put16(l4 + off, csum_oracle_l4_v6(l3 + 8, l3 + 24, s->proto,
+						       l4, l4_len, off));
+		return pkt_pad(sizeof(struct ethhdr) + sizeof(struct ipv6hdr) +
+			       l4_len, s);
+	} else {
+		struct pkt_v4_udp *p = (struct pkt_v4_udp *)buf; /* same prefix */
+		uint8_t *l4 = (uint8_t *)&p->udp;
+
+		uint8_t *l3 = buf + sizeof(struct ethhdr);
+
+		pkt_fill_eth(buf, s, ETH_P_IP);
+		l4_len = pkt_fill_l4(l4, s);
+		pkt_fill_ipv4(l3, s, s->proto, l4_len);
+		pkt_fill_l4_csum_v4(l3, l4, l4_len, s);
+		return pkt_pad(sizeof(struct ethhdr) + sizeof(struct iphdr) +
+			       l4_len, s);
+	}
+}
+
+/* IPv4 with IHL 6 (a NOP and End-of-options) carrying UDP. */
+static inline size_t pkt_build_v4_opts_udp(uint8_t *buf, const struct pkt_spec *s)
+{
+	struct pkt_v4_opts_udp *p = (struct pkt_v4_opts_udp *)buf;
+	uint16_t l4_len;
+
+	memset(buf, 0, PKT_MAX);
+	pkt_fill_eth(&p->eth, s, ETH_P_IP);
+	l4_len = pkt_fill_l4((uint8_t *)&p->udp, s);
+	pkt_fill_ipv4(&p->ip, s, IPPROTO_UDP, l4_len + sizeof(p->opts));
+	p->ip.ihl = 6;
+	p->opts[0] = 1; /* NOP */
+	p->opts[1] = 0; /* EOL */
+	pkt_ipv4_fix_csum(&p->ip);
+	csum_put16(&p->udp.check,
+		   csum_oracle_l4_v4(&p->ip.saddr, &p->ip.daddr, IPPROTO_UDP,
+				     &p->udp, l4_len, 6));
+	return sizeof(*p) - sizeof(p->udp) + l4_len;
+}
+
+/* 802.1Q (VID 10) tagged IPv4 UDP. */
+static inline size_t pkt_build_vlan_v4_udp(uint8_t *buf, const struct pkt_spec *s)
+{
+	struct pkt_vlan_v4_udp *p = (struct pkt_vlan_v4_udp *)buf;
+	uint16_t l4_len;
+
+	memset(buf, 0, PKT_MAX);
+	memcpy(p->h_dest, s->dmac, ETH_ALEN);
+	memcpy(p->h_source, s->smac, ETH_ALEN);
+	p->tpid = htons(ETH_P_8021Q);
+	p->tci = htons(10);
+	p->proto = htons(ETH_P_IP);
+	l4_len = pkt_fill_l4((uint8_t *)&p->udp, s);
+	pkt_fill_ipv4(&p->ip, s, IPPROTO_UDP, l4_len);
+	pkt_fill_l4_csum_v4(&p->ip, (uint8_t *)&p->udp, l4_len, s);
+	return sizeof(*p) - sizeof(p->udp) + l4_len;
+}
+
+/* ARP request "who has TPA, tell SPA" (addresses from S). */
+static inline size_t pkt_build_arp(uint8_t *buf, const struct pkt_spec *s)
+{
+	struct pkt_arp *p = (struct pkt_arp *)buf;
+
+	memset(buf, 0, PKT_MAX);
+	pkt_fill_eth(&p->eth, s, ETH_P_ARP);
+	p->htype = htons(1);
+	p->ptype = htons(ETH_P_IP);
+	p->hlen = ETH_ALEN;
+	p->plen = 4;
+	p->oper = htons(1);
+	memcpy(p->sha, s->smac, ETH_ALEN);
+	inet_pton(AF_INET, s->saddr, p->spa);
+	inet_pton(AF_INET, s->daddr, p->tpa);
+	return sizeof(*p);
+}
+
+/* IPv4 GRE (protocol 47) with a few bytes of payload. */
+static inline size_t pkt_build_v4_gre(uint8_t *buf, const struct pkt_spec *s)
+{
+	struct pkt_v4_gre *p = (struct pkt_v4_gre *)buf;
+	uint16_t plen = 16;
+
+	memset(buf, 0, PKT_MAX);
+	pkt_fill_eth(&p->eth, s, ETH_P_IP);
+	p->gre_flags = 0;
+	p->gre_proto = htons(ETH_P_IP);
+	memset(p->payload, 0x5a, plen);
+	pkt_fill_ipv4(&p->ip, s, 47, 4 + plen);
+	return sizeof(*p) + plen;
+}
+
+#endif /* XNAT_TEST_PKT_H */
