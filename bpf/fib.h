@@ -71,4 +71,28 @@ static __always_inline int fib_route(struct xdp_md *ctx, struct pkt *p,
 	}
 }
 
+/*
+ * Is the source one of the router's own addresses (or a broadcast one)?
+ * Such a packet arriving from outside is spoofed (RFC 1812 5.3.7). A FIB
+ * lookup towards the source answers "not forwarded" exactly for those.
+ * Slow path only: established flows never match such a source.
+ */
+static __always_inline int fib_src_is_local(struct xdp_md *ctx, struct pkt *p)
+{
+	struct bpf_fib_lookup fib = {};
+
+	fib.ifindex = p->key.ifindex;
+	if (p->ip4) {
+		fib.family = AF_INET;
+		fib.ipv4_dst = p->ip4->saddr;
+	} else if (p->ip6) {
+		fib.family = AF_INET6;
+		__builtin_memcpy(fib.ipv6_dst, &p->ip6->saddr, 16);
+	} else {
+		return 0;
+	}
+	return bpf_fib_lookup(ctx, &fib, sizeof(fib), 0) ==
+	       BPF_FIB_LKUP_RET_NOT_FWDED;
+}
+
 #endif /* XNAT_FIB_H */

@@ -37,6 +37,11 @@ struct pkt {
 	__u16 l3_len;            /* IPv4 tot_len or IPv6 40 + payload_len */
 	__u8 tcp_flags;          /* byte 13 of the TCP header, else 0 */
 	__u8 icmp_echo_request;  /* 1 request, 0 reply (ICMP only) */
+	/* ICMP error (RFC 5508): key is then the flow entry that the quoted
+	 * packet's reply would hit, so the lookup finds the translation. */
+	__u8 icmp_error;
+	void *inner_l3;          /* the quoted IP header */
+	void *inner_l4;          /* its first 8 bytes of L4 */
 	struct flow_key key;
 	__u32 reason;            /* enum xnat_reason when not continuing */
 };
@@ -45,6 +50,69 @@ static __always_inline int pkt_stop(struct pkt *p, int action, __u32 reason)
 {
 	p->reason = reason;
 	return action;
+}
+
+static __always_inline int icmp_is_error(__u8 proto, __u8 type)
+{
+	if (proto == IPPROTO_ICMP)
+		return type == ICMP_DEST_UNREACH || type == ICMP_TIME_EXCEEDED ||
+		       type == ICMP_PARAMETERPROB;
+	return type == ICMPV6_DEST_UNREACH || type == ICMPV6_PKT_TOOBIG ||
+	       type == ICMPV6_TIME_EXCEED || type == ICMPV6_PARAMPROB;
+}
+
+/*
+ * An ICMP error quotes a packet that went the other way. Key it as that
+ * packet's reply: the flow entry found is the one whose rewrite the error
+ * needs (RFC 5508 section 4.2). Only quotes the data path could have made
+ * are keyed: option-less IPv4 or plain IPv6 with TCP, UDP or an echo
+ * request; anything else goes to the kernel.
+ */
+static __always_inline int parse_icmp_error(struct pkt *p, __u8 proto,
+					    void *inner)
+{
+	void *end = p->data_end;
+	__u8 inner_proto, echo_req;
+	__be16 *ports;
+
+	if (proto == IPPROTO_ICMP) {
+		struct iphdr *ip = inner;
+
+		if ((void *)(ip + 1) > end || ip->ihl != 5 || ip->version != 4)
+			return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
+		inner_proto = ip->protocol;
+		p->key.saddr.v4 = ip->daddr;
+		p->key.daddr.v4 = ip->saddr;
+		p->inner_l4 = ip + 1;
+		echo_req = ICMP_ECHO;
+	} else {
+		struct ipv6hdr *ip6 = inner;
+
+		if ((void *)(ip6 + 1) > end || ip6->version != 6)
+			return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
+		inner_proto = ip6->nexthdr;
+		__builtin_memcpy(p->key.saddr.v6, &ip6->daddr, 16);
+		__builtin_memcpy(p->key.daddr.v6, &ip6->saddr, 16);
+		p->inner_l4 = ip6 + 1;
+		echo_req = ICMPV6_ECHO_REQUEST;
+	}
+	/* The first 8 bytes of L4: every error quotes at least these. */
+	if (p->inner_l4 + 8 > end)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
+	ports = p->inner_l4;
+	if (inner_proto == IPPROTO_TCP || inner_proto == IPPROTO_UDP) {
+		p->key.sport = ports[1];
+		p->key.dport = ports[0];
+	} else if (inner_proto == proto &&
+		   ((struct icmphdr *)p->inner_l4)->type == echo_req) {
+		p->key.dport = ((struct icmphdr *)p->inner_l4)->un.echo.id;
+	} else {
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
+	}
+	p->key.proto = inner_proto;
+	p->inner_l3 = inner;
+	p->icmp_error = 1;
+	return XNAT_CONTINUE;
 }
 
 /* The L4 header: ports, or the ICMP echo id standing in for one. */
@@ -89,7 +157,9 @@ static __always_inline int parse_l4(struct pkt *p, __u8 proto, void *l4,
 
 		if ((void *)(ih + 1) > end || l4_len < sizeof(*ih))
 			return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
-		/* Errors, ND, router advertisements: the kernel's. */
+		if (icmp_is_error(proto, ih->type))
+			return parse_icmp_error(p, proto, ih + 1);
+		/* ND, router advertisements, timestamps: the kernel's. */
 		if (ih->type != req && ih->type != rep)
 			return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
 		p->icmp_echo_request = ih->type == req;
@@ -101,6 +171,67 @@ static __always_inline int parse_l4(struct pkt *p, __u8 proto, void *l4,
 	}
 	}
 	return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
+}
+
+/*
+ * RFC 1812 5.2.2: a router verifies the header checksum, as ip_rcv() does.
+ * An option-less header is ten words: summing them is a few instructions,
+ * and incremental updates would otherwise carry a corrupt header on.
+ */
+static __always_inline int ipv4_csum_ok(const struct iphdr *ip)
+{
+	const __u16 *w = (const __u16 *)ip;
+	__u32 sum = 0;
+
+#pragma unroll
+	for (int i = 0; i < 10; i++)
+		sum += w[i];
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+/* Multicast or limited broadcast: for the router's own services. */
+static __always_inline int ipv4_is_group(__be32 daddr)
+{
+	__u8 d0 = bpf_ntohl(daddr) >> 24;
+
+	return (d0 >= 224 && d0 < 240) || daddr == 0xffffffff;
+}
+
+/*
+ * RFC 1812 5.3.7: sources in 0/8, 127/8 or 224/3, destinations in 0/8,
+ * 127/8 or 240/4 are never forwarded; the kernel drops (and can log) them.
+ * Addresses of the router itself are checked in the slow path with a FIB
+ * lookup (fib_src_is_local), which knows them.
+ */
+static __always_inline int ipv4_is_martian(__be32 saddr, __be32 daddr)
+{
+	__u8 s0 = bpf_ntohl(saddr) >> 24, d0 = bpf_ntohl(daddr) >> 24;
+
+	return s0 == 0 || s0 == 127 || s0 >= 224 ||
+	       d0 == 0 || d0 == 127 || d0 >= 240;
+}
+
+static __always_inline int ipv6_is_loopback_or_any(const struct in6_addr *a)
+{
+	return !(a->in6_u.u6_addr32[0] | a->in6_u.u6_addr32[1] |
+		 a->in6_u.u6_addr32[2]) &&
+	       (a->in6_u.u6_addr32[3] | bpf_htonl(1)) == bpf_htonl(1);
+}
+
+/* RFC 1812 5.3.4: unicast IP in a link-layer broadcast or multicast is not
+ * forwarded. Frames for another station's MAC are caught against the
+ * port's MAC (flow entry or iface map). */
+static __always_inline int eth_is_unicast(const struct ethhdr *eth)
+{
+	return !(eth->h_dest[0] & 1);
+}
+
+static __always_inline int mac_eq(const __u8 *a, const __u8 *b)
+{
+	return *(const __u32 *)a == *(const __u32 *)b &&
+	       *(const __u16 *)(a + 4) == *(const __u16 *)(b + 4);
 }
 
 static __always_inline int parse_ipv4(struct pkt *p, struct iphdr *ip)
@@ -116,6 +247,14 @@ static __always_inline int parse_ipv4(struct pkt *p, struct iphdr *ip)
 		return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
 	if (hlen != sizeof(*ip))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_IP_OPTIONS);
+	if (!ipv4_csum_ok(ip))
+		return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
+	if (ipv4_is_group(ip->daddr))
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_LOCAL);
+	if (ipv4_is_martian(ip->saddr, ip->daddr))
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_MARTIAN);
+	if (!eth_is_unicast(p->eth))
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_OTHERHOST);
 	if (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_FRAGMENT);
 	if (ip->ttl <= 1)
@@ -146,6 +285,14 @@ static __always_inline int parse_ipv6(struct pkt *p, struct ipv6hdr *ip6)
 	    (ip6->saddr.in6_u.u6_addr16[0] & bpf_htons(0xffc0)) ==
 		    bpf_htons(0xfe80))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_LOCAL);
+	/* Multicast, loopback or unspecified source (RFC 4291), loopback or
+	 * unspecified destination. */
+	if (ip6->saddr.in6_u.u6_addr8[0] == 0xff ||
+	    ipv6_is_loopback_or_any(&ip6->saddr) ||
+	    ipv6_is_loopback_or_any(&ip6->daddr))
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_MARTIAN);
+	if (!eth_is_unicast(p->eth))
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_OTHERHOST);
 	if (ip6->hop_limit <= 1)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_TTL);
 

@@ -56,6 +56,8 @@ static __always_inline void new_flow_fill(struct new_flow *nf,
 	nf->ov.bytes = p->len;
 	nf->ov.tcp_flags_seen =
 		p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_SYN | XNAT_TCP_RST);
+	__builtin_memcpy(nf->ov.ingress_mac, p->eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(nf->rv.ingress_mac, fib->smac, ETH_ALEN);
 
 	nf->rv.dir = FLOW_DIR_REPLY;
 	nf->rv.nat = nf->ov.nat;

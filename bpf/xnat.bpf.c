@@ -16,27 +16,32 @@
 #include "fib.h"
 #include "flow.h"
 #include "slowpath.h"
+#include "icmp_error.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+/* Send a rewritten packet out of EGRESS. Falls back to XDP_DROP when the
+ * port left the devmap: the packet must not reach the kernel rewritten. */
+static __always_inline int redirect(struct pkt *p, __u32 egress, __u32 reason)
+{
+	int action = bpf_redirect_map(&xnat_tx_ports, egress, XDP_DROP);
+
+	if (action != XDP_REDIRECT)
+		reason = XNAT_DROP_REDIRECT;
+	return count(p, reason, action);
+}
 
 /* Rewrite the packet from V and send it to V's egress port. */
 static __always_inline int forward(struct pkt *p, const struct flow_value *v,
 				   __u32 reason)
 {
-	int action;
-
 	if (p->l3_len > v->egress_mtu)
 		/* XXX: a non-DF packet would be fragmented and NATed by the
 		 * kernel with its own port; same-MTU ports never see this. */
 		return count(p, XNAT_PASS_MTU, XDP_PASS);
 	if (flow_rewrite(p, v))
 		return count(p, XNAT_DROP_MALFORMED, XDP_DROP);
-	/* Falls back to XDP_DROP when the port left the devmap: the packet
-	 * is already rewritten and must not reach the kernel like that. */
-	action = bpf_redirect_map(&xnat_tx_ports, v->egress_ifindex, XDP_DROP);
-	if (action != XDP_REDIRECT)
-		reason = XNAT_DROP_REDIRECT;
-	return count(p, reason, action);
+	return redirect(p, v->egress_ifindex, reason);
 }
 
 /*
@@ -80,6 +85,16 @@ int xdp_xnat(struct xdp_md *ctx)
 		return count(&p, XNAT_PASS_NOT_IP, XDP_PASS);
 
 	v = bpf_map_lookup_elem(&xnat_flows, &p.key);
+	if (v && !mac_eq(p.eth->h_dest, v->ingress_mac))
+		return count(&p, XNAT_PASS_OTHERHOST, XDP_PASS);
+	if (p.icmp_error) {
+		/* Errors about flows the kernel owns are the kernel's. */
+		if (!v)
+			return count(&p, XNAT_PASS_PROTO, XDP_PASS);
+		if (icmp_error_forward(&p, v))
+			return count(&p, XNAT_DROP_MALFORMED, XDP_DROP);
+		return redirect(&p, v->egress_ifindex, XNAT_FWD_ICMP_ERROR);
+	}
 	if (v && !(cfg->flags & XNAT_F_FASTPATH_OFF)) {
 		flow_touch(v, &p);
 		return forward(&p, v, XNAT_FWD_FAST);
@@ -97,6 +112,10 @@ int xdp_xnat(struct xdp_md *ctx)
 	in = iface_get(p.key.ifindex);
 	if (!in)
 		return count(&p, XNAT_PASS_EGRESS, XDP_PASS);
+	if (!mac_eq(p.eth->h_dest, in->mac))
+		return count(&p, XNAT_PASS_OTHERHOST, XDP_PASS);
+	if (fib_src_is_local(ctx, &p))
+		return count(&p, XNAT_PASS_MARTIAN, XDP_PASS);
 	if (in->role == XNAT_ROLE_WAN)
 		rc = slow_from_wan(ctx, &p, nf, cfg, in);
 	else

@@ -91,8 +91,10 @@ struct flow_value {
 	 * direction. Each direction writes only its own entry; the state is
 	 * derived from both when it matters (expiry, display). */
 	__u8 tcp_flags_seen;
-	__u8 pad[3];
-	__u32 pad2;
+	/* MAC of the ingress port: a frame of this flow addressed to another
+	 * station (flooded by a switch) is not ours to forward. */
+	__u8 ingress_mac[6];
+	__u8 pad;
 	__u64 created_ns;  /* bpf_ktime_get_ns() */
 	__u64 last_seen_ns;
 	/* Updated without atomics: exact per CPU, approximate when one flow is
@@ -115,8 +117,10 @@ enum xnat_role {
 struct iface_info {
 	__u32 role; /* enum xnat_role */
 	__u32 mtu;
+	__u8 mac[6]; /* frames for other MACs are not forwarded */
+	__u16 pad;
 };
-_Static_assert(sizeof(struct iface_info) == 8, "iface_info layout");
+_Static_assert(sizeof(struct iface_info) == 16, "iface_info layout");
 
 /* Bits of xnat_config.flags. */
 #define XNAT_F_FASTPATH_OFF (1U << 0) /* route every packet (benchmarks) */
@@ -160,8 +164,11 @@ enum xnat_reason {
 	XNAT_FWD_FAST = 0,      /* flow table hit, cached rewrite */
 	XNAT_FWD_SLOW,          /* miss: routed, flow created, forwarded */
 	XNAT_FWD_ROUTED,        /* fast path off: hit, but routed again */
+	XNAT_FWD_ICMP_ERROR,    /* ICMP error about a flow, translated */
 	/* handed to the kernel (XDP_PASS) */
 	XNAT_PASS_NOT_IP,       /* ARP, LLDP, anything not IPv4/IPv6 */
+	XNAT_PASS_OTHERHOST,    /* frame not addressed to our MAC */
+	XNAT_PASS_MARTIAN,      /* impossible source or destination address */
 	XNAT_PASS_VLAN,         /* 802.1Q tagged: the kernel's VLAN device */
 	XNAT_PASS_LOCAL,        /* addressed to the router itself */
 	XNAT_PASS_IP_OPTIONS,

@@ -118,7 +118,9 @@ static void print_entry(int fd, const struct opts *o, const struct flow_key *k,
 		json_obj_end();
 		return;
 	}
-	printf("%-6s %-5s %-4s %-8s %-42s %-42s %-8s -> %-42s %-42s %-11s %6llu %10llu %12llu\n",
+	/* One line per direction: what arrives where, what it becomes and
+	 * where it leaves. Widths fit IPv4; IPv6 lines run longer. */
+	printf("%-6s %-5s %-4s %-6s %-21s %-21s => %-6s %-21s %-21s %-11s %5llu %9llu %11llu\n",
 	       proto_name(k->proto), v->dir == FLOW_DIR_ORIG ? "orig" : "reply",
 	       nat_name(v->nat), ifname(k->ifindex, in), src, dst,
 	       ifname(v->egress_ifindex, out), nsrc, ndst,
@@ -141,7 +143,7 @@ int cmd_flows(const struct opts *o)
 		json_obj_begin(NULL);
 		json_arr_begin("flows");
 	} else {
-		printf("%-6s %-5s %-4s %-8s %-42s %-42s %-8s    %-42s %-42s %-11s %6s %10s %12s\n",
+		printf("%-6s %-5s %-4s %-6s %-21s %-21s    %-6s %-21s %-21s %-11s %5s %9s %11s\n",
 		       "proto", "dir", "nat", "in", "src", "dst", "out",
 		       "new src", "new dst", "state", "idle", "packets", "bytes");
 	}

@@ -92,6 +92,7 @@ int cmd_status(const struct opts *o)
 			json_obj_begin("flows");
 			json_u64("entries", fill.entries);
 			json_u64("max", fill.max);
+			json_u64("max_connections", fill.max / 2);
 			json_obj_end();
 		}
 		json_obj_end();

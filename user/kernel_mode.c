@@ -217,6 +217,51 @@ static int set_sysctls(const struct config *cfg, struct xnat_state *st,
 	return set_sysctl(st, SYSCTL_IP_FORWARD, "1", err);
 }
 
+/*
+ * The same [timeouts] for the kernel's conntrack, so kernel mode (and the
+ * flows xdp mode passes up) age like XDP flows. RFC 5382's "transitory" is
+ * every TCP state but established and the 10 s after a RST. Per netns; the
+ * files exist once conntrack runs in the netns, which the NAT table above
+ * guarantees, but a kernel without them is not an error.
+ */
+static int set_ct_timeout(struct xnat_state *st, const char *name,
+			  uint32_t secs, char *err)
+{
+	char path[96], val[16];
+	int ret;
+
+	snprintf(path, sizeof(path), "net/netfilter/nf_conntrack_%s", name);
+	snprintf(val, sizeof(val), "%u", secs);
+	ret = state_sysctl_set(st, path, val);
+	if (ret == -ENOENT) {
+		pr_debug("No %s here; conntrack keeps its default\n", path);
+		return 0;
+	}
+	return ret ? sysctl_err(path, val, ret, err) : 0;
+}
+
+static int set_ct_timeouts(const struct config *cfg, struct xnat_state *st,
+			   char *err)
+{
+	static const char *const transitory[] = {
+		"tcp_timeout_syn_sent", "tcp_timeout_syn_recv",
+		"tcp_timeout_fin_wait", "tcp_timeout_close_wait",
+		"tcp_timeout_last_ack", "tcp_timeout_time_wait",
+	};
+	int ret = set_ct_timeout(st, "tcp_timeout_established",
+				 cfg->timeout_tcp_est, err);
+
+	for (size_t i = 0; !ret && i < sizeof(transitory) / sizeof(*transitory); i++)
+		ret = set_ct_timeout(st, transitory[i], cfg->timeout_tcp_trans, err);
+	if (!ret)
+		ret = set_ct_timeout(st, "udp_timeout", cfg->timeout_udp, err);
+	if (!ret)
+		ret = set_ct_timeout(st, "udp_timeout_stream", cfg->timeout_udp, err);
+	if (!ret)
+		ret = set_ct_timeout(st, "icmp_timeout", cfg->timeout_icmp, err);
+	return ret;
+}
+
 int kernel_apply(const struct config *cfg, struct xnat_state *st,
 		 char err[CONFIG_ERR_LEN])
 {
@@ -235,6 +280,9 @@ int kernel_apply(const struct config *cfg, struct xnat_state *st,
 	pr_debug("nft transaction:\n%s", cmds);
 	ret = nft_run(cmds, err);
 	free(cmds);
+	if (ret)
+		return ret;
+	ret = set_ct_timeouts(cfg, st, err);
 	if (ret)
 		return ret;
 	return set_sysctls(cfg, st, local, err);

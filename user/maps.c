@@ -17,19 +17,23 @@
 #include "log.h"
 #include "loader.h"
 
-static unsigned int iface_mtu(const char *name)
+/* The port's MTU and MAC, which the data path checks frames against. */
+static int iface_read(const char *name, struct iface_info *info)
 {
 	struct ifreq ifr = {};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	unsigned int mtu = 1500;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
 
 	if (fd < 0)
-		return mtu;
+		return -errno;
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
-	if (!ioctl(fd, SIOCGIFMTU, &ifr))
-		mtu = ifr.ifr_mtu;
+	if (ioctl(fd, SIOCGIFMTU, &ifr))
+		err = -errno;
+	info->mtu = ifr.ifr_mtu;
+	if (!err && ioctl(fd, SIOCGIFHWADDR, &ifr))
+		err = -errno;
+	memcpy(info->mac, ifr.ifr_hwaddr.sa_data, sizeof(info->mac));
 	close(fd);
-	return mtu;
+	return err;
 }
 
 /* Delete every key of FD for which KEEP says no. */
@@ -77,9 +81,12 @@ static int fwd_keep(const void *key, const struct config *cfg)
 static int put_port(int ifaces_fd, int tx_fd, const struct config_iface *ci,
 		    enum xnat_role role)
 {
-	struct iface_info info = { .role = role, .mtu = iface_mtu(ci->name) };
+	struct iface_info info = { .role = role };
 	__u32 ifindex = ci->ifindex;
+	int err = iface_read(ci->name, &info);
 
+	if (err)
+		return err;
 	if (bpf_map_update_elem(ifaces_fd, &ifindex, &info, BPF_ANY) ||
 	    bpf_map_update_elem(tx_fd, &ifindex, &ifindex, BPF_ANY))
 		return -errno;

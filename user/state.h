@@ -12,7 +12,7 @@
 #include <net/if.h>
 #include <stdint.h>
 
-#define STATE_MAX_SYSCTLS 8
+#define STATE_MAX_SYSCTLS 24
 #define STATE_MAX_IFACES 64
 
 struct saved_sysctl {

@@ -412,4 +412,28 @@ static inline size_t pkt_build_v4_gre(uint8_t *buf, const struct pkt_spec *s)
 	return sizeof(*p) + plen;
 }
 
+/*
+ * An ICMP (or ICMPv6) error from OUTER (type, code, addresses, MACs; for
+ * "fragmentation needed" / "packet too big" the MTU goes in icmp_seq) whose
+ * body quotes the IP packet described by QUOTED, cut to QUOTE_LEN bytes
+ * (0: whole), as the router that dropped it would send it.
+ */
+static inline size_t pkt_build_icmp_error(uint8_t *buf,
+					  const struct pkt_spec *outer,
+					  const struct pkt_spec *quoted,
+					  size_t quote_len)
+{
+	uint8_t inner[PKT_MAX];
+	struct pkt_spec o = *outer;
+	size_t len = pkt_build(inner, quoted) - sizeof(struct ethhdr);
+
+	if (quote_len && quote_len < len)
+		len = quote_len;
+	o.proto = pkt_is_v6(outer) ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
+	o.icmp_id = 0; /* unused field */
+	o.payload = inner + sizeof(struct ethhdr);
+	o.payload_len = len;
+	return pkt_build(buf, &o);
+}
+
 #endif /* XNAT_TEST_PKT_H */
