@@ -98,11 +98,12 @@ static __always_inline int icmp_error_forward(struct pkt *p,
 			return -1;
 		ih->checksum = csum_apply(ih->checksum, inner_delta);
 		/* The error goes to whoever sent the quoted packet. Its source
-		 * changes only if it is the flow's own peer (a port
-		 * unreachable from the server behind a port forward); a router
-		 * on the way keeps its own address. */
+		 * is translated when the flow translates sources this way
+		 * (errors leaving the LAN: the server or any inside router
+		 * becomes the WAN address, no inside address leaks out);
+		 * otherwise a router on the way keeps its own address. */
 		daddr = r->new_daddr.v4;
-		if (ip->saddr == p->key.saddr.v4)
+		if (r->new_saddr.v4 != p->key.saddr.v4)
 			saddr = r->new_saddr.v4;
 		d = csum_delta32(d, ip->saddr, saddr);
 		d = csum_delta32(d, ip->daddr, daddr);

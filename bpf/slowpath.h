@@ -93,8 +93,10 @@ static __always_inline int new_flow_insert(struct pkt *p, struct new_flow *nf,
 	__be16 port = nf->ov.new_sport;
 	int err = -1, i;
 
+	int snat = nf->ov.nat == FLOW_NAT_SNAT || nf->ov.nat == FLOW_NAT_HAIRPIN;
+
 	/* Port preservation: keep the inside port when it is in range. */
-	if (nf->ov.nat == FLOW_NAT_SNAT && !port_in_range(cfg, port))
+	if (snat && !port_in_range(cfg, port))
 		port = bpf_htons(cfg->port_min + bpf_get_prandom_u32() % range);
 
 	for (i = 0; i < NAT_PORT_TRIES; i++) {
@@ -102,7 +104,7 @@ static __always_inline int new_flow_insert(struct pkt *p, struct new_flow *nf,
 		new_flow_seal(nf);
 		err = bpf_map_update_elem(&xnat_flows, &nf->rkey, &nf->rv,
 					  BPF_NOEXIST);
-		if (err != -17 /* EEXIST */ || nf->ov.nat != FLOW_NAT_SNAT)
+		if (err != -17 /* EEXIST */ || !snat)
 			break;
 		port = bpf_htons(cfg->port_min + bpf_get_prandom_u32() % range);
 	}
@@ -134,6 +136,51 @@ static __always_inline struct iface_info *egress_get(struct pkt *p,
 	return out;
 }
 
+/*
+ * Hairpinning (RFC 4787 REQ-9, RFC 5382 REQ-8): a LAN host connects to a
+ * port forward on the WAN address. The server behind it must answer through
+ * the router, so the source becomes the WAN address and a NAT port, the
+ * external mapping the client would have towards the outside. Returns
+ * XNAT_CONTINUE with nf->ov.nat == FLOW_NAT_HAIRPIN when installed, or
+ * XNAT_CONTINUE with nf untouched when no forward matches (the packet is
+ * for the router itself), or a verdict.
+ */
+static __always_inline int slow_hairpin(struct xdp_md *ctx, struct pkt *p,
+					struct new_flow *nf,
+					const struct xnat_config *cfg,
+					const struct iface_info *in)
+{
+	struct fwd_key fk = { .port = p->key.dport, .proto = p->key.proto };
+	struct bpf_fib_lookup fib;
+	struct fwd_value *fwd;
+	struct iface_info *out;
+	union xnat_addr dst = {};
+	int rc;
+
+	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
+		return XNAT_CONTINUE;
+	fwd = bpf_map_lookup_elem(&xnat_forwards, &fk);
+	if (!fwd)
+		return XNAT_CONTINUE;
+	dst.v4 = fwd->addr;
+	rc = fib_route(ctx, p, &p->key.saddr, &dst, &fib);
+	if (rc != XNAT_CONTINUE)
+		return rc;
+	/* Usually back out of the port it came in on. */
+	out = egress_get(p, &fib);
+	if (!out || out->role != XNAT_ROLE_LAN)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
+	if (kernel_owns_flow(ctx, p))
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_KERNEL_FLOW);
+	nf->ov.nat = FLOW_NAT_HAIRPIN;
+	nf->ov.new_saddr.v4 = cfg->nat_addr;
+	nf->ov.new_sport = p->key.sport;
+	nf->ov.new_daddr.v4 = fwd->addr;
+	nf->ov.new_dport = fwd->port;
+	new_flow_fill(nf, p, &fib, out->mtu, in->mtu);
+	return new_flow_insert(p, nf, cfg);
+}
+
 /* A new connection from a LAN port: SNAT towards the WAN, else routed. */
 static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 					 struct new_flow *nf,
@@ -154,6 +201,12 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 	if ((p->key.proto == IPPROTO_ICMP || p->key.proto == IPPROTO_ICMPV6) &&
 	    !p->icmp_echo_request)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
+
+	if (p->ip4 && cfg->nat_addr && p->key.daddr.v4 == cfg->nat_addr) {
+		rc = slow_hairpin(ctx, p, nf, cfg, in);
+		if (rc != XNAT_CONTINUE || nf->ov.nat == FLOW_NAT_HAIRPIN)
+			return rc;
+	}
 
 	rc = fib_route(ctx, p, &p->key.saddr, &p->key.daddr, &fib);
 	if (rc != XNAT_CONTINUE)

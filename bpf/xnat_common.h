@@ -59,6 +59,8 @@ enum flow_nat {
 	FLOW_NAT_NONE = 0,  /* routed only (IPv6, LAN to LAN) */
 	FLOW_NAT_SNAT = 1,  /* LAN to WAN masquerade */
 	FLOW_NAT_DNAT = 2,  /* WAN to LAN port forward */
+	FLOW_NAT_HAIRPIN = 3, /* LAN to a port forward on the WAN address:
+				 DNAT to the server, SNAT to the WAN address */
 };
 
 /* TCP state as derived from both directions; it only picks the timeout. */

@@ -30,7 +30,8 @@ static const char *proto_name(__u8 proto)
 static const char *nat_name(__u8 nat)
 {
 	return nat == FLOW_NAT_SNAT ? "snat" :
-	       nat == FLOW_NAT_DNAT ? "dnat" : "none";
+	       nat == FLOW_NAT_DNAT ? "dnat" :
+	       nat == FLOW_NAT_HAIRPIN ? "hairpin" : "none";
 }
 
 static const char *state_name(__u8 proto, __u8 st)

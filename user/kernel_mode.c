@@ -76,7 +76,7 @@ static const char *proto_name(uint8_t proto)
  */
 static void emit_prerouting(FILE *f, const struct config *cfg)
 {
-	char nat[INET_ADDRSTRLEN + 16], to[INET_ADDRSTRLEN];
+	char nat[INET_ADDRSTRLEN + 16], to[INET_ADDRSTRLEN], wan[INET_ADDRSTRLEN];
 	const struct config_forward *fw;
 	int i;
 
@@ -87,12 +87,19 @@ static void emit_prerouting(FILE *f, const struct config *cfg)
 			 inet_ntop(AF_INET, &cfg->nat_addr, to, sizeof(to)));
 	fprintf(f, "\tchain prerouting {\n"
 		   "\t\ttype nat hook prerouting priority dstnat; policy accept;\n");
+	inet_ntop(AF_INET, &cfg->nat_addr, wan, sizeof(wan));
 	for (i = 0; i < cfg->n_fwd; i++) {
 		fw = &cfg->fwd[i];
 		inet_ntop(AF_INET, &fw->addr, to, sizeof(to));
 		fprintf(f, "\t\tiifname \"%s\" %s %s dport %u dnat ip to %s:%u\n",
 			cfg->wan.name, nat, proto_name(fw->proto), fw->port, to,
 			fw->to_port);
+		/* Hairpin: LAN hosts reach the forward on the WAN address
+		 * (the one resolved now; `xnat run` re-applies on change). */
+		if (cfg->nat_addr)
+			fprintf(f, "\t\tiifname != \"%s\" ip daddr %s %s dport %u dnat ip to %s:%u\n",
+				cfg->wan.name, wan, proto_name(fw->proto),
+				fw->port, to, fw->to_port);
 	}
 	fprintf(f, "\t}\n");
 }
@@ -124,6 +131,14 @@ static void emit_postrouting(FILE *f, const struct config *cfg,
 			knat[0], knat[1]);
 	fprintf(f, "\t\toifname \"%s\" meta nfproto ipv4 %s\n",
 		cfg->wan.name, to);
+	/* Hairpinned connections leave by a LAN port: the server must answer
+	 * through the router, so the client appears as the WAN address, as
+	 * it would to an outside server (RFC 4787 REQ-9). */
+	if (cfg->nat_addr) {
+		inet_ntop(AF_INET, &cfg->nat_addr, addr, sizeof(addr));
+		fprintf(f, "\t\tiifname != \"%s\" oifname != \"%s\" ct status dnat meta nfproto ipv4 snat ip to %s\n",
+			cfg->wan.name, cfg->wan.name, addr);
+	}
 	fprintf(f, "\t}\n");
 }
 
@@ -283,6 +298,12 @@ int kernel_apply(const struct config *cfg, struct xnat_state *st,
 	if (ret)
 		return ret;
 	ret = set_ct_timeouts(cfg, st, err);
+	/* In xdp mode a stray TCP segment of an XDP flow that has expired
+	 * must not be picked up mid-stream by conntrack and NATed with a
+	 * kernel port (a stale mapping resurrected with the wrong port):
+	 * only a SYN opens a connection, in both paths. */
+	if (!ret && cfg->mode == MODE_XDP)
+		ret = set_ct_timeout(st, "tcp_loose", 0, err);
 	if (ret)
 		return ret;
 	return set_sysctls(cfg, st, local, err);
