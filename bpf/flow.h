@@ -14,9 +14,10 @@
 #include "maps.h"
 #include "csum.h"
 #include "parsing.h"
+#include "nat.h"
 
-#define NSEC_PER_SEC 1000000000ULL
-#define XNAT_CLOCK_MONOTONIC 1
+/* Longest sleep of a flow's expiry timer (see flow_expire). */
+#define FLOW_RECHECK_NS (60 * NSEC_PER_SEC)
 
 /* The key a packet of the other direction arrives with. */
 static __always_inline void flow_reply_key(const struct flow_key *okey,
@@ -122,12 +123,25 @@ static __always_inline int flow_rewrite(struct pkt *p,
 	return 0;
 }
 
+/* Does this entry carry traffic from the WAN into a mapping? */
+static __always_inline int flow_is_inbound(const struct flow_value *v)
+{
+	return v->dir == FLOW_DIR_ORIG ? v->nat == FLOW_NAT_INBOUND ||
+						 v->nat == FLOW_NAT_DNAT :
+					 v->nat == FLOW_NAT_SNAT;
+}
+
 /* Account a packet to its entry; written without atomics (see the header). */
-static __always_inline void flow_touch(struct flow_value *v, const struct pkt *p)
+static __always_inline void flow_touch(struct flow_value *v, const struct pkt *p,
+				       const struct xnat_config *cfg)
 {
 	__u8 flags = p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_SYN | XNAT_TCP_RST);
 
-	v->last_seen_ns = bpf_ktime_get_coarse_ns();
+	/* RFC 4787 REQ-6: outbound UDP refreshes a mapping; inbound only
+	 * if configured, or a remote could hold a port open forever. */
+	if (p->key.proto != IPPROTO_UDP || !flow_is_inbound(v) ||
+	    (cfg->flags & XNAT_F_INBOUND_REFRESH))
+		v->last_seen_ns = bpf_ktime_get_coarse_ns();
 	v->packets++;
 	v->bytes += p->len;
 	/* Only write the flags when they add something: they rarely do. */
@@ -143,6 +157,7 @@ static __always_inline void flow_touch(struct flow_value *v, const struct pkt *p
  */
 static int flow_expire(void *map, struct flow_key *okey, struct flow_value *ov)
 {
+	struct nat_endpoint ep;
 	struct flow_key rkey;
 	struct flow_value *rv;
 	struct xnat_config *cfg;
@@ -160,9 +175,16 @@ static int flow_expire(void *map, struct flow_key *okey, struct flow_value *ov)
 	timeout = flow_timeout(cfg, okey->proto, ov, rv) * NSEC_PER_SEC;
 	now = bpf_ktime_get_ns();
 	if (now < last + timeout) {
-		bpf_timer_start(&ov->timer, last + timeout - now, 0);
+		/* Wake at least once a minute even for long timeouts, so a
+		 * reload that shortens them reaches existing flows soon. */
+		__u64 next = last + timeout - now;
+
+		bpf_timer_start(&ov->timer, next < FLOW_RECHECK_NS ? next :
+					     FLOW_RECHECK_NS, 0);
 		return 0;
 	}
+	if (flow_mapping_ep(okey, ov, &ep))
+		mapping_put(&ep);
 	if (rv)
 		bpf_map_delete_elem(&xnat_flows, &rkey);
 	bpf_map_delete_elem(&xnat_flows, okey);
@@ -174,15 +196,16 @@ static __always_inline void flow_arm_expiry(const struct flow_key *okey,
 					    const struct xnat_config *cfg)
 {
 	struct flow_value *ov = bpf_map_lookup_elem(&xnat_flows, okey);
+	__u64 timeout;
 
 	if (!ov)
 		return;
 	if (bpf_timer_init(&ov->timer, &xnat_flows, XNAT_CLOCK_MONOTONIC))
 		return; /* -EBUSY: already armed by a racing CPU */
 	bpf_timer_set_callback(&ov->timer, flow_expire);
-	bpf_timer_start(&ov->timer,
-			flow_timeout(cfg, okey->proto, ov, NULL) * NSEC_PER_SEC,
-			0);
+	timeout = flow_timeout(cfg, okey->proto, ov, NULL) * NSEC_PER_SEC;
+	bpf_timer_start(&ov->timer, timeout < FLOW_RECHECK_NS ? timeout :
+				    FLOW_RECHECK_NS, 0);
 }
 
 #endif /* XNAT_FLOW_H */

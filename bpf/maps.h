@@ -21,6 +21,33 @@ struct {
 	__uint(max_entries, 2 * 65536);
 } xnat_flows SEC(".maps");
 
+/* Inside endpoint -> its mapping (external port, users, expiry timer).
+ * max_entries is set from [flows] max before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct nat_endpoint);
+	__type(value, struct nat_mapping);
+	__uint(max_entries, 65536);
+} xnat_mappings SEC(".maps");
+
+/* External port -> the inside endpoint that owns it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct nat_port_key);
+	__type(value, struct nat_endpoint);
+	__uint(max_entries, 65536);
+} xnat_ports SEC(".maps");
+
+/* Remote addresses each mapping has sent to, for address-dependent
+ * filtering. LRU: an entry lost to pressure only makes filtering stricter
+ * for that peer until the inside host sends to it again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct nat_peer_key);
+	__type(value, struct nat_endpoint);
+	__uint(max_entries, 131072);
+} xnat_peers SEC(".maps");
+
 /* The router config: NAT address, port range, timeouts, flags. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

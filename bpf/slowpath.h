@@ -2,10 +2,9 @@
 /*
  * The slow path: a packet whose flow is not in the table. It is routed with
  * the FIB, the NAT decision is taken from the config maps (SNAT from LAN to
- * WAN, port forwards from WAN to LAN, plain routing otherwise), and both
- * directions of the new connection are installed, reply first: inserting
- * the reply key with BPF_NOEXIST is what reserves the external port, so
- * concurrent CPUs allocate ports without a lock (the cilium way).
+ * WAN through the endpoint's mapping, port forwards and filtered inbound
+ * traffic from WAN to LAN, plain routing otherwise), and both directions of
+ * the new connection are installed, reply first.
  */
 #ifndef XNAT_SLOWPATH_H
 #define XNAT_SLOWPATH_H
@@ -16,20 +15,9 @@
 #include "flow.h"
 #include "conntrack.h"
 
-/* Port candidates tried before giving a new flow to the kernel. */
-#define NAT_PORT_TRIES 16
-
 static __always_inline struct iface_info *iface_get(__u32 ifindex)
 {
 	return bpf_map_lookup_elem(&xnat_ifaces, &ifindex);
-}
-
-static __always_inline int port_in_range(const struct xnat_config *cfg,
-					 __be16 port)
-{
-	__u16 h = bpf_ntohs(port);
-
-	return h >= cfg->port_min && h <= cfg->port_max;
 }
 
 /*
@@ -82,45 +70,49 @@ static __always_inline void new_flow_seal(struct new_flow *nf)
 }
 
 /*
- * Insert both entries. For SNAT, try external ports until the reply key is
- * free. Returns XNAT_CONTINUE with the ORIG entry in place, or XDP_PASS with
- * a reason (the kernel NAT takes the connection).
+ * Insert both entries, reply first: a flow must never be found in one
+ * direction only. A flow through a mapping takes a reference on it first
+ * (creating it for outgoing flows; that is where the external port is
+ * chosen). Returns XNAT_CONTINUE with the flow in place, or XDP_PASS with a
+ * reason: the kernel's NAT takes the connection.
  */
 static __always_inline int new_flow_insert(struct pkt *p, struct new_flow *nf,
 					   const struct xnat_config *cfg)
 {
-	__u16 range = cfg->port_max - cfg->port_min + 1;
-	__be16 port = nf->ov.new_sport;
-	int err = -1, i;
+	struct nat_endpoint ep;
+	struct nat_mapping *m;
+	int mapped, err, rc;
 
-	int snat = nf->ov.nat == FLOW_NAT_SNAT || nf->ov.nat == FLOW_NAT_HAIRPIN;
-
-	/* Port preservation: keep the inside port when it is in range. */
-	if (snat && !port_in_range(cfg, port))
-		port = bpf_htons(cfg->port_min + bpf_get_prandom_u32() % range);
-
-	for (i = 0; i < NAT_PORT_TRIES; i++) {
-		nf->ov.new_sport = port;
-		new_flow_seal(nf);
-		err = bpf_map_update_elem(&xnat_flows, &nf->rkey, &nf->rv,
-					  BPF_NOEXIST);
-		if (err != -17 /* EEXIST */ || !snat)
-			break;
-		port = bpf_htons(cfg->port_min + bpf_get_prandom_u32() % range);
+	mapped = flow_mapping_ep(&nf->okey, &nf->ov, &ep);
+	if (nf->ov.nat == FLOW_NAT_INBOUND) {
+		m = bpf_map_lookup_elem(&xnat_mappings, &ep);
+		if (!m) /* expired since the filter looked */
+			return pkt_stop(p, XDP_DROP, XNAT_DROP_UNSOLICITED);
+		__sync_fetch_and_add(&m->flows, 1);
+	} else if (mapped) {
+		rc = mapping_get(p, cfg, &ep, &nf->ov.new_sport);
+		if (rc != XNAT_CONTINUE)
+			return rc;
 	}
-	if (err == -17)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_NO_PORT);
-	if (err)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_TABLE_FULL);
+	new_flow_seal(nf);
 
-	err = bpf_map_update_elem(&xnat_flows, &nf->okey, &nf->ov, BPF_NOEXIST);
+	err = bpf_map_update_elem(&xnat_flows, &nf->rkey, &nf->rv, BPF_NOEXIST);
+	if (!err) {
+		err = bpf_map_update_elem(&xnat_flows, &nf->okey, &nf->ov,
+					  BPF_NOEXIST);
+		if (err)
+			bpf_map_delete_elem(&xnat_flows, &nf->rkey);
+	}
 	if (err) {
-		bpf_map_delete_elem(&xnat_flows, &nf->rkey);
+		if (mapped)
+			mapping_put(&ep);
 		/* EEXIST: another CPU created this very flow meanwhile; the
 		 * packet goes to the kernel once, the next one hits. */
-		return pkt_stop(p, XDP_PASS, err == -17 ? XNAT_PASS_KERNEL_FLOW :
-							   XNAT_PASS_TABLE_FULL);
+		return pkt_stop(p, XDP_PASS, err == -EEXIST ?
+				XNAT_PASS_KERNEL_FLOW : XNAT_PASS_TABLE_FULL);
 	}
+	if (nf->ov.nat == FLOW_NAT_SNAT)
+		peer_record(&ep, nf->ov.new_sport, p->key.daddr.v4);
 	flow_arm_expiry(&nf->okey, cfg);
 	return XNAT_CONTINUE;
 }
@@ -234,6 +226,62 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 }
 
 /*
+ * From the WAN to the NAT address without a flow: a port forward (DNAT), or
+ * a port of the XDP range that a mapping owns and whose filtering lets
+ * this sender in (RFC 4787 REQ-8), opens a connection. Other ports of the
+ * XDP range are unsolicited; the rest of the ports are the kernel's (its
+ * own sockets, its NAT).
+ */
+static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
+					    struct new_flow *nf,
+					    const struct xnat_config *cfg,
+					    const struct iface_info *in)
+{
+	struct fwd_key fk = { .port = p->key.dport, .proto = p->key.proto };
+	struct bpf_fib_lookup fib;
+	struct nat_endpoint ep;
+	struct fwd_value *fwd;
+	struct iface_info *out;
+	union xnat_addr dst = {};
+	int rc;
+
+	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_LOCAL); /* pings */
+	fwd = bpf_map_lookup_elem(&xnat_forwards, &fk);
+	if (fwd) {
+		nf->ov.nat = FLOW_NAT_DNAT;
+		ep.addr = fwd->addr;
+		ep.port = fwd->port;
+	} else if (port_in_range(cfg, p->key.dport)) {
+		rc = inbound_allowed(p, cfg, &ep);
+		if (rc <= 0)
+			return pkt_stop(p, XDP_DROP, rc ? XNAT_DROP_UNSOLICITED :
+							  XNAT_DROP_FILTERED);
+		nf->ov.nat = FLOW_NAT_INBOUND;
+	} else {
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_WAN_IN);
+	}
+	if (p->key.proto == IPPROTO_TCP &&
+	    (p->tcp_flags & (XNAT_TCP_SYN | XNAT_TCP_ACK | XNAT_TCP_RST)) !=
+		    XNAT_TCP_SYN)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_TCP_MIDSTREAM);
+
+	dst.v4 = ep.addr;
+	rc = fib_route(ctx, p, &p->key.saddr, &dst, &fib);
+	if (rc != XNAT_CONTINUE)
+		return rc;
+	out = egress_get(p, &fib);
+	if (!out || out->role != XNAT_ROLE_LAN)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
+	nf->ov.new_saddr = p->key.saddr;
+	nf->ov.new_sport = p->key.sport;
+	nf->ov.new_daddr.v4 = ep.addr;
+	nf->ov.new_dport = ep.port;
+	new_flow_fill(nf, p, &fib, out->mtu, in->mtu);
+	return new_flow_insert(p, nf, cfg);
+}
+
+/*
  * A packet from the WAN without a flow: a port forward opens a connection;
  * anything else that would enter the LAN is unsolicited and dropped, unless
  * the kernel's conntrack knows it (a flow the kernel forwarded). Traffic for
@@ -258,41 +306,8 @@ static __always_inline int slow_from_wan(struct xdp_md *ctx, struct pkt *p,
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_WAN_IN);
 
 	if (p->key.family == XNAT_AF_INET && cfg->nat_addr &&
-	    p->key.daddr.v4 == cfg->nat_addr) {
-		struct fwd_key fk = { .port = p->key.dport,
-				      .proto = p->key.proto };
-		struct fwd_value *fwd = NULL;
-
-		if (p->key.proto == IPPROTO_TCP || p->key.proto == IPPROTO_UDP)
-			fwd = bpf_map_lookup_elem(&xnat_forwards, &fk);
-		if (!fwd) {
-			if (p->key.proto == IPPROTO_ICMP &&
-			    p->icmp_echo_request)
-				return pkt_stop(p, XDP_PASS, XNAT_PASS_LOCAL);
-			if (port_in_range(cfg, p->key.dport))
-				return pkt_stop(p, XDP_DROP,
-						XNAT_DROP_UNSOLICITED);
-			return pkt_stop(p, XDP_PASS, XNAT_PASS_WAN_IN);
-		}
-		if (p->key.proto == IPPROTO_TCP &&
-		    (p->tcp_flags & (XNAT_TCP_SYN | XNAT_TCP_ACK |
-				     XNAT_TCP_RST)) != XNAT_TCP_SYN)
-			return pkt_stop(p, XDP_PASS, XNAT_PASS_TCP_MIDSTREAM);
-		dst.v4 = fwd->addr;
-		rc = fib_route(ctx, p, &p->key.saddr, &dst, &fib);
-		if (rc != XNAT_CONTINUE)
-			return rc;
-		out = egress_get(p, &fib);
-		if (!out || out->role != XNAT_ROLE_LAN)
-			return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
-		nf->ov.nat = FLOW_NAT_DNAT;
-		nf->ov.new_saddr = p->key.saddr;
-		nf->ov.new_sport = p->key.sport;
-		nf->ov.new_daddr.v4 = fwd->addr;
-		nf->ov.new_dport = fwd->port;
-		new_flow_fill(nf, p, &fib, out->mtu, in->mtu);
-		return new_flow_insert(p, nf, cfg);
-	}
+	    p->key.daddr.v4 == cfg->nat_addr)
+		return slow_to_nat_addr(ctx, p, nf, cfg, in);
 
 	rc = fib_route(ctx, p, &p->key.saddr, &dst, &fib);
 	if (rc != XNAT_CONTINUE)

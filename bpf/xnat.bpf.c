@@ -96,7 +96,7 @@ int xdp_xnat(struct xdp_md *ctx)
 		return redirect(&p, v->egress_ifindex, XNAT_FWD_ICMP_ERROR);
 	}
 	if (v && !(cfg->flags & XNAT_F_FASTPATH_OFF)) {
-		flow_touch(v, &p);
+		flow_touch(v, &p, cfg);
 		return forward(&p, v, XNAT_FWD_FAST);
 	}
 
@@ -104,7 +104,7 @@ int xdp_xnat(struct xdp_md *ctx)
 	if (!nf)
 		return count(&p, XNAT_PASS_NOT_IP, XDP_PASS);
 	if (v) {
-		flow_touch(v, &p);
+		flow_touch(v, &p, cfg);
 		return forward_rerouted(ctx, &p, v, nf);
 	}
 	__builtin_memset(nf, 0, sizeof(*nf));

@@ -61,6 +61,8 @@ enum flow_nat {
 	FLOW_NAT_DNAT = 2,  /* WAN to LAN port forward */
 	FLOW_NAT_HAIRPIN = 3, /* LAN to a port forward on the WAN address:
 				 DNAT to the server, SNAT to the WAN address */
+	FLOW_NAT_INBOUND = 4, /* WAN to LAN through an existing mapping, as
+				 its filtering allows */
 };
 
 /* TCP state as derived from both directions; it only picks the timeout. */
@@ -126,6 +128,13 @@ _Static_assert(sizeof(struct iface_info) == 16, "iface_info layout");
 
 /* Bits of xnat_config.flags. */
 #define XNAT_F_FASTPATH_OFF (1U << 0) /* route every packet (benchmarks) */
+/* [nat] filtering = endpoint-independent: any remote may reach a mapping
+ * (RFC 4787 REQ-8 "application transparency"); clear: only remote
+ * addresses the inside endpoint has sent to (address-dependent). */
+#define XNAT_F_FILTER_EIF (1U << 1)
+/* [nat] inbound_refresh = yes: UDP packets from the WAN keep a mapping
+ * alive too (RFC 4787 REQ-6 allows it; the default is outbound only). */
+#define XNAT_F_INBOUND_REFRESH (1U << 2)
 
 /* The single entry of the config map. Ports in host order. */
 struct xnat_config {
@@ -155,6 +164,48 @@ struct fwd_value {
 	__u16 pad;
 };
 _Static_assert(sizeof(struct fwd_value) == 8, "fwd_value layout");
+
+/*
+ * NAT mappings (RFC 4787 REQ-1, endpoint-independent mapping): an inside
+ * endpoint (address, port or echo id, protocol) keeps one external port
+ * towards every destination while any of its flows lives, and for the
+ * protocol's timeout after the last one ends (REQ-3: no reuse before).
+ * xnat_ports owns each external port exclusively: its BPF_NOEXIST insert is
+ * the lock-free allocation, and it answers "whose port is this" for
+ * inbound filtering.
+ */
+struct nat_endpoint {
+	__be32 addr;
+	__be16 port;
+	__u8 proto;
+	__u8 pad;
+};
+_Static_assert(sizeof(struct nat_endpoint) == 8, "nat_endpoint layout");
+
+struct nat_mapping {
+	__be16 ext_port;
+	__u16 pad;
+	__u32 flows;           /* connections using it, atomic */
+	__u64 last_used_ns;    /* when the last connection ended */
+	struct bpf_timer timer;
+};
+_Static_assert(sizeof(struct nat_mapping) == 32, "nat_mapping layout");
+
+struct nat_port_key {
+	__be16 port;
+	__u8 proto;
+	__u8 pad;
+};
+_Static_assert(sizeof(struct nat_port_key) == 4, "nat_port_key layout");
+
+/* Address-dependent filtering: remote addresses a mapping has sent to. */
+struct nat_peer_key {
+	__be32 remote;
+	__be16 ext_port;
+	__u8 proto;
+	__u8 pad;
+};
+_Static_assert(sizeof(struct nat_peer_key) == 8, "nat_peer_key layout");
 
 /*
  * Why a packet ended where it did. One counter (packets, bytes) per reason.
@@ -190,6 +241,7 @@ enum xnat_reason {
 	/* dropped */
 	XNAT_DROP_MALFORMED,    /* truncated or inconsistent headers */
 	XNAT_DROP_UNSOLICITED,  /* WAN to LAN without a flow or forward */
+	XNAT_DROP_FILTERED,     /* WAN to a mapping its filtering refuses */
 	XNAT_DROP_REDIRECT,     /* redirect to the egress port failed */
 	XNAT_REASON_MAX,
 };

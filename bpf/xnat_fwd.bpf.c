@@ -54,57 +54,21 @@ static __always_inline int ipv6_link_scoped(const struct in6_addr *a)
 	       (a->in6_u.u6_addr16[0] & bpf_htons(0xffc0)) == bpf_htons(0xfe80);
 }
 
-SEC("xdp")
-int xdp_fwd(struct xdp_md *ctx)
+/* Go on to the rewrite (the stages below return an XDP action to stop). */
+#define FWD_CONTINUE -1
+
+/*
+ * Route FIB (family, addresses, tot_len filled in) from the ingress port.
+ * FWD_CONTINUE with the egress port and MACs in FIB, or XDP_PASS.
+ */
+static __always_inline int fwd_route(struct xdp_md *ctx,
+				     struct bpf_fib_lookup *fib)
 {
-	void *data_end = (void *)(long)ctx->data_end;
-	void *data = (void *)(long)ctx->data;
-	struct bpf_fib_lookup fib = {};
-	struct ethhdr *eth = data;
-	struct ipv6hdr *ip6 = NULL;
-	struct iphdr *ip4 = NULL;
-	int rc;
-
-	if ((void *)(eth + 1) > data_end)
-		return XDP_DROP;
-
-	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
-		ip4 = (void *)(eth + 1);
-		if ((void *)(ip4 + 1) > data_end)
-			return XDP_DROP;
-		/* The kernel sends the ICMP time exceeded. */
-		if (ip4->ttl <= 1)
-			return XDP_PASS;
-		fib.family = AF_INET;
-		fib.tos = ip4->tos;
-		fib.l4_protocol = ip4->protocol;
-		fib.tot_len = bpf_ntohs(ip4->tot_len);
-		fib.ipv4_src = ip4->saddr;
-		fib.ipv4_dst = ip4->daddr;
-	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
-		ip6 = (void *)(eth + 1);
-		if ((void *)(ip6 + 1) > data_end)
-			return XDP_DROP;
-		if (ip6->hop_limit <= 1 || ipv6_link_scoped(&ip6->saddr) ||
-		    ipv6_link_scoped(&ip6->daddr))
-			return XDP_PASS;
-		fib.family = AF_INET6;
-		fib.flowinfo = *(__be32 *)ip6 & IPV6_FLOWINFO_MASK;
-		fib.l4_protocol = ip6->nexthdr;
-		fib.tot_len = sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
-		__builtin_memcpy(fib.ipv6_src, &ip6->saddr, sizeof(fib.ipv6_src));
-		__builtin_memcpy(fib.ipv6_dst, &ip6->daddr, sizeof(fib.ipv6_dst));
-	} else {
-		/* ARP, VLAN tags, LLDP...: the kernel's. */
-		return XDP_PASS;
-	}
-	fib.ifindex = ctx->ingress_ifindex;
-
+	fib->ifindex = ctx->ingress_ifindex;
 	/* Flags 0: the ingress port's table, its forwarding switch and the
 	 * neighbour table, as the kernel's own forwarding would; with
 	 * tot_len set the helper also checks the egress MTU. */
-	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
-	switch (rc) {
+	switch (bpf_fib_lookup(ctx, fib, sizeof(*fib), 0)) {
 	case BPF_FIB_LKUP_RET_SUCCESS:
 		break;
 	case BPF_FIB_LKUP_RET_NO_NEIGH:
@@ -131,21 +95,89 @@ int xdp_fwd(struct xdp_md *ctx)
 		/* Anything a newer kernel adds (e.g. NO_SRC_ADDR). */
 		return XDP_PASS;
 	}
-
 	/* Only ports userspace listed: others may lack the XDP program a
 	 * veth needs to receive redirects, or are not ours to send on. */
-	if (!bpf_map_lookup_elem(&xdp_tx_ports, &fib.ifindex))
+	if (!bpf_map_lookup_elem(&xdp_tx_ports, &fib->ifindex))
 		return XDP_PASS;
+	return FWD_CONTINUE;
+}
 
-	if (ip4)
-		ipv4_decrease_ttl(ip4);
-	else
-		ip6->hop_limit--;
-	__builtin_memcpy(eth->h_dest, fib.dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, fib.smac, ETH_ALEN);
+/* New MACs, then out of the routed port. */
+static __always_inline int fwd_send(struct ethhdr *eth,
+				    const struct bpf_fib_lookup *fib)
+{
+	__builtin_memcpy(eth->h_dest, fib->dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, fib->smac, ETH_ALEN);
 	/* The packet is rewritten: if the port left the map meanwhile it
 	 * must not reach the kernel like this. */
-	return bpf_redirect_map(&xdp_tx_ports, fib.ifindex, XDP_DROP);
+	return bpf_redirect_map(&xdp_tx_ports, fib->ifindex, XDP_DROP);
+}
+
+static __always_inline int fwd_ipv4(struct xdp_md *ctx, struct ethhdr *eth,
+				    void *data_end)
+{
+	struct iphdr *ip = (void *)(eth + 1);
+	struct bpf_fib_lookup fib = {};
+	int rc;
+
+	if ((void *)(ip + 1) > data_end)
+		return XDP_DROP;
+	/* The kernel sends the ICMP time exceeded. */
+	if (ip->ttl <= 1)
+		return XDP_PASS;
+	fib.family = AF_INET;
+	fib.tos = ip->tos;
+	fib.l4_protocol = ip->protocol;
+	fib.tot_len = bpf_ntohs(ip->tot_len);
+	fib.ipv4_src = ip->saddr;
+	fib.ipv4_dst = ip->daddr;
+	rc = fwd_route(ctx, &fib);
+	if (rc != FWD_CONTINUE)
+		return rc;
+	ipv4_decrease_ttl(ip);
+	return fwd_send(eth, &fib);
+}
+
+static __always_inline int fwd_ipv6(struct xdp_md *ctx, struct ethhdr *eth,
+				    void *data_end)
+{
+	struct ipv6hdr *ip6 = (void *)(eth + 1);
+	struct bpf_fib_lookup fib = {};
+	int rc;
+
+	if ((void *)(ip6 + 1) > data_end)
+		return XDP_DROP;
+	/* Hop limit 1: the kernel sends the ICMPv6 time exceeded. */
+	if (ip6->hop_limit <= 1 || ipv6_link_scoped(&ip6->saddr) ||
+	    ipv6_link_scoped(&ip6->daddr))
+		return XDP_PASS;
+	fib.family = AF_INET6;
+	fib.flowinfo = *(__be32 *)ip6 & IPV6_FLOWINFO_MASK;
+	fib.l4_protocol = ip6->nexthdr;
+	fib.tot_len = sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
+	__builtin_memcpy(fib.ipv6_src, &ip6->saddr, sizeof(fib.ipv6_src));
+	__builtin_memcpy(fib.ipv6_dst, &ip6->daddr, sizeof(fib.ipv6_dst));
+	rc = fwd_route(ctx, &fib);
+	if (rc != FWD_CONTINUE)
+		return rc;
+	ip6->hop_limit--;
+	return fwd_send(eth, &fib);
+}
+
+SEC("xdp")
+int xdp_fwd(struct xdp_md *ctx)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = (void *)(long)ctx->data;
+
+	if ((void *)(eth + 1) > data_end)
+		return XDP_DROP;
+	if (eth->h_proto == bpf_htons(ETH_P_IP))
+		return fwd_ipv4(ctx, eth, data_end);
+	if (eth->h_proto == bpf_htons(ETH_P_IPV6))
+		return fwd_ipv6(ctx, eth, data_end);
+	/* ARP, VLAN tags, LLDP...: the kernel's. */
+	return XDP_PASS;
 }
 
 SEC("xdp")

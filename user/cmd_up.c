@@ -45,9 +45,24 @@ static void take_down(struct xnat_state *st)
 	state_remove();
 }
 
+/* Re-apply the kernel side of the config the router ran with. */
+static void restore_kernel(struct xnat_state *old)
+{
+	char err[CONFIG_ERR_LEN];
+	struct config cfg;
+
+	config_init(&cfg);
+	if (config_parse(&cfg, old->config_path, err) ||
+	    config_resolve(&cfg, err) || kernel_apply(&cfg, old, err))
+		pr_warn("xnat: could not restore the kernel config of %s: %s\n",
+			old->config_path, err);
+	else
+		state_save(old);
+}
+
 static int bring_up(const struct opts *o, const struct config *cfg)
 {
-	struct xnat_state st = {};
+	struct xnat_state st = {}, old;
 	char err[CONFIG_ERR_LEN];
 	int was_up, rc;
 
@@ -65,6 +80,11 @@ static int bring_up(const struct opts *o, const struct config *cfg)
 	/* Absolute, so later commands from anywhere find the same file. */
 	if (!realpath(cfg->path, st.config_path))
 		snprintf(st.config_path, sizeof(st.config_path), "%s", cfg->path);
+
+	/* Refuse what cannot be loaded before touching anything. */
+	if (cfg->mode == MODE_XDP && loader_check(cfg, err))
+		return fail(o, EXIT_USAGE, "%s", err);
+	old = st;
 
 	/* The kernel first: it must handle what XDP passes up from the
 	 * first packet on. nft replaces the table in one transaction. */
@@ -92,10 +112,13 @@ static int bring_up(const struct opts *o, const struct config *cfg)
 		cfg->wan.name, cfg->n_lan);
 	return EXIT_OK;
 undo:
-	/* A reload that failed leaves the running router as it was; a
-	 * first start leaves nothing behind. */
+	/* A first start leaves nothing behind; a reload that failed puts the
+	 * kernel's part of the running config back (XDP was not changed, or
+	 * was swapped atomically and stays). */
 	if (!was_up)
 		take_down(&st);
+	else
+		restore_kernel(&old);
 	return rc;
 }
 

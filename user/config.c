@@ -200,6 +200,33 @@ static int parse_mode(struct parser *p, const struct key_def *k, const char *v)
 	return 0;
 }
 
+static int parse_filtering(struct parser *p, const struct key_def *k,
+			   const char *v)
+{
+	if (!strcmp(v, "address-dependent"))
+		p->cfg->filter_eif = 0;
+	else if (!strcmp(v, "endpoint-independent"))
+		p->cfg->filter_eif = 1;
+	else
+		return perr(p, p->lineno,
+			    "bad filtering '%s': expected address-dependent or endpoint-independent",
+			    v);
+	return 0;
+}
+
+static int parse_inbound_refresh(struct parser *p, const struct key_def *k,
+				 const char *v)
+{
+	if (!strcmp(v, "yes"))
+		p->cfg->inbound_refresh = 1;
+	else if (!strcmp(v, "no"))
+		p->cfg->inbound_refresh = 0;
+	else
+		return perr(p, p->lineno,
+			    "bad inbound_refresh '%s': expected yes or no", v);
+	return 0;
+}
+
 static int parse_xdp(struct parser *p, const struct key_def *k, const char *v)
 {
 	if (!strcmp(v, "auto"))
@@ -410,6 +437,8 @@ static const struct key_def keys[] = {
 	KEY("router", "xdp", parse_xdp),
 	KEY("nat", "address", parse_address),
 	KEY("nat", "ports", parse_ports),
+	KEY("nat", "filtering", parse_filtering),
+	KEY("nat", "inbound_refresh", parse_inbound_refresh),
 	U32_KEY("timeouts", "tcp_established", timeout_tcp_est, 1, TIMEOUT_MAX),
 	U32_KEY("timeouts", "tcp_transitory", timeout_tcp_trans, 1, TIMEOUT_MAX),
 	U32_KEY("timeouts", "udp", timeout_udp, 1, TIMEOUT_MAX),

@@ -54,6 +54,10 @@ struct config {
 	int nat_addr_line;
 	uint16_t port_min, port_max; /* host order, inclusive */
 	int ports_line;
+	/* [nat] filtering: 0 address-dependent (default), 1 endpoint-
+	 * independent; inbound_refresh: UDP from the WAN keeps mappings. */
+	int filter_eif;
+	int inbound_refresh;
 
 	uint32_t timeout_tcp_est, timeout_tcp_trans, timeout_udp, timeout_icmp;
 	uint32_t flows_max;    /* connections; the map holds two entries each */

@@ -5,6 +5,7 @@
  * loader.h for the why.
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,23 +50,24 @@ int loader_map_fd(const char *name)
 
 /* A pinned flow table of another size cannot be reused: say so plainly
  * rather than let libbpf fail with "couldn't reuse pinned map". */
-static int check_flow_table_size(const struct config *cfg)
+static int check_flow_table_size(const struct config *cfg, char *err)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	int fd, err;
+	int fd, ret;
 
 	fd = loader_map_fd(MAP_FLOWS);
 	if (fd < 0)
 		return 0;
-	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	ret = bpf_obj_get_info_by_fd(fd, &info, &len);
 	close(fd);
-	if (err)
+	if (ret)
 		return 0;
 	if (info.max_entries != 2 * cfg->flows_max) {
-		pr_warn("%s: [flows] max changed from %u to %u; the flow table "
-			"cannot be resized live, run `xnat down` first\n",
-			cfg->path, info.max_entries / 2, cfg->flows_max);
+		snprintf(err, CONFIG_ERR_LEN,
+			 "%s: [flows] max changed from %u to %u; the flow table "
+			 "cannot be resized live, run `xnat down` first",
+			 cfg->path, info.max_entries / 2, cfg->flows_max);
 		return -EINVAL;
 	}
 	return 0;
@@ -77,7 +79,7 @@ static int check_flow_table_size(const struct config *cfg)
  * compares map flags and so refuses every devmap (the kernel adds
  * BPF_F_RDONLY_PROG to them, and refuses it at creation).
  */
-static int pin_maps(struct bpf_object *obj)
+static int pin_maps(struct bpf_object *obj, bool check_only, char *errbuf)
 {
 	const char *dir = state_pin_dir();
 	struct bpf_map_info info;
@@ -86,11 +88,14 @@ static int pin_maps(struct bpf_object *obj)
 	__u32 len;
 	int fd, err;
 
-	err = mkdir_p(dir);
-	if (err) {
-		pr_warn("Failed to create pin directory %s: %s\n", dir,
-			strerror(-err));
-		return err;
+	if (!check_only) {
+		err = mkdir_p(dir);
+		if (err) {
+			snprintf(errbuf, CONFIG_ERR_LEN,
+				 "failed to create pin directory %s: %s", dir,
+				 strerror(-err));
+			return err;
+		}
 	}
 	bpf_object__for_each_map(map, obj) {
 		if (bpf_map__is_internal(map))
@@ -98,7 +103,7 @@ static int pin_maps(struct bpf_object *obj)
 		snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(map));
 		fd = bpf_obj_get(path);
 		if (fd < 0) {
-			err = bpf_map__set_pin_path(map, path);
+			err = check_only ? 0 : bpf_map__set_pin_path(map, path);
 			if (err)
 				return err;
 			continue;
@@ -110,11 +115,12 @@ static int pin_maps(struct bpf_object *obj)
 			     info.key_size != bpf_map__key_size(map) ||
 			     info.value_size != bpf_map__value_size(map) ||
 			     info.max_entries != bpf_map__max_entries(map))) {
-			pr_warn("Pinned map %s has another layout than this "
-				"xnat's; run `xnat down` to start afresh\n", path);
+			snprintf(errbuf, CONFIG_ERR_LEN,
+				 "pinned map %s has another layout than this "
+				 "xnat's; run `xnat down` to start afresh", path);
 			err = -EINVAL;
 		}
-		if (!err)
+		if (!err && !check_only)
 			err = bpf_map__reuse_fd(map, fd);
 		close(fd);
 		if (err)
@@ -334,28 +340,74 @@ static int attach_all(struct xnat_bpf *skel, const struct config *cfg,
 	return err;
 }
 
+/* Open the object with the map sizes CFG asks for. */
+static struct xnat_bpf *skel_open(const struct config *cfg)
+{
+	struct xnat_bpf *skel = xnat_bpf__open();
+	int err;
+
+	if (!skel)
+		return NULL;
+	/* Two entries per connection; at most one mapping, one port and
+	 * (LRU) two peers per connection. */
+	err = bpf_map__set_max_entries(skel->maps.xnat_flows,
+				       2 * cfg->flows_max);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xnat_mappings,
+					       cfg->flows_max);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xnat_ports,
+					       cfg->flows_max);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xnat_peers,
+					       2 * cfg->flows_max);
+	if (err) {
+		xnat_bpf__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	return skel;
+}
+
+int loader_check(const struct config *cfg, char err[CONFIG_ERR_LEN])
+{
+	struct xnat_bpf *skel;
+	int ret;
+
+	ret = check_flow_table_size(cfg, err);
+	if (ret)
+		return ret;
+	skel = skel_open(cfg);
+	if (!skel) {
+		ret = -errno;
+		snprintf(err, CONFIG_ERR_LEN, "failed to open XDP object: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	ret = pin_maps(skel->obj, true, err);
+	xnat_bpf__destroy(skel);
+	return ret;
+}
+
 int loader_up(const struct config *cfg, struct xnat_state *st)
 {
 	struct xnat_state old_st = *st;
 	struct port ports[1 + CONFIG_MAX_LAN] = {};
+	char errbuf[CONFIG_ERR_LEN] = "";
 	struct xnat_bpf *skel;
 	int n, err;
 
-	err = check_flow_table_size(cfg);
-	if (err)
-		return err;
-	skel = xnat_bpf__open();
+	skel = skel_open(cfg);
 	if (!skel) {
 		err = -errno;
 		pr_warn("Failed to open XDP object: %s\n", strerror(-err));
 		return err;
 	}
-	err = bpf_map__set_max_entries(skel->maps.xnat_flows,
-				       2 * cfg->flows_max);
-	if (!err)
-		err = pin_maps(skel->obj);
-	if (err)
+	err = pin_maps(skel->obj, false, errbuf);
+	if (err) {
+		pr_warn("%s\n", errbuf[0] ? errbuf : strerror(-err));
 		goto out;
+	}
 
 	n = collect_ports(cfg, ports);
 	if (n < 0) {

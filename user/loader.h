@@ -27,6 +27,9 @@
  * detach from ports of ST that CFG no longer names. 0, or -errno with a
  * message printed. */
 int loader_up(const struct config *cfg, struct xnat_state *st);
+/* Can CFG be loaded next to what is pinned here (sizes, layouts)? Checked
+ * before anything changes; ERR gets one line. */
+int loader_check(const struct config *cfg, char err[CONFIG_ERR_LEN]);
 /* Detach from the ports named in ST and unpin the maps. */
 int loader_down(const struct xnat_state *st);
 /* Detach only: the ports named in ST. */

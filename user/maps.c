@@ -148,8 +148,14 @@ static int sync_config(const struct config *cfg)
 
 	if (fd < 0)
 		return fd;
-	/* Flags are runtime switches (benchmarks), not config: keep them. */
+	/* XNAT_F_FASTPATH_OFF is a runtime switch (benchmarks), not config:
+	 * keep it; the others come from the config. */
 	bpf_map_lookup_elem(fd, &zero, &c);
+	c.flags &= XNAT_F_FASTPATH_OFF;
+	if (cfg->filter_eif)
+		c.flags |= XNAT_F_FILTER_EIF;
+	if (cfg->inbound_refresh)
+		c.flags |= XNAT_F_INBOUND_REFRESH;
 	c.nat_addr = cfg->nat_addr;
 	c.port_min = cfg->port_min;
 	c.port_max = cfg->port_max;

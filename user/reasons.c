@@ -32,5 +32,6 @@ const struct reason_desc reasons[XNAT_REASON_MAX] = {
 	[XNAT_PASS_WAN_IN] = { "pass_wan_in", "to kernel: from WAN to a kernel port of the router" },
 	[XNAT_DROP_MALFORMED] = { "drop_malformed", "dropped: truncated or inconsistent headers" },
 	[XNAT_DROP_UNSOLICITED] = { "drop_unsolicited", "dropped: from WAN, no flow, no port forward" },
+	[XNAT_DROP_FILTERED] = { "drop_filtered", "dropped: from WAN to a mapping, sender never contacted (address-dependent filtering)" },
 	[XNAT_DROP_REDIRECT] = { "drop_redirect", "dropped: egress port refused the frame" },
 };
