@@ -123,11 +123,11 @@ static __always_inline int flow_rewrite(struct pkt *p,
 	return 0;
 }
 
-/* Does this entry carry traffic from the WAN into a mapping? */
+/* Does this entry carry traffic from the WAN into a mapping? (A port
+ * forward is a service the admin opened: its traffic always counts.) */
 static __always_inline int flow_is_inbound(const struct flow_value *v)
 {
-	return v->dir == FLOW_DIR_ORIG ? v->nat == FLOW_NAT_INBOUND ||
-						 v->nat == FLOW_NAT_DNAT :
+	return v->dir == FLOW_DIR_ORIG ? v->nat == FLOW_NAT_INBOUND :
 					 v->nat == FLOW_NAT_SNAT;
 }
 

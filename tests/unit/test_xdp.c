@@ -14,11 +14,15 @@
  * moved, that XDP_PASS and XDP_DROP leave the frame untouched and create no
  * flow, and that a redirected IPv4 frame has TTL-1 and valid checksums.
  *
- * The tests listed last under "Known failures" describe what a kernel
- * router never forwards (IPv4 multicast and broadcast, martian addresses,
- * frames not addressed to the router's MAC, bad IPv4 header checksums) and
- * fail against the current program: they are data-path bugs to fix, not
- * tests to relax.
+ * Besides the cases of the brief (SNAT, DNAT, ICMP echo, pass-up reasons,
+ * malformed headers, IPv6, full table, fast path off, TTL) there are tests
+ * of checksum edge values and random flows against the oracle, port range
+ * edges and collisions, NAT mappings and filtering (RFC 4787), hairpin to
+ * a port forward, ICMP error translation (RFC 5508), a flow the kernel's
+ * conntrack owns, and what a kernel router never forwards
+ * (multicast and broadcast, martian addresses, frames for another MAC, bad
+ * IPv4 header checksums). A test that fails is a data-path bug to fix, not
+ * a test to relax.
  *
  * Run as root from the repository root. Prints "#N name:OK|FAIL", the
  * reasons on stderr, and ends with "N passed, N failed".
@@ -239,16 +243,30 @@ static int flows_count(void)
 	return n;
 }
 
-static void flows_clear(void)
+/* Delete every entry of FD, at most BOUND of them. */
+static void map_clear(int fd, int bound)
 {
-	struct flow_key key;
+	uint8_t key[64];
 	int i;
 
-	for (i = 0; i <= 2 * FLOW_CONNS; i++) {
-		if (bpf_map_get_next_key(flows_fd, NULL, &key))
+	for (i = 0; i < bound; i++) {
+		if (bpf_map_get_next_key(fd, NULL, key))
 			break;
-		bpf_map_delete_elem(flows_fd, &key);
+		bpf_map_delete_elem(fd, key);
 	}
+}
+
+/*
+ * Forget all NAT state: flows, and the mappings, port owners and peers
+ * (nat.h) that outlive them. Deleting flows from here does not release
+ * their mappings, so both go together.
+ */
+static void flows_clear(void)
+{
+	map_clear(flows_fd, 2 * FLOW_CONNS + 1);
+	map_clear(bpf_map__fd(skel->maps.xnat_mappings), 65536);
+	map_clear(bpf_map__fd(skel->maps.xnat_ports), 65536);
+	map_clear(bpf_map__fd(skel->maps.xnat_peers), 131072);
 }
 
 static struct flow_key flow_key4(const char *saddr, uint16_t sport,
@@ -941,6 +959,8 @@ static const struct fixture fx_pass[] = {
 	{ .name = "pass_gre", .ingress = LAN, .build = pkt_build_v4_gre,
 	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW },
 	  .verdict = XDP_PASS, .reason = XNAT_PASS_PROTO },
+	/* Its body (the default payload) is no IPv4 header: nothing the
+	 * data path could have sent, so nothing to translate. */
 	{ .name = "pass_icmp_dest_unreach", .ingress = WAN,
 	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
 		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_DEST_UNREACH,
@@ -988,7 +1008,7 @@ static const struct fixture fx_pass[] = {
 		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
 	  .verdict = XDP_PASS, .reason = XNAT_PASS_EGRESS },
 	{ .name = "pass_egress_not_xnat_port", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = "198.51.100.2",
+	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = "198.18.100.2",
 		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
 	  .verdict = XDP_PASS, .reason = XNAT_PASS_EGRESS },
 	{ .name = "pass_egress_wan_hairpin", .ingress = WAN,
@@ -1321,10 +1341,10 @@ static const struct fixture fx_icmp_err_udp[] = {
 		   ICMP_ERR(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH) },
 	  .out_quote = &q_udp_orig },
 	{ .name = "time exceeded from a router further out", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = "203.0.113.9", .daddr = NAT_ADDR,
+	  .in = { FROM_WAN, .saddr = "198.19.200.9", .daddr = NAT_ADDR,
 		  .ttl = 250, ICMP_ERR(ICMP_TIME_EXCEEDED, ICMP_EXC_TTL) },
 	  .in_quote = &q_udp_natted, FWD_ERR,
-	  .out = { TO_LAN, .saddr = "203.0.113.9", .daddr = LAN_HOST,
+	  .out = { TO_LAN, .saddr = "198.19.200.9", .daddr = LAN_HOST,
 		   .ttl = 249, ICMP_ERR(ICMP_TIME_EXCEEDED, ICMP_EXC_TTL) },
 	  .out_quote = &q_udp_orig },
 	{ .name = "the flow still works", UDP_OUT(40000, 53),
@@ -1379,10 +1399,10 @@ static const struct fixture fx_icmp_err_echo[] = {
 		   .icmp_id = LEARNED, .icmp_seq = 1, .ttl = 63 } },
 	{ .name = "time exceeded quoting the translated request",
 	  .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = "203.0.113.9", .daddr = NAT_ADDR,
+	  .in = { FROM_WAN, .saddr = "198.19.200.9", .daddr = NAT_ADDR,
 		  .ttl = 250, ICMP_ERR(ICMP_TIME_EXCEEDED, ICMP_EXC_TTL) },
 	  .in_quote = &q_echo_natted, FWD_ERR,
-	  .out = { TO_LAN, .saddr = "203.0.113.9", .daddr = LAN_HOST,
+	  .out = { TO_LAN, .saddr = "198.19.200.9", .daddr = LAN_HOST,
 		   .ttl = 249, ICMP_ERR(ICMP_TIME_EXCEEDED, ICMP_EXC_TTL) },
 	  .out_quote = &q_echo_orig },
 };
@@ -1461,9 +1481,57 @@ static const struct fixture fx_icmp_err_no_flow[] = {
 	  .verdict = XDP_PASS, .reason = XNAT_PASS_PROTO },
 };
 
+/*
+ * Hairpin: a LAN host reaches the port forward on the WAN address. The
+ * server must see the NAT address as the source (so its reply comes back
+ * through the router), and the client the NAT address and forwarded port.
+ */
+static const struct fixture fx_hairpin[] = {
+	{ .name = "host 2 SYN to nat addr:8080", .ingress = LAN,
+	  .in = { FROM_LAN2, .saddr = LAN_HOST2, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_TCP, .sport = 5555, .dport = 8080,
+		  .tcp_flags = TCP_SYN, .seq = 1, .ttl = 64 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
+	  .has_out = true,
+	  .out = { TO_LAN, .saddr = NAT_ADDR, .daddr = LAN_HOST,
+		   .proto = IPPROTO_TCP, .sport = LEARNED, .dport = 80,
+		   .tcp_flags = TCP_SYN, .seq = 1, .ttl = 63 } },
+	{ .name = "server SYN-ACK to nat addr", .ingress = LAN,
+	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_TCP, .sport = 80, .dport = LEARNED,
+		  .tcp_flags = TCP_SYN | TCP_ACK, .seq = 500, .ack_seq = 2,
+		  .ttl = 64 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
+	  .out = { TO_LAN2, .saddr = NAT_ADDR, .daddr = LAN_HOST2,
+		   .proto = IPPROTO_TCP, .sport = 8080, .dport = 5555,
+		   .tcp_flags = TCP_SYN | TCP_ACK, .seq = 500, .ack_seq = 2,
+		   .ttl = 63 } },
+	{ .name = "host 2 ACK", .ingress = LAN,
+	  .in = { FROM_LAN2, .saddr = LAN_HOST2, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_TCP, .sport = 5555, .dport = 8080,
+		  .tcp_flags = TCP_ACK, .seq = 2, .ack_seq = 501, .ttl = 64 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
+	  .out = { TO_LAN, .saddr = NAT_ADDR, .daddr = LAN_HOST,
+		   .proto = IPPROTO_TCP, .sport = LEARNED, .dport = 80,
+		   .tcp_flags = TCP_ACK, .seq = 2, .ack_seq = 501, .ttl = 63 } },
+};
+
 /* ---- Port range edges, port collisions, padding ---------------------- */
 
 static const struct fixture fx_port_bounds[] = {
+	/* First, with no mapping at all: the range decides whose port. */
+	{ .name = "wan to 19999, no flow: kernel's port", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_UDP, .sport = 99, .dport = 19999 },
+	  .verdict = XDP_PASS, .reason = XNAT_PASS_WAN_IN },
+	{ .name = "wan to 20000, no mapping: XDP's port", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_UDP, .sport = 99, .dport = 20000 },
+	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
+	{ .name = "wan to 65535, no mapping: XDP's port", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_UDP, .sport = 99, .dport = 65535 },
+	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
 	{ .name = "inside port 20000 (range start) kept", UDP_OUT(20000, 53),
 	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
 	  UDP_OUT_NAT(20000, 53) },
@@ -1473,19 +1541,68 @@ static const struct fixture fx_port_bounds[] = {
 	{ .name = "inside port 19999 mapped into the range", UDP_OUT(19999, 53),
 	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
 	  UDP_OUT_NAT(LEARNED, 53) },
-	{ .name = "wan to 19999, no flow: kernel's port", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_UDP, .sport = 99, .dport = 19999 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_WAN_IN },
-	{ .name = "wan to 20000, no flow: XDP's port", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_UDP, .sport = 99, .dport = 20000 },
-	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
-	{ .name = "wan to 65535, no flow: XDP's port", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_UDP, .sport = 99, .dport = 65535 },
-	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
 };
+
+/*
+ * Endpoint-independent mapping and address-dependent filtering (RFC 4787
+ * REQ-1, REQ-8; nat.h): an inside endpoint keeps its external port towards
+ * every destination; from the WAN, an address it has sent to may reach it
+ * from any port, another address only with endpoint-independent filtering.
+ */
+static const struct fixture fx_eim_adf[] = {
+	{ .name = "host:40000 to gw:53", UDP_OUT(40000, 53),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+	  UDP_OUT_NAT(40000, 53) },
+	{ .name = "host:1234 to gw:53 (port mapped)", UDP_OUT(1234, 53),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
+	  UDP_OUT_NAT(LEARNED, 53) },
+	{ .name = "host:1234 to gw:54 keeps the mapping", UDP_OUT(1234, 54),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+	  UDP_OUT_NAT(LEARNED, 54) },
+	{ .name = "gw:99 to the mapping: address known, let in", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_UDP, .sport = 99, .dport = 40000,
+		  .ttl = 57, .ip_id = 0xbeef },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+	  UDP_REPLY_NAT(99, 40000) },
+	{ .name = "host answers gw:99 on that flow", UDP_OUT(40000, 99),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+	  UDP_OUT_NAT(40000, 99) },
+	{ .name = "198.19.0.7 never contacted: filtered", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = "198.19.0.7", .daddr = NAT_ADDR,
+		  .proto = IPPROTO_UDP, .sport = 53, .dport = 40000 },
+	  .verdict = XDP_DROP, .reason = XNAT_DROP_FILTERED },
+};
+
+static bool udp_out(uint16_t sport, uint16_t dport, int verdict, int reason);
+
+/* With [nat] filtering = endpoint-independent, any remote gets in. */
+static bool test_filter_eif(void)
+{
+	struct fixture f = {
+		.name = "198.19.0.7 to the mapping, EIF", .ingress = WAN,
+		.in = { FROM_WAN, .saddr = "198.19.0.7", .daddr = NAT_ADDR,
+			.proto = IPPROTO_UDP, .sport = 53, .dport = 40000,
+			.ttl = 57, .ip_id = 0xbeef },
+		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+		.has_out = true,
+		.out = { TO_LAN, .saddr = "198.19.0.7", .daddr = LAN_HOST,
+			 .proto = IPPROTO_UDP, .sport = 53, .dport = 40000,
+			 .ttl = 56, .ip_id = 0xbeef } };
+	struct xnat_config c, saved;
+	bool ok;
+
+	if (!udp_out(40000, 53, XDP_REDIRECT, XNAT_FWD_SLOW) ||
+	    !config_get(&saved))
+		return false;
+	c = saved;
+	c.flags |= XNAT_F_FILTER_EIF;
+	if (!config_set(&c))
+		return false;
+	ok = run_fixture(&f);
+	ok &= config_set(&saved);
+	return ok;
+}
 
 static bool check_not_40000(const uint8_t *out, size_t len)
 {
@@ -1611,7 +1728,7 @@ static bool test_table_full(void)
  */
 static bool test_table_full_rollback(void)
 {
-	struct flow_key dummy = flow_key4("192.0.2.1", 1, "192.0.2.2", 2,
+	struct flow_key dummy = flow_key4("198.18.250.1", 1, "198.18.250.2", 2,
 					  IPPROTO_UDP, if_wan);
 	struct flow_value zero = {};
 	bool ok = true;
@@ -1930,7 +2047,7 @@ static bool test_csum_random(void)
 static bool test_no_port(void)
 {
 	struct xnat_config c, saved;
-	struct fixture f = { .name = "first flow takes port 30000",
+	struct fixture f = { .name = "first endpoint takes port 30000",
 			     UDP_OUT(1234, 53), .verdict = XDP_REDIRECT,
 			     .reason = XNAT_FWD_SLOW, UDP_OUT_NAT(30000, 53) };
 	bool ok;
@@ -1942,9 +2059,11 @@ static bool test_no_port(void)
 	if (!config_set(&c))
 		return false;
 	ok = run_fixture(&f);
+	/* Another inside endpoint: the only port is taken, to any peer. */
 	ok &= udp_out(1235, 53, XDP_PASS, XNAT_PASS_NO_PORT);
-	f.name = "other destination reuses 30000";
-	f.in.sport = 1236;
+	ok &= udp_out(1235, 54, XDP_PASS, XNAT_PASS_NO_PORT);
+	/* The same endpoint to another peer uses its mapping. */
+	f.name = "same endpoint, other peer: same port";
 	f.in.dport = f.out.dport = 54;
 	ok &= run_fixture(&f);
 	ok &= ASSERT_EQ(flows_count(), 4, "entries of the two flows");
@@ -2023,6 +2142,64 @@ out:
 	return ok;
 }
 
+/* Set the last-seen time of the flow entry KEY to 1 ns. */
+static bool flow_age(const struct flow_key *key)
+{
+	struct flow_value v;
+
+	if (!ASSERT_OK(bpf_map_lookup_elem(flows_fd, key, &v), "flow entry"))
+		return false;
+	v.last_seen_ns = 1;
+	return ASSERT_OK(bpf_map_update_elem(flows_fd, key, &v, BPF_EXIST),
+			 "flow entry update");
+}
+
+static bool flow_refreshed(const struct flow_key *key, bool want)
+{
+	struct flow_value v;
+
+	if (!ASSERT_OK(bpf_map_lookup_elem(flows_fd, key, &v), "flow entry"))
+		return false;
+	return want ? ASSERT_TRUE(v.last_seen_ns > 1, "entry refreshed") :
+		      ASSERT_EQ(v.last_seen_ns, 1, "entry not refreshed");
+}
+
+/*
+ * RFC 4787 REQ-6: outbound UDP keeps a flow (and so its mapping) alive,
+ * inbound only with [nat] inbound_refresh. Checked on the entries' last
+ * seen times, which the test sets back first: no clock involved.
+ */
+static bool test_udp_refresh(void)
+{
+	struct flow_key ok_ = flow_key4(LAN_HOST, 40000, WAN_GW, 53,
+					IPPROTO_UDP, if_lan);
+	struct flow_key rk = flow_key4(WAN_GW, 53, NAT_ADDR, 40000,
+				       IPPROTO_UDP, if_wan);
+	struct fixture r = { .name = "reply", UDP_REPLY(53, 40000),
+			     .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+			     UDP_REPLY_NAT(53, 40000) };
+	struct xnat_config c, saved;
+	bool ok = true;
+
+	if (!udp_out(40000, 53, XDP_REDIRECT, XNAT_FWD_SLOW) ||
+	    !flow_age(&ok_) || !flow_age(&rk))
+		return false;
+	ok &= run_fixture(&r);
+	ok &= flow_refreshed(&rk, false);
+	ok &= udp_out(40000, 53, XDP_REDIRECT, XNAT_FWD_FAST);
+	ok &= flow_refreshed(&ok_, true);
+	if (!config_get(&saved))
+		return false;
+	c = saved;
+	c.flags |= XNAT_F_INBOUND_REFRESH;
+	if (!config_set(&c))
+		return false;
+	ok &= run_fixture(&r);
+	ok &= flow_refreshed(&rk, true);
+	ok &= config_set(&saved);
+	return ok;
+}
+
 /* No NAT address: new LAN->WAN IPv4 connections go to the kernel. */
 static bool test_no_nat_addr(void)
 {
@@ -2097,23 +2274,23 @@ static const struct fixture fx_v4_group_dst[] = {
 /* Martian sources (RFC 1812 5.3.7; the kernel drops them as such). */
 static const struct fixture fx_v4_martian_src[] = {
 	{ .name = "from 127.0.0.1", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = "127.0.0.1", .daddr = "8.8.8.8",
+	  .in = { FROM_LAN, .saddr = "127.0.0.1", .daddr = "198.19.99.1",
 		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
 	  NOT_FWD },
 	{ .name = "from 0.0.0.0 to a unicast address", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = "0.0.0.0", .daddr = "8.8.8.8",
+	  .in = { FROM_LAN, .saddr = "0.0.0.0", .daddr = "198.19.99.1",
 		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
 	  NOT_FWD },
 	{ .name = "from multicast 224.0.0.9", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = "224.0.0.9", .daddr = "8.8.8.8",
+	  .in = { FROM_LAN, .saddr = "224.0.0.9", .daddr = "198.19.99.1",
 		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
 	  NOT_FWD },
 	{ .name = "from 255.255.255.255", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = "255.255.255.255", .daddr = "8.8.8.8",
+	  .in = { FROM_LAN, .saddr = "255.255.255.255", .daddr = "198.19.99.1",
 		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
 	  NOT_FWD },
 	{ .name = "from the router's own LAN address", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_ROUTER, .daddr = "8.8.8.8",
+	  .in = { FROM_LAN, .saddr = LAN_ROUTER, .daddr = "198.19.99.1",
 		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
 	  NOT_FWD },
 	{ .name = "WAN SYN to the port forward from 127.0.0.1", .ingress = WAN,
@@ -2126,11 +2303,11 @@ static const struct fixture fx_v4_martian_src[] = {
 /* IPv6: loopback and multicast sources (RFC 4291 2.5.3, 2.7). */
 static const struct fixture fx_v6_martian_src[] = {
 	{ .name = "from ::1", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = "::1", .daddr = "2001:db8::1",
+	  .in = { FROM_LAN, .saddr = "::1", .daddr = "2001:2:0:99::1",
 		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
 	  NOT_FWD },
 	{ .name = "from multicast ff0e::1", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = "ff0e::1", .daddr = "2001:db8::1",
+	  .in = { FROM_LAN, .saddr = "ff0e::1", .daddr = "2001:2:0:99::1",
 		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
 	  NOT_FWD },
 };
@@ -2234,6 +2411,10 @@ static const struct test tests[] = {
 	/* 11 and 12 (pass-up and malformed) follow, one test each */
 	{ "ipv6_routed", true, STEPS(fx_ipv6) },
 	{ "port_range_bounds", true, STEPS(fx_port_bounds) },
+	{ "nat_mapping_and_filtering", true, STEPS(fx_eim_adf) },
+	{ "nat_filtering_endpoint_independent", true, .fn = test_filter_eif },
+	{ "nat_udp_refresh_outbound_only", true, .fn = test_udp_refresh },
+	{ "hairpin_to_port_forward", true, STEPS(fx_hairpin) },
 	{ "icmp_error_udp", true, STEPS(fx_icmp_err_udp) },
 	{ "icmp_error_tcp", true, STEPS(fx_icmp_err_tcp) },
 	{ "icmp_error_echo", true, STEPS(fx_icmp_err_echo) },
@@ -2254,7 +2435,7 @@ static const struct test tests[] = {
 	{ "no_nat_addr", true, .fn = test_no_nat_addr },
 	{ "redirect_fail", true, .fn = test_redirect_fail },
 	{ "no_free_port", true, .fn = test_no_port },
-	/* Known failures, see the comments at the fixtures. */
+	/* What a kernel router never forwards (see the fixtures). */
 	{ "ipv4_multicast_broadcast_dst", true, .fn = test_v4_group_dst },
 	{ "ipv4_martian_src", true, .fn = test_v4_martian_src },
 	{ "ipv6_martian_src", true, .fn = test_v6_martian_src },
@@ -2330,8 +2511,8 @@ static int setup_netns(void)
 		"ip link add ext0 type veth peer name ext0p",
 		"ip link set ext0p up",
 		"ip link set ext0 up",
-		"ip addr add 198.51.100.1/24 dev ext0",
-		"ip neigh add 198.51.100.2 lladdr 02:00:00:00:03:02 dev ext0 nud permanent",
+		"ip addr add 198.18.100.1/24 dev ext0",
+		"ip neigh add 198.18.100.2 lladdr 02:00:00:00:03:02 dev ext0 nud permanent",
 	};
 	size_t i;
 
