@@ -57,9 +57,10 @@ static __always_inline void flow_set_deltas(const struct flow_key *key,
 	v->l4_csum_delta = l4;
 }
 
-/* Apply V to the packet: the whole per-packet work of a hit. */
-static __always_inline int flow_rewrite(struct pkt *p,
-					const struct flow_value *v)
+/* What every forwarded packet gets: one hop less, and the next hop's MACs
+ * (from include/net/ip.h the IPv4 part, see csum.h). */
+static __always_inline int hop_rewrite(struct pkt *p, const __u8 *dmac,
+				       const __u8 *smac)
 {
 	void *end = p->data_end;
 
@@ -68,11 +69,6 @@ static __always_inline int flow_rewrite(struct pkt *p,
 
 		if ((void *)(ip + 1) > end)
 			return -1;
-		if (v->nat != FLOW_NAT_NONE) {
-			ip->saddr = v->new_saddr.v4;
-			ip->daddr = v->new_daddr.v4;
-			ip->check = csum_apply(ip->check, v->l3_csum_delta);
-		}
 		ipv4_decrease_ttl(ip);
 	} else if (p->ip6) {
 		struct ipv6hdr *ip6 = p->ip6;
@@ -80,6 +76,26 @@ static __always_inline int flow_rewrite(struct pkt *p,
 		if ((void *)(ip6 + 1) > end)
 			return -1;
 		ip6->hop_limit--;
+	}
+	__builtin_memcpy(p->eth->h_dest, dmac, ETH_ALEN);
+	__builtin_memcpy(p->eth->h_source, smac, ETH_ALEN);
+	return 0;
+}
+
+/* Apply V to the packet: the whole per-packet work of a hit. */
+static __always_inline int flow_rewrite(struct pkt *p,
+					const struct flow_value *v)
+{
+	void *end = p->data_end;
+
+	if (p->ip4 && v->nat != FLOW_NAT_NONE) {
+		struct iphdr *ip = p->ip4;
+
+		if ((void *)(ip + 1) > end)
+			return -1;
+		ip->saddr = v->new_saddr.v4;
+		ip->daddr = v->new_daddr.v4;
+		ip->check = csum_apply(ip->check, v->l3_csum_delta);
 	}
 
 	if (v->nat != FLOW_NAT_NONE) {
@@ -118,9 +134,7 @@ static __always_inline int flow_rewrite(struct pkt *p,
 		}
 	}
 
-	__builtin_memcpy(p->eth->h_dest, v->eth_dst, ETH_ALEN);
-	__builtin_memcpy(p->eth->h_source, v->eth_src, ETH_ALEN);
-	return 0;
+	return hop_rewrite(p, v->eth_dst, v->eth_src);
 }
 
 /* Does this entry carry traffic from the WAN into a mapping? (A port

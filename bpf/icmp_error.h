@@ -111,22 +111,7 @@ static __always_inline int icmp_error_forward(struct pkt *p,
 		ip->daddr = daddr;
 		ip->check = csum_apply(ip->check, d);
 	}
-	if (p->ip4) {
-		struct iphdr *ip = p->ip4;
-
-		if ((void *)(ip + 1) > end)
-			return -1;
-		ipv4_decrease_ttl(ip);
-	} else if (p->ip6) {
-		struct ipv6hdr *ip6 = p->ip6;
-
-		if ((void *)(ip6 + 1) > end)
-			return -1;
-		ip6->hop_limit--;
-	}
-	__builtin_memcpy(p->eth->h_dest, r->eth_dst, ETH_ALEN);
-	__builtin_memcpy(p->eth->h_source, r->eth_src, ETH_ALEN);
-	return 0;
+	return hop_rewrite(p, r->eth_dst, r->eth_src);
 }
 
 #endif /* XNAT_ICMP_ERROR_H */

@@ -129,6 +129,31 @@ static __always_inline struct iface_info *egress_get(struct pkt *p,
 }
 
 /*
+ * Open a connection towards a LAN host: the caller has set nf->ov.nat and
+ * the rewrite (new_* fields); the new destination is routed and must be on
+ * a LAN port. Port forwards, inbound mappings and hairpins end here.
+ */
+static __always_inline int new_flow_to_lan(struct xdp_md *ctx, struct pkt *p,
+					   struct new_flow *nf,
+					   const struct xnat_config *cfg,
+					   const struct iface_info *in)
+{
+	struct bpf_fib_lookup fib;
+	struct iface_info *out;
+	int rc;
+
+	rc = fib_route(ctx, p, &p->key.saddr, &nf->ov.new_daddr, &fib);
+	if (rc != XNAT_CONTINUE)
+		return rc;
+	/* A hairpin usually goes back out of the port it came in on. */
+	out = egress_get(p, &fib);
+	if (!out || out->role != XNAT_ROLE_LAN)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
+	new_flow_fill(nf, p, &fib, out->mtu, in->mtu);
+	return new_flow_insert(p, nf, cfg);
+}
+
+/*
  * Hairpinning (RFC 4787 REQ-9, RFC 5382 REQ-8): a LAN host connects to a
  * port forward on the WAN address. The server behind it must answer through
  * the router, so the source becomes the WAN address and a NAT port, the
@@ -143,25 +168,13 @@ static __always_inline int slow_hairpin(struct xdp_md *ctx, struct pkt *p,
 					const struct iface_info *in)
 {
 	struct fwd_key fk = { .port = p->key.dport, .proto = p->key.proto };
-	struct bpf_fib_lookup fib;
 	struct fwd_value *fwd;
-	struct iface_info *out;
-	union xnat_addr dst = {};
-	int rc;
 
 	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
 		return XNAT_CONTINUE;
 	fwd = bpf_map_lookup_elem(&xnat_forwards, &fk);
 	if (!fwd)
 		return XNAT_CONTINUE;
-	dst.v4 = fwd->addr;
-	rc = fib_route(ctx, p, &p->key.saddr, &dst, &fib);
-	if (rc != XNAT_CONTINUE)
-		return rc;
-	/* Usually back out of the port it came in on. */
-	out = egress_get(p, &fib);
-	if (!out || out->role != XNAT_ROLE_LAN)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
 	if (kernel_owns_flow(ctx, p))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_KERNEL_FLOW);
 	nf->ov.nat = FLOW_NAT_HAIRPIN;
@@ -169,8 +182,7 @@ static __always_inline int slow_hairpin(struct xdp_md *ctx, struct pkt *p,
 	nf->ov.new_sport = p->key.sport;
 	nf->ov.new_daddr.v4 = fwd->addr;
 	nf->ov.new_dport = fwd->port;
-	new_flow_fill(nf, p, &fib, out->mtu, in->mtu);
-	return new_flow_insert(p, nf, cfg);
+	return new_flow_to_lan(ctx, p, nf, cfg, in);
 }
 
 /* A new connection from a LAN port: SNAT towards the WAN, else routed. */
@@ -238,11 +250,8 @@ static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 					    const struct iface_info *in)
 {
 	struct fwd_key fk = { .port = p->key.dport, .proto = p->key.proto };
-	struct bpf_fib_lookup fib;
 	struct nat_endpoint ep;
 	struct fwd_value *fwd;
-	struct iface_info *out;
-	union xnat_addr dst = {};
 	int rc;
 
 	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
@@ -266,19 +275,11 @@ static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 		    XNAT_TCP_SYN)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_TCP_MIDSTREAM);
 
-	dst.v4 = ep.addr;
-	rc = fib_route(ctx, p, &p->key.saddr, &dst, &fib);
-	if (rc != XNAT_CONTINUE)
-		return rc;
-	out = egress_get(p, &fib);
-	if (!out || out->role != XNAT_ROLE_LAN)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
 	nf->ov.new_saddr = p->key.saddr;
 	nf->ov.new_sport = p->key.sport;
 	nf->ov.new_daddr.v4 = ep.addr;
 	nf->ov.new_dport = ep.port;
-	new_flow_fill(nf, p, &fib, out->mtu, in->mtu);
-	return new_flow_insert(p, nf, cfg);
+	return new_flow_to_lan(ctx, p, nf, cfg, in);
 }
 
 /*
