@@ -31,7 +31,7 @@ static __always_inline int fib_route(struct xdp_md *ctx, struct pkt *p,
 	int rc;
 
 	__builtin_memset(fib, 0, sizeof(*fib));
-	fib->ifindex = p->key.ifindex;
+	fib->ifindex = p->in_ifindex;
 	fib->l4_protocol = p->key.proto;
 	fib->sport = p->key.sport;
 	fib->dport = p->key.dport;
@@ -81,7 +81,7 @@ static __always_inline int fib_src_is_local(struct xdp_md *ctx, struct pkt *p)
 {
 	struct bpf_fib_lookup fib = {};
 
-	fib.ifindex = p->key.ifindex;
+	fib.ifindex = p->in_ifindex;
 	if (p->ip4) {
 		fib.family = AF_INET;
 		fib.ipv4_dst = p->ip4->saddr;

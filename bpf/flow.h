@@ -32,6 +32,7 @@ static __always_inline void flow_reply_key(const struct flow_key *okey,
 	rkey->proto = okey->proto;
 	rkey->family = okey->family;
 	rkey->ifindex = ov->egress_ifindex;
+	rkey->vid = ov->egress_vid;
 }
 
 /* Checksum deltas of the rewrite from KEY to V (see csum.h). */
@@ -57,10 +58,8 @@ static __always_inline void flow_set_deltas(const struct flow_key *key,
 	v->l4_csum_delta = l4;
 }
 
-/* What every forwarded packet gets: one hop less, and the next hop's MACs
- * (from include/net/ip.h the IPv4 part, see csum.h). */
-static __always_inline int hop_rewrite(struct pkt *p, const __u8 *dmac,
-				       const __u8 *smac)
+/* One hop less (the IPv4 part from include/net/ip.h, see csum.h). */
+static __always_inline int hop_decrement(struct pkt *p)
 {
 	void *end = p->data_end;
 
@@ -76,6 +75,47 @@ static __always_inline int hop_rewrite(struct pkt *p, const __u8 *dmac,
 		if ((void *)(ip6 + 1) > end)
 			return -1;
 		ip6->hop_limit--;
+	}
+	return 0;
+}
+
+/*
+ * The Ethernet header for the next hop: its MACs, with the 802.1Q tag
+ * changed, popped or pushed so the frame leaves with OUT_VID (0 untagged).
+ * Popping and pushing move the start of the frame, which invalidates every
+ * pointer into it: this comes after all L3/L4 rewrites. The MACs are
+ * written afresh, so only the tag and the EtherType need care: after a
+ * pop the inner EtherType already sits right after the MACs, after a push
+ * the old EtherType already sits right after the new tag.
+ */
+static __always_inline int l2_rewrite(struct xdp_md *ctx, struct pkt *p,
+				      const __u8 *dmac, const __u8 *smac,
+				      __u16 out_vid)
+{
+	__u16 in_vid = p->key.vid;
+	struct vlan_hdr *vh;
+	struct ethhdr *eth;
+
+	if (in_vid && out_vid && in_vid != out_vid) {
+		vh = (void *)(p->eth + 1);
+		if ((void *)(vh + 1) > p->data_end)
+			return -1;
+		vh->tci = (vh->tci & bpf_htons(~VLAN_VID_MASK)) |
+			  bpf_htons(out_vid);
+	} else if (!in_vid != !out_vid) {
+		if (bpf_xdp_adjust_head(ctx, in_vid ? (int)sizeof(*vh) :
+						      -(int)sizeof(*vh)))
+			return -1;
+		eth = (void *)(long)ctx->data;
+		p->data_end = (void *)(long)ctx->data_end;
+		vh = (void *)(eth + 1);
+		if ((void *)(vh + 1) > p->data_end)
+			return -1;
+		if (out_vid) {
+			eth->h_proto = bpf_htons(ETH_P_8021Q);
+			vh->tci = bpf_htons(out_vid);
+		}
+		p->eth = eth;
 	}
 	__builtin_memcpy(p->eth->h_dest, dmac, ETH_ALEN);
 	__builtin_memcpy(p->eth->h_source, smac, ETH_ALEN);
@@ -134,7 +174,7 @@ static __always_inline int flow_rewrite(struct pkt *p,
 		}
 	}
 
-	return hop_rewrite(p, v->eth_dst, v->eth_src);
+	return hop_decrement(p);
 }
 
 /* Does this entry carry traffic from the WAN into a mapping? (A port

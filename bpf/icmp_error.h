@@ -29,7 +29,9 @@ static __always_inline int icmp_error_inner4(struct pkt *p,
 	__be16 *l4 = p->inner_l4, old;
 	__u32 d = 0;
 
-	if ((void *)(in + 1) > end || (void *)(l4 + 4) > end)
+	/* The pointers, not p->icmp_error: the verifier cannot tie a flag
+	 * to the pointers it promises. */
+	if (!in || !l4 || (void *)(in + 1) > end || (void *)(l4 + 4) > end)
 		return -1;
 	/* Addresses: the quoted source is the reply's destination. */
 	d = csum_delta32(d, in->saddr, r->new_daddr.v4);
@@ -111,7 +113,7 @@ static __always_inline int icmp_error_forward(struct pkt *p,
 		ip->daddr = daddr;
 		ip->check = csum_apply(ip->check, d);
 	}
-	return hop_rewrite(p, r->eth_dst, r->eth_src);
+	return hop_decrement(p);
 }
 
 #endif /* XNAT_ICMP_ERROR_H */

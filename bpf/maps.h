@@ -64,7 +64,16 @@ struct {
 	__uint(max_entries, XNAT_MAX_IFACES);
 } xnat_ifaces SEC(".maps");
 
-/* Redirect targets: the same interfaces, for bpf_redirect_map(), which
+/* VLAN devices among the router's ports, by (physical port, VLAN id):
+ * tagged frames are routed as arriving on that device. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct vlan_key);
+	__type(value, __u32);
+	__uint(max_entries, XNAT_MAX_IFACES);
+} xnat_vlans SEC(".maps");
+
+/* Redirect targets: the physical ports, for bpf_redirect_map(), which
  * batches transmits per flush unlike bpf_redirect(). */
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Packet parsing: Ethernet (802.1Q noted), IPv4, IPv6, TCP, UDP, ICMP echo.
+ * Packet parsing: Ethernet (one 802.1Q tag), IPv4, IPv6, TCP, UDP, ICMP.
  * parse_packet() fills a struct pkt whose flow key is what the flow table is
  * looked up with, or returns the verdict for a packet XDP does not handle:
  * XDP_PASS (with its reason) for what the kernel must see, XDP_DROP for
@@ -21,6 +21,14 @@
 #include <bpf/bpf_endian.h>
 #include "xnat_common.h"
 
+/* 802.1Q tag, after the MACs; h_proto of the frame says 0x8100. */
+struct vlan_hdr {
+	__be16 tci;
+	__be16 proto;
+};
+
+#define VLAN_VID_MASK 0x0fff
+
 /* Return of the stages: go on, or the XDP action to stop with. */
 #define XNAT_CONTINUE -1
 
@@ -34,6 +42,9 @@ struct pkt {
 	struct ipv6hdr *ip6;
 	void *l4;
 	__u32 len;               /* frame length, for byte counters */
+	/* The port the kernel routes the packet as arriving on: the VLAN
+	 * device for tagged frames (set by the slow path), else key.ifindex. */
+	__u32 in_ifindex;
 	__u16 l3_len;            /* IPv4 tot_len or IPv6 40 + payload_len */
 	__u8 tcp_flags;          /* byte 13 of the TCP header, else 0 */
 	__u8 icmp_echo_request;  /* 1 request, 0 reply (ICMP only) */
@@ -310,25 +321,40 @@ static __always_inline int parse_packet(struct xdp_md *ctx, struct pkt *p)
 {
 	void *data = (void *)(long)ctx->data;
 	struct ethhdr *eth = data;
+	__be16 proto;
+	void *l3;
 
 	__builtin_memset(p, 0, sizeof(*p));
 	p->data_end = (void *)(long)ctx->data_end;
 	p->len = p->data_end - data;
 	p->key.ifindex = ctx->ingress_ifindex;
+	p->in_ifindex = ctx->ingress_ifindex;
 	if ((void *)(eth + 1) > p->data_end)
 		return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
 	p->eth = eth;
 
-	switch (eth->h_proto) {
+	proto = eth->h_proto;
+	l3 = eth + 1;
+	if (proto == bpf_htons(ETH_P_8021Q)) {
+		struct vlan_hdr *vh = l3;
+
+		if ((void *)(vh + 1) > p->data_end)
+			return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
+		/* VLAN 0 (priority tags) and QinQ are the kernel's. */
+		p->key.vid = bpf_ntohs(vh->tci) & VLAN_VID_MASK;
+		if (!p->key.vid)
+			return pkt_stop(p, XDP_PASS, XNAT_PASS_VLAN);
+		proto = vh->proto;
+		l3 = vh + 1;
+	}
+
+	switch (proto) {
 	case bpf_htons(ETH_P_IP):
-		return parse_ipv4(p, (void *)(eth + 1));
+		return parse_ipv4(p, l3);
 	case bpf_htons(ETH_P_IPV6):
-		return parse_ipv6(p, (void *)(eth + 1));
+		return parse_ipv6(p, l3);
 	case bpf_htons(ETH_P_8021Q):
 	case bpf_htons(ETH_P_8021AD):
-		/* XXX: tagged frames belong to the kernel's VLAN devices;
-		 * forwarding them in XDP needs a (port, vid) to VLAN device
-		 * map for fib lookups and tag push/pop on egress. */
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_VLAN);
 	}
 	return pkt_stop(p, XDP_PASS, XNAT_PASS_NOT_IP);

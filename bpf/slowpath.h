@@ -21,6 +21,25 @@ static __always_inline struct iface_info *iface_get(__u32 ifindex)
 }
 
 /*
+ * The port the packet arrived on as the kernel sees it: for a tagged
+ * frame, the VLAN device of its (port, VLAN id), if it is one of ours.
+ * Sets p->in_ifindex; NULL when xnat does not run there.
+ */
+static __always_inline struct iface_info *ingress_get(struct pkt *p)
+{
+	struct vlan_key vk = { .ifindex = p->key.ifindex, .vid = p->key.vid };
+	__u32 *vlan_dev;
+
+	if (p->key.vid) {
+		vlan_dev = bpf_map_lookup_elem(&xnat_vlans, &vk);
+		if (!vlan_dev)
+			return NULL;
+		p->in_ifindex = *vlan_dev;
+	}
+	return iface_get(p->in_ifindex);
+}
+
+/*
  * Fill both directions from the packet, the rewrite already chosen in
  * nf->ov (new_* fields) and the route in FIB. The reply goes back out of
  * the ingress port to the MAC the packet came from, so it needs no route.
@@ -28,14 +47,17 @@ static __always_inline struct iface_info *iface_get(__u32 ifindex)
 static __always_inline void new_flow_fill(struct new_flow *nf,
 					  const struct pkt *p,
 					  const struct bpf_fib_lookup *fib,
-					  __u32 egress_mtu, __u32 ingress_mtu)
+					  const struct iface_info *out,
+					  const struct iface_info *in)
 {
 	__u64 now = bpf_ktime_get_coarse_ns();
 
 	nf->okey = p->key;
 	nf->ov.dir = FLOW_DIR_ORIG;
-	nf->ov.egress_ifindex = fib->ifindex;
-	nf->ov.egress_mtu = egress_mtu;
+	/* VLAN devices transmit on their parent port, tagged. */
+	nf->ov.egress_ifindex = out->parent;
+	nf->ov.egress_vid = out->vid;
+	nf->ov.egress_mtu = out->mtu;
 	__builtin_memcpy(nf->ov.eth_dst, fib->dmac, ETH_ALEN);
 	__builtin_memcpy(nf->ov.eth_src, fib->smac, ETH_ALEN);
 	nf->ov.created_ns = now;
@@ -54,7 +76,8 @@ static __always_inline void new_flow_fill(struct new_flow *nf,
 	nf->rv.new_sport = p->key.dport;
 	nf->rv.new_dport = p->key.sport;
 	nf->rv.egress_ifindex = p->key.ifindex;
-	nf->rv.egress_mtu = ingress_mtu;
+	nf->rv.egress_vid = p->key.vid;
+	nf->rv.egress_mtu = in->mtu;
 	__builtin_memcpy(nf->rv.eth_dst, p->eth->h_source, ETH_ALEN);
 	__builtin_memcpy(nf->rv.eth_src, p->eth->h_dest, ETH_ALEN);
 	nf->rv.created_ns = now;
@@ -123,7 +146,7 @@ static __always_inline struct iface_info *egress_get(struct pkt *p,
 {
 	struct iface_info *out = iface_get(fib->ifindex);
 
-	if (!out || !bpf_map_lookup_elem(&xnat_tx_ports, &fib->ifindex))
+	if (!out || !bpf_map_lookup_elem(&xnat_tx_ports, &out->parent))
 		return NULL;
 	return out;
 }
@@ -149,7 +172,7 @@ static __always_inline int new_flow_to_lan(struct xdp_md *ctx, struct pkt *p,
 	out = egress_get(p, &fib);
 	if (!out || out->role != XNAT_ROLE_LAN)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
-	new_flow_fill(nf, p, &fib, out->mtu, in->mtu);
+	new_flow_fill(nf, p, &fib, out, in);
 	return new_flow_insert(p, nf, cfg);
 }
 
@@ -216,7 +239,7 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 	if (rc != XNAT_CONTINUE)
 		return rc;
 	out = egress_get(p, &fib);
-	if (!out || fib.ifindex == p->key.ifindex)
+	if (!out || fib.ifindex == p->in_ifindex)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
 	if (kernel_owns_flow(ctx, p))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_KERNEL_FLOW);
@@ -233,7 +256,7 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 	} else {
 		nf->ov.nat = FLOW_NAT_NONE;
 	}
-	new_flow_fill(nf, p, &fib, out->mtu, in->mtu);
+	new_flow_fill(nf, p, &fib, out, in);
 	return new_flow_insert(p, nf, cfg);
 }
 

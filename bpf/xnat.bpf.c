@@ -32,14 +32,15 @@ static __always_inline int redirect(struct pkt *p, __u32 egress, __u32 reason)
 }
 
 /* Rewrite the packet from V and send it to V's egress port. */
-static __always_inline int forward(struct pkt *p, const struct flow_value *v,
-				   __u32 reason)
+static __always_inline int forward(struct xdp_md *ctx, struct pkt *p,
+				   const struct flow_value *v, __u32 reason)
 {
 	if (p->l3_len > v->egress_mtu)
 		/* XXX: a non-DF packet would be fragmented and NATed by the
 		 * kernel with its own port; same-MTU ports never see this. */
 		return count(p, XNAT_PASS_MTU, XDP_PASS);
-	if (flow_rewrite(p, v))
+	if (flow_rewrite(p, v) ||
+	    l2_rewrite(ctx, p, v->eth_dst, v->eth_src, v->egress_vid))
 		return count(p, XNAT_DROP_MALFORMED, XDP_DROP);
 	return redirect(p, v->egress_ifindex, reason);
 }
@@ -53,17 +54,24 @@ static __always_inline int forward_rerouted(struct xdp_md *ctx, struct pkt *p,
 					    struct new_flow *nf)
 {
 	struct bpf_fib_lookup fib;
+	struct iface_info *out;
 	int rc;
 
+	if (!ingress_get(p))
+		return count(p, XNAT_PASS_EGRESS, XDP_PASS);
 	rc = fib_route(ctx, p, &v->new_saddr, &v->new_daddr, &fib);
 	if (rc != XNAT_CONTINUE)
 		return count(p, p->reason, rc);
+	out = egress_get(p, &fib);
+	if (!out)
+		return count(p, XNAT_PASS_EGRESS, XDP_PASS);
 	/* Everything but the timer, which may not be copied. */
 	__builtin_memcpy(&nf->ov, v, __builtin_offsetof(struct flow_value, timer));
-	nf->ov.egress_ifindex = fib.ifindex;
+	nf->ov.egress_ifindex = out->parent;
+	nf->ov.egress_vid = out->vid;
 	__builtin_memcpy(nf->ov.eth_dst, fib.dmac, ETH_ALEN);
 	__builtin_memcpy(nf->ov.eth_src, fib.smac, ETH_ALEN);
-	return forward(p, &nf->ov, XNAT_FWD_ROUTED);
+	return forward(ctx, p, &nf->ov, XNAT_FWD_ROUTED);
 }
 
 SEC("xdp")
@@ -91,13 +99,14 @@ int xdp_xnat(struct xdp_md *ctx)
 		/* Errors about flows the kernel owns are the kernel's. */
 		if (!v)
 			return count(&p, XNAT_PASS_PROTO, XDP_PASS);
-		if (icmp_error_forward(&p, v))
+		if (icmp_error_forward(&p, v) ||
+		    l2_rewrite(ctx, &p, v->eth_dst, v->eth_src, v->egress_vid))
 			return count(&p, XNAT_DROP_MALFORMED, XDP_DROP);
 		return redirect(&p, v->egress_ifindex, XNAT_FWD_ICMP_ERROR);
 	}
 	if (v && !(cfg->flags & XNAT_F_FASTPATH_OFF)) {
 		flow_touch(v, &p, cfg);
-		return forward(&p, v, XNAT_FWD_FAST);
+		return forward(ctx, &p, v, XNAT_FWD_FAST);
 	}
 
 	nf = bpf_map_lookup_elem(&xnat_scratch, &zero);
@@ -109,9 +118,10 @@ int xdp_xnat(struct xdp_md *ctx)
 	}
 	__builtin_memset(nf, 0, sizeof(*nf));
 
-	in = iface_get(p.key.ifindex);
+	in = ingress_get(&p);
 	if (!in)
-		return count(&p, XNAT_PASS_EGRESS, XDP_PASS);
+		return count(&p, p.key.vid ? XNAT_PASS_VLAN : XNAT_PASS_EGRESS,
+			     XDP_PASS);
 	if (!mac_eq(p.eth->h_dest, in->mac))
 		return count(&p, XNAT_PASS_OTHERHOST, XDP_PASS);
 	if (fib_src_is_local(ctx, &p))
@@ -122,5 +132,5 @@ int xdp_xnat(struct xdp_md *ctx)
 		rc = slow_from_lan(ctx, &p, nf, cfg, in);
 	if (rc != XNAT_CONTINUE)
 		return count(&p, p.reason, rc);
-	return forward(&p, &nf->ov, XNAT_FWD_SLOW);
+	return forward(ctx, &p, &nf->ov, XNAT_FWD_SLOW);
 }

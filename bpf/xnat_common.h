@@ -33,7 +33,7 @@ union xnat_addr {
 
 /*
  * Flow table key: the packet's 5-tuple as it arrives, plus the ingress
- * interface, so the same tuple arriving on another port (spoofed, or a
+ * port and VLAN, so the same tuple arriving elsewhere (spoofed, or a
  * hairpin) is a different flow. For ICMP echo the identifier stands in for
  * a port: requests carry it in sport, replies in dport, so a request and a
  * reply with the same id never share a key.
@@ -45,8 +45,8 @@ struct flow_key {
 	__be16 dport;
 	__u8 proto;   /* IPPROTO_* */
 	__u8 family;  /* enum xnat_family */
-	__u16 pad;
-	__u32 ifindex; /* ingress */
+	__u16 vid;    /* 802.1Q VLAN id on the ingress port, 0 untagged */
+	__u32 ifindex; /* ingress port (the physical one for VLANs) */
 };
 _Static_assert(sizeof(struct flow_key) == 44, "flow_key layout");
 
@@ -87,8 +87,9 @@ struct flow_value {
 				ICMP: echo identifier */
 	__u8 eth_dst[6];
 	__u8 eth_src[6];
-	__u32 egress_ifindex;
+	__u32 egress_ifindex; /* physical port to transmit on */
 	__u16 egress_mtu;  /* bigger packets go to the kernel */
+	__u16 egress_vid;  /* 802.1Q tag to send with, 0 untagged */
 	__u8 dir;          /* enum flow_dir */
 	__u8 nat;          /* enum flow_nat */
 	/* TCP flags (FIN, SYN, RST bits as in the header) seen in this
@@ -98,7 +99,7 @@ struct flow_value {
 	/* MAC of the ingress port: a frame of this flow addressed to another
 	 * station (flooded by a switch) is not ours to forward. */
 	__u8 ingress_mac[6];
-	__u8 pad;
+	__u8 pad[7];
 	__u64 created_ns;  /* bpf_ktime_get_ns() */
 	__u64 last_seen_ns;
 	/* Updated without atomics: exact per CPU, approximate when one flow is
@@ -109,7 +110,7 @@ struct flow_value {
 	 * two callbacks never race to delete each other's entries. */
 	struct bpf_timer timer;
 };
-_Static_assert(sizeof(struct flow_value) == 120, "flow_value layout");
+_Static_assert(sizeof(struct flow_value) == 128, "flow_value layout");
 
 /* Interface roles, value of the ifaces map. */
 enum xnat_role {
@@ -118,13 +119,24 @@ enum xnat_role {
 	XNAT_ROLE_WAN = 2,
 };
 
+/* A router port as the kernel routes with it: a physical port, or an
+ * 802.1Q VLAN device on one (then parent and vid say where its frames go). */
 struct iface_info {
 	__u32 role; /* enum xnat_role */
 	__u32 mtu;
 	__u8 mac[6]; /* frames for other MACs are not forwarded */
+	__u16 vid;   /* 0: not a VLAN device */
+	__u32 parent; /* physical port carrying it; its own ifindex if none */
+};
+_Static_assert(sizeof(struct iface_info) == 20, "iface_info layout");
+
+/* (physical port, VLAN id) -> the VLAN device's ifindex. */
+struct vlan_key {
+	__u32 ifindex;
+	__u16 vid;
 	__u16 pad;
 };
-_Static_assert(sizeof(struct iface_info) == 16, "iface_info layout");
+_Static_assert(sizeof(struct vlan_key) == 8, "vlan_key layout");
 
 /* Bits of xnat_config.flags. */
 #define XNAT_F_FASTPATH_OFF (1U << 0) /* route every packet (benchmarks) */
@@ -222,7 +234,7 @@ enum xnat_reason {
 	XNAT_PASS_NOT_IP,       /* ARP, LLDP, anything not IPv4/IPv6 */
 	XNAT_PASS_OTHERHOST,    /* frame not addressed to our MAC */
 	XNAT_PASS_MARTIAN,      /* impossible source or destination address */
-	XNAT_PASS_VLAN,         /* 802.1Q tagged: the kernel's VLAN device */
+	XNAT_PASS_VLAN,         /* 802.1Q tag of no xnat VLAN, or QinQ */
 	XNAT_PASS_LOCAL,        /* addressed to the router itself */
 	XNAT_PASS_IP_OPTIONS,
 	XNAT_PASS_FRAGMENT,

@@ -10,7 +10,8 @@
  * the kernel's samples/bpf/xdp_fwd_kern.c and xdp-tools' xdp-forward; what
  * the kernel must handle (non-IP, TTL 1, unresolved neighbours, local or
  * unroutable destinations, oversize packets) goes up with XDP_PASS, like
- * xnat does.
+ * xnat does. XXX: like xdp-forward it checks no source address (martians,
+ * reverse path), which the kernel's own forwarding does.
  *
  * xdp_pass only returns XDP_PASS: for a veth whose receiver must have an
  * XDP program for redirected frames to arrive at all (kernel-mode
@@ -47,8 +48,9 @@ struct {
 	__uint(max_entries, 64);
 } xdp_tx_ports SEC(".maps");
 
-/* Link-local (fe80::/10) and multicast (ff00::/8) never leave their link. */
-static __always_inline int ipv6_link_scoped(const struct in6_addr *a)
+/* Link-local (fe80::/10) never leaves its link, and multicast (ff00::/8)
+ * is the kernel's: bpf_fib_lookup routes unicast only. */
+static __always_inline int ipv6_not_unicast_routed(const struct in6_addr *a)
 {
 	return a->in6_u.u6_addr8[0] == 0xff ||
 	       (a->in6_u.u6_addr16[0] & bpf_htons(0xffc0)) == bpf_htons(0xfe80);
@@ -148,8 +150,8 @@ static __always_inline int fwd_ipv6(struct xdp_md *ctx, struct ethhdr *eth,
 	if ((void *)(ip6 + 1) > data_end)
 		return XDP_DROP;
 	/* Hop limit 1: the kernel sends the ICMPv6 time exceeded. */
-	if (ip6->hop_limit <= 1 || ipv6_link_scoped(&ip6->saddr) ||
-	    ipv6_link_scoped(&ip6->daddr))
+	if (ip6->hop_limit <= 1 || ipv6_not_unicast_routed(&ip6->saddr) ||
+	    ipv6_not_unicast_routed(&ip6->daddr))
 		return XDP_PASS;
 	fib.family = AF_INET6;
 	fib.flowinfo = *(__be32 *)ip6 & IPV6_FLOWINFO_MASK;

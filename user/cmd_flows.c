@@ -88,7 +88,7 @@ static void print_entry(int fd, const struct opts *o, const struct flow_key *k,
 	ok.dport = v->new_sport;
 	ok.proto = k->proto;
 	ok.family = k->family;
-	ok.pad = 0;
+	ok.vid = v->egress_vid;
 	ok.ifindex = v->egress_ifindex;
 	st = flow_tcp_state(v, bpf_map_lookup_elem(fd, &ok, &other) ? NULL : &other);
 

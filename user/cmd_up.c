@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "cmd.h"
 #include "config.h"
+#include "iface.h"
 #include "kernel_mode.h"
 #include "loader.h"
 #include "log.h"
@@ -97,11 +98,8 @@ static int bring_up(const struct opts *o, const struct config *cfg)
 			  cfg->path);
 		goto undo;
 	}
-	st.n_ifaces = 0;
-	snprintf(st.ifaces[st.n_ifaces++], IF_NAMESIZE, "%s", cfg->wan.name);
-	for (int i = 0; i < cfg->n_lan; i++)
-		snprintf(st.ifaces[st.n_ifaces++], IF_NAMESIZE, "%s",
-			 cfg->lan[i].name);
+	/* The physical ports: where XDP runs and what down detaches. */
+	st.n_ifaces = iface_physical_ports(cfg, st.ifaces);
 	if ((rc = state_save(&st))) {
 		rc = fail(o, EXIT_SYSTEM, "failed to save state in %s: %s",
 			  state_run_dir(), strerror(-rc));

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 #include "xnat.skel.h"
+#include "iface.h"
 #include "log.h"
 #include "loader.h"
 
@@ -226,21 +227,21 @@ struct port {
 	struct xdp_program *old;
 };
 
+/* The physical ports of CFG, with what runs on each now. */
 static int collect_ports(const struct config *cfg, struct port *ports)
 {
-	char name[IF_NAMESIZE];
-	int i, n = 0, err;
+	char names[1 + CONFIG_MAX_LAN][IF_NAMESIZE];
+	int i, n, err;
 
-	ports[n++].ifindex = cfg->wan.ifindex;
-	for (i = 0; i < cfg->n_lan; i++)
-		ports[n++].ifindex = cfg->lan[i].ifindex;
+	n = iface_physical_ports(cfg, names);
 	for (i = 0; i < n; i++) {
+		ports[i].ifindex = if_nametoindex(names[i]);
 		err = find_attached(ports[i].ifindex, &ports[i].mp,
 				    &ports[i].old);
 		if (err) {
 			pr_warn("Iface %s has another XDP program attached "
 				"without a dispatcher; detach it first\n",
-				iface_name(ports[i].ifindex, name));
+				names[i]);
 			return err;
 		}
 	}
@@ -257,20 +258,19 @@ static void release_ports(struct port *ports, int n)
 static void detach_dropped(const struct xnat_state *old_st,
 			   const struct config *cfg)
 {
-	struct xnat_state keep = { 0 };
-	int i, j;
+	char names[1 + CONFIG_MAX_LAN][IF_NAMESIZE];
+	struct xnat_state drop = { 0 };
+	int i, j, n = iface_physical_ports(cfg, names);
 
 	for (i = 0; i < old_st->n_ifaces; i++) {
-		int kept = !strcmp(old_st->ifaces[i], cfg->wan.name);
-
-		for (j = 0; j < cfg->n_lan; j++)
-			kept |= !strcmp(old_st->ifaces[i], cfg->lan[j].name);
-		if (!kept)
-			snprintf(keep.ifaces[keep.n_ifaces++], IF_NAMESIZE,
+		for (j = 0; j < n && strcmp(old_st->ifaces[i], names[j]); j++)
+			;
+		if (j == n)
+			snprintf(drop.ifaces[drop.n_ifaces++], IF_NAMESIZE,
 				 "%s", old_st->ifaces[i]);
 	}
-	if (keep.n_ifaces)
-		loader_down_ports(&keep);
+	if (drop.n_ifaces)
+		loader_down_ports(&drop);
 }
 
 static int attach_all(struct xnat_bpf *skel, const struct config *cfg,

@@ -22,6 +22,7 @@
 #define MAP_TX_PORTS "xnat_tx_ports"
 #define MAP_FORWARDS "xnat_forwards"
 #define MAP_STATS    "xnat_stats"
+#define MAP_VLANS    "xnat_vlans"
 
 /* Attach (or hitlessly replace) on every port of CFG, then sync the maps;
  * detach from ports of ST that CFG no longer names. 0, or -errno with a

@@ -15,26 +15,8 @@
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 #include "log.h"
+#include "iface.h"
 #include "loader.h"
-
-/* The port's MTU and MAC, which the data path checks frames against. */
-static int iface_read(const char *name, struct iface_info *info)
-{
-	struct ifreq ifr = {};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
-	if (ioctl(fd, SIOCGIFMTU, &ifr))
-		err = -errno;
-	info->mtu = ifr.ifr_mtu;
-	if (!err && ioctl(fd, SIOCGIFHWADDR, &ifr))
-		err = -errno;
-	memcpy(info->mac, ifr.ifr_hwaddr.sa_data, sizeof(info->mac));
-	close(fd);
-	return err;
-}
 
 /* Delete every key of FD for which KEEP says no. */
 static void delete_stale(int fd, size_t key_size,
@@ -55,15 +37,41 @@ static void delete_stale(int fd, size_t key_size,
 	}
 }
 
+/* Is KEY (an ifindex) one of CFG's ports? */
 static int port_keep(const void *key, const struct config *cfg)
 {
 	__u32 ifindex = *(const __u32 *)key;
 
-	if (ifindex == cfg->wan.ifindex)
-		return 1;
-	for (int i = 0; i < cfg->n_lan; i++)
-		if (ifindex == cfg->lan[i].ifindex)
+	for (int i = -1; i < cfg->n_lan; i++)
+		if (ifindex == (i < 0 ? cfg->wan.ifindex : cfg->lan[i].ifindex))
 			return 1;
+	return 0;
+}
+
+/* Is KEY (an ifindex) a physical port XDP runs on for CFG? */
+static int lower_keep(const void *key, const struct config *cfg)
+{
+	char ports[1 + CONFIG_MAX_LAN][IF_NAMESIZE];
+	int n = iface_physical_ports(cfg, ports);
+
+	for (int i = 0; i < n; i++)
+		if (*(const __u32 *)key == if_nametoindex(ports[i]))
+			return 1;
+	return 0;
+}
+
+static int vlan_keep(const void *key, const struct config *cfg)
+{
+	const struct vlan_key *k = key;
+	struct iface_hw hw;
+
+	for (int i = -1; i < cfg->n_lan; i++) {
+		const struct config_iface *ci = i < 0 ? &cfg->wan : &cfg->lan[i];
+
+		if (!iface_query(ci->name, &hw) && hw.vid == k->vid &&
+		    if_nametoindex(hw.lower) == k->ifindex)
+			return 1;
+	}
 	return 0;
 }
 
@@ -78,43 +86,61 @@ static int fwd_keep(const void *key, const struct config *cfg)
 	return 0;
 }
 
-static int put_port(int ifaces_fd, int tx_fd, const struct config_iface *ci,
+/*
+ * One port into the maps: its own entry (what the kernel routes with), and
+ * for a VLAN device also the physical port under it, which is where XDP
+ * runs and frames are sent, and the (port, VLAN id) -> device entry.
+ */
+static int put_port(const int fds[3], const struct config_iface *ci,
 		    enum xnat_role role)
 {
 	struct iface_info info = { .role = role };
-	__u32 ifindex = ci->ifindex;
-	int err = iface_read(ci->name, &info);
+	__u32 ifindex = ci->ifindex, lower;
+	struct iface_hw hw;
+	int err = iface_query(ci->name, &hw);
 
 	if (err)
 		return err;
-	if (bpf_map_update_elem(ifaces_fd, &ifindex, &info, BPF_ANY) ||
-	    bpf_map_update_elem(tx_fd, &ifindex, &ifindex, BPF_ANY))
+	lower = if_nametoindex(hw.lower);
+	if (!lower)
 		return -errno;
+	info.mtu = hw.mtu;
+	memcpy(info.mac, hw.mac, sizeof(info.mac));
+	info.vid = hw.vid;
+	info.parent = lower;
+	if (bpf_map_update_elem(fds[0], &ifindex, &info, BPF_ANY) ||
+	    bpf_map_update_elem(fds[1], &lower, &lower, BPF_ANY))
+		return -errno;
+	if (hw.vid) {
+		struct vlan_key vk = { .ifindex = lower, .vid = hw.vid };
+
+		if (bpf_map_update_elem(fds[2], &vk, &ifindex, BPF_ANY))
+			return -errno;
+	}
 	return 0;
 }
 
 static int sync_ports(const struct config *cfg)
 {
-	int ifaces_fd = loader_map_fd(MAP_IFACES);
-	int tx_fd = loader_map_fd(MAP_TX_PORTS);
+	int fds[3] = { loader_map_fd(MAP_IFACES), loader_map_fd(MAP_TX_PORTS),
+		       loader_map_fd(MAP_VLANS) };
 	int i, err = 0;
 
-	if (ifaces_fd < 0 || tx_fd < 0) {
-		err = ifaces_fd < 0 ? ifaces_fd : tx_fd;
-		goto out;
-	}
-	err = put_port(ifaces_fd, tx_fd, &cfg->wan, XNAT_ROLE_WAN);
+	for (i = 0; i < 3 && !err; i++)
+		if (fds[i] < 0)
+			err = fds[i];
+	if (!err)
+		err = put_port(fds, &cfg->wan, XNAT_ROLE_WAN);
 	for (i = 0; i < cfg->n_lan && !err; i++)
-		err = put_port(ifaces_fd, tx_fd, &cfg->lan[i], XNAT_ROLE_LAN);
+		err = put_port(fds, &cfg->lan[i], XNAT_ROLE_LAN);
 	if (!err) {
-		delete_stale(ifaces_fd, sizeof(__u32), port_keep, cfg);
-		delete_stale(tx_fd, sizeof(__u32), port_keep, cfg);
+		delete_stale(fds[0], sizeof(__u32), port_keep, cfg);
+		delete_stale(fds[1], sizeof(__u32), lower_keep, cfg);
+		delete_stale(fds[2], sizeof(struct vlan_key), vlan_keep, cfg);
 	}
-out:
-	if (ifaces_fd >= 0)
-		close(ifaces_fd);
-	if (tx_fd >= 0)
-		close(tx_fd);
+	for (i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 	return err;
 }
 

@@ -2071,6 +2071,121 @@ static bool test_no_port(void)
 	return ok;
 }
 
+/* ---- 802.1Q VLANs ------------------------------------------------------ */
+
+/*
+ * A VLAN device stands for its tagged frames on a physical port. This
+ * kernel has no 8021q, so the test's "VLAN device" is a veth (vl100) with
+ * the VLAN's subnet: the FIB routes with it exactly as with a VLAN device,
+ * and the maps say its frames travel on lan0 tagged 100, as user/maps.c
+ * writes them for a real one. What is tested is the data path's part:
+ * tagged ingress found by (port, VID), tags popped, pushed, kept.
+ */
+#define VLAN_ID      100
+#define VLAN_HOST    "198.18.3.10"
+#define MAC_VLAN_HOST { 0x02, 0x00, 0x00, 0x00, 0x04, 0x0a }
+
+/* Insert an 802.1Q tag after the MACs of the LEN-byte frame in BUF. */
+static size_t vlan_tag(uint8_t *buf, size_t len, uint16_t vid)
+{
+	uint16_t tag[2] = { htons(ETH_P_8021Q), htons(vid) };
+
+	memmove(buf + 16, buf + 12, len - 12);
+	memcpy(buf + 12, tag, sizeof(tag));
+	return len + 4;
+}
+
+/* Run FRAME in on IFINDEX and compare the output with WANT. */
+static bool vlan_step(const char *name, int ifindex, uint8_t *frame,
+		      size_t len, int verdict, int reason, const uint8_t *want,
+		      size_t want_len)
+{
+	uint8_t got[PKT_MAX];
+	uint32_t got_len = 0;
+	bool ok;
+
+	ok = run_expect(name, ifindex, frame, len, 0, verdict, reason, got,
+			&got_len);
+	if (ok && want)
+		ok = expect_bytes(got, got_len, want, want_len, name);
+	if (!ok)
+		fail("step '%s' failed", name);
+	return ok;
+}
+
+static bool test_vlan(void)
+{
+	struct pkt_spec out_wan = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
+				    .proto = IPPROTO_UDP, .sport = 41000,
+				    .dport = 53, .ttl = 63 };
+	struct pkt_spec in_vlan = { .smac = MAC_VLAN_HOST, .dmac = MAC_LAN0,
+				    .saddr = VLAN_HOST, .daddr = WAN_GW,
+				    .proto = IPPROTO_UDP, .sport = 41000,
+				    .dport = 53 };
+	struct pkt_spec in_wan = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+				   .proto = IPPROTO_UDP, .sport = 53,
+				   .dport = 41000 };
+	struct pkt_spec out_vlan = { .smac = MAC_LAN0, .dmac = MAC_VLAN_HOST,
+				     .saddr = WAN_GW, .daddr = VLAN_HOST,
+				     .proto = IPPROTO_UDP, .sport = 53,
+				     .dport = 41000, .ttl = 63 };
+	struct pkt_spec lan_to_vlan = { FROM_LAN, .saddr = LAN_HOST,
+					.daddr = VLAN_HOST, .proto = IPPROTO_UDP,
+					.sport = 42000, .dport = 7 };
+	struct pkt_spec lan_to_vlan_out = { .smac = MAC_LAN0,
+					    .dmac = MAC_VLAN_HOST,
+					    .saddr = LAN_HOST, .daddr = VLAN_HOST,
+					    .proto = IPPROTO_UDP, .sport = 42000,
+					    .dport = 7, .ttl = 63 };
+	struct iface_info vinfo = { .role = XNAT_ROLE_LAN, .mtu = 1500,
+				    .mac = MAC_LAN0, .vid = VLAN_ID,
+				    .parent = if_lan };
+	struct vlan_key vk = { .ifindex = if_lan, .vid = VLAN_ID };
+	int ifaces_fd = bpf_map__fd(skel->maps.xnat_ifaces);
+	int vlans_fd = bpf_map__fd(skel->maps.xnat_vlans);
+	uint8_t frame[PKT_MAX], want[PKT_MAX];
+	__u32 vdev = if_nametoindex("vl100");
+	size_t len, want_len;
+	bool ok = ASSERT_TRUE(vdev != 0, "vl100 exists");
+
+	if (!ok || bpf_map_update_elem(ifaces_fd, &vdev, &vinfo, BPF_ANY) ||
+	    bpf_map_update_elem(vlans_fd, &vk, &vdev, BPF_ANY))
+		return ASSERT_TRUE(false, "VLAN entries written");
+
+	/* Tagged from the VLAN to the WAN: routed as from vl100, tag
+	 * popped, SNATed (port 41000 preserved). */
+	len = vlan_tag(frame, pkt_build(frame, &in_vlan), VLAN_ID);
+	want_len = pkt_build(want, &out_wan);
+	ok &= vlan_step("tagged VLAN 100 to WAN: tag popped", if_lan, frame,
+			len, XDP_REDIRECT, XNAT_FWD_SLOW, want, want_len);
+	/* The reply: tag pushed, out of the physical LAN port. */
+	len = pkt_build(frame, &in_wan);
+	want_len = vlan_tag(want, pkt_build(want, &out_vlan), VLAN_ID);
+	ok &= vlan_step("reply from WAN: tag 100 pushed", if_wan, frame, len,
+			XDP_REDIRECT, XNAT_FWD_FAST, want, want_len);
+	/* And again on the fast path from the VLAN side. */
+	len = vlan_tag(frame, pkt_build(frame, &in_vlan), VLAN_ID);
+	want_len = pkt_build(want, &out_wan);
+	ok &= vlan_step("tagged, fast path: tag popped", if_lan, frame, len,
+			XDP_REDIRECT, XNAT_FWD_FAST, want, want_len);
+	/* Untagged LAN to the VLAN on the same port: routed, tag pushed. */
+	len = pkt_build(frame, &lan_to_vlan);
+	want_len = vlan_tag(want, pkt_build(want, &lan_to_vlan_out), VLAN_ID);
+	ok &= vlan_step("untagged LAN to VLAN 100: tag pushed", if_lan, frame,
+			len, XDP_REDIRECT, XNAT_FWD_SLOW, want, want_len);
+	/* VLANs xnat does not run on, and priority tags, are the kernel's. */
+	len = vlan_tag(frame, pkt_build(frame, &in_vlan), 200);
+	ok &= vlan_step("tagged VLAN 200 (not ours)", if_lan, frame, len,
+			XDP_PASS, XNAT_PASS_VLAN, NULL, 0);
+	len = vlan_tag(frame, pkt_build(frame, &in_vlan), 0);
+	ok &= vlan_step("priority tag (VLAN 0)", if_lan, frame, len, XDP_PASS,
+			XNAT_PASS_VLAN, NULL, 0);
+
+	bpf_map_delete_elem(vlans_fd, &vk);
+	bpf_map_delete_elem(ifaces_fd, &vdev);
+	return ok;
+}
+
 /*
  * A connection the kernel forwarded (its conntrack has it) stays the
  * kernel's: XDP must not open a second, differently NATed flow for it. The
@@ -2435,6 +2550,7 @@ static const struct test tests[] = {
 	{ "no_nat_addr", true, .fn = test_no_nat_addr },
 	{ "redirect_fail", true, .fn = test_redirect_fail },
 	{ "no_free_port", true, .fn = test_no_port },
+	{ "vlan_tags", true, .fn = test_vlan },
 	/* What a kernel router never forwards (see the fixtures). */
 	{ "ipv4_multicast_broadcast_dst", true, .fn = test_v4_group_dst },
 	{ "ipv4_martian_src", true, .fn = test_v4_martian_src },
@@ -2512,6 +2628,13 @@ static int setup_netns(void)
 		"ip link set ext0p up",
 		"ip link set ext0 up",
 		"ip addr add 198.18.100.1/24 dev ext0",
+		/* The VLAN 100 device's stand-in (see test_vlan). */
+		/* A VLAN device takes its port's MAC unless told otherwise. */
+		"ip link add vl100 address 02:00:00:00:01:01 type veth peer name vl100p",
+		"ip link set vl100p up",
+		"ip link set vl100 up",
+		"ip addr add 198.18.3.1/24 dev vl100",
+		"ip neigh add " VLAN_HOST " lladdr 02:00:00:00:04:0a dev vl100 nud permanent",
 		"ip neigh add 198.18.100.2 lladdr 02:00:00:00:03:02 dev ext0 nud permanent",
 	};
 	size_t i;
@@ -2550,9 +2673,9 @@ static int setup_bpf(void)
 		.timeout_icmp = 60,
 	};
 	struct iface_info lan = { .role = XNAT_ROLE_LAN, .mtu = 1500,
-				  .mac = MAC_LAN0 };
+				  .mac = MAC_LAN0, .parent = if_lan };
 	struct iface_info wan = { .role = XNAT_ROLE_WAN, .mtu = 1500,
-				  .mac = MAC_WAN0 };
+				  .mac = MAC_WAN0, .parent = if_wan };
 	struct fwd_key fk = { .port = htons(8080), .proto = IPPROTO_TCP };
 	struct fwd_value fv = { .port = htons(80) };
 	__u32 zero = 0, l = if_lan, w = if_wan;
