@@ -216,6 +216,7 @@ static int flow_expire(void *map, struct flow_key *okey, struct flow_value *ov)
 	struct flow_value *rv;
 	struct xnat_config *cfg;
 	__u32 zero = 0;
+	int mapped;
 	__u64 now, last, timeout;
 
 	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
@@ -237,8 +238,9 @@ static int flow_expire(void *map, struct flow_key *okey, struct flow_value *ov)
 					     FLOW_RECHECK_NS, 0);
 		return 0;
 	}
-	if (flow_mapping_ep(okey, ov, &ep))
-		mapping_put(&ep);
+	mapped = flow_mapping_ep(okey, ov, &ep);
+	if (mapped)
+		mapping_put(&ep, mapped == 1);
 	if (rv)
 		bpf_map_delete_elem(&xnat_flows, &rkey);
 	bpf_map_delete_elem(&xnat_flows, okey);

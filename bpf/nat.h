@@ -44,7 +44,7 @@ static __always_inline int port_in_range(const struct xnat_config *cfg,
 /*
  * The inside endpoint whose mapping a flow uses: the source of outgoing
  * (SNAT, hairpin) flows, the destination of inbound ones. 0 for flows
- * without a mapping (routed, port forwards).
+ * without a mapping (routed, port forwards), 1 outgoing, 2 inbound.
  */
 static __always_inline int flow_mapping_ep(const struct flow_key *okey,
 					   const struct flow_value *ov,
@@ -60,20 +60,24 @@ static __always_inline int flow_mapping_ep(const struct flow_key *okey,
 	if (ov->nat == FLOW_NAT_INBOUND) {
 		ep->addr = ov->new_daddr.v4;
 		ep->port = ov->new_dport;
-		return 1;
+		return 2;
 	}
 	return 0;
 }
 
-/* A flow of EP's ended: the mapping's idle time starts when none is left. */
-static __always_inline void mapping_put(const struct nat_endpoint *ep)
+/* A flow of EP's ended: the mapping's idle time starts when none is left.
+ * OUTBOUND: the flow was opened from the inside. */
+static __always_inline void mapping_put(const struct nat_endpoint *ep,
+					int outbound)
 {
 	struct nat_mapping *m = bpf_map_lookup_elem(&xnat_mappings, ep);
 
 	if (!m)
 		return;
 	m->last_used_ns = bpf_ktime_get_ns();
-	/* An add of -1: plain BPF_XADD, which every BPF target has. */
+	/* Adds of -1: plain BPF_XADD, which every BPF target has. */
+	if (outbound)
+		__sync_fetch_and_add(&m->out_flows, (__u32)-1);
 	__sync_fetch_and_add(&m->flows, (__u32)-1);
 }
 
@@ -120,6 +124,7 @@ static __always_inline int mapping_get(struct pkt *p,
 
 	m = bpf_map_lookup_elem(&xnat_mappings, ep);
 	if (m) {
+		__sync_fetch_and_add(&m->out_flows, 1);
 		__sync_fetch_and_add(&m->flows, 1);
 		*port = m->ext_port;
 		return XNAT_CONTINUE;
@@ -143,6 +148,7 @@ static __always_inline int mapping_get(struct pkt *p,
 
 	nm.ext_port = pk.port;
 	nm.flows = 1;
+	nm.out_flows = 1;
 	nm.last_used_ns = bpf_ktime_get_ns();
 	err = bpf_map_update_elem(&xnat_mappings, ep, &nm, BPF_NOEXIST);
 	if (err) {
@@ -189,11 +195,19 @@ static __always_inline int inbound_allowed(const struct pkt *p,
 				  .ext_port = p->key.dport,
 				  .proto = p->key.proto };
 	struct nat_endpoint *owner, *peer;
+	struct nat_mapping *m;
 
 	owner = bpf_map_lookup_elem(&xnat_ports, &pk);
 	if (!owner)
 		return -1;
 	*ep = *owner;
+	/* A mapping the inside no longer uses is over for inbound traffic
+	 * (its port only waits out the timeout), unless inbound packets may
+	 * refresh it and inbound flows still hold it. */
+	m = bpf_map_lookup_elem(&xnat_mappings, owner);
+	if (!m || !(m->out_flows || ((cfg->flags & XNAT_F_INBOUND_REFRESH) &&
+				     m->flows)))
+		return -1;
 	if (cfg->flags & XNAT_F_FILTER_EIF)
 		return 1;
 	peer = bpf_map_lookup_elem(&xnat_peers, &k);

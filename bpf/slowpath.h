@@ -57,7 +57,6 @@ static __always_inline void new_flow_fill(struct new_flow *nf,
 	/* VLAN devices transmit on their parent port, tagged. */
 	nf->ov.egress_ifindex = out->parent;
 	nf->ov.egress_vid = out->vid;
-	nf->ov.egress_mtu = out->mtu;
 	__builtin_memcpy(nf->ov.eth_dst, fib->dmac, ETH_ALEN);
 	__builtin_memcpy(nf->ov.eth_src, fib->smac, ETH_ALEN);
 	nf->ov.created_ns = now;
@@ -77,7 +76,6 @@ static __always_inline void new_flow_fill(struct new_flow *nf,
 	nf->rv.new_dport = p->key.sport;
 	nf->rv.egress_ifindex = p->key.ifindex;
 	nf->rv.egress_vid = p->key.vid;
-	nf->rv.egress_mtu = in->mtu;
 	__builtin_memcpy(nf->rv.eth_dst, p->eth->h_source, ETH_ALEN);
 	__builtin_memcpy(nf->rv.eth_src, p->eth->h_dest, ETH_ALEN);
 	nf->rv.created_ns = now;
@@ -128,7 +126,7 @@ static __always_inline int new_flow_insert(struct pkt *p, struct new_flow *nf,
 	}
 	if (err) {
 		if (mapped)
-			mapping_put(&ep);
+			mapping_put(&ep, mapped == 1);
 		/* EEXIST: another CPU created this very flow meanwhile; the
 		 * packet goes to the kernel once, the next one hits. */
 		return pkt_stop(p, XDP_PASS, err == -EEXIST ?

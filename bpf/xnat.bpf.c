@@ -35,9 +35,14 @@ static __always_inline int redirect(struct pkt *p, __u32 egress, __u32 reason)
 static __always_inline int forward(struct xdp_md *ctx, struct pkt *p,
 				   const struct flow_value *v, __u32 reason)
 {
-	if (p->l3_len > v->egress_mtu)
-		/* XXX: a non-DF packet would be fragmented and NATed by the
-		 * kernel with its own port; same-MTU ports never see this. */
+	__u32 mtu_len = p->l3_len;
+
+	/* Against the port's MTU now, not when the flow began: an MTU
+	 * lowered under a running flow must make the kernel send
+	 * fragmentation-needed, or the flow's big packets vanish.
+	 * XXX: a non-DF packet would be fragmented and NATed by the
+	 * kernel with its own port; same-MTU ports never see this. */
+	if (bpf_check_mtu(ctx, v->egress_ifindex, &mtu_len, 0, 0))
 		return count(p, XNAT_PASS_MTU, XDP_PASS);
 	if (flow_rewrite(p, v) ||
 	    l2_rewrite(ctx, p, v->eth_dst, v->eth_src, v->egress_vid))

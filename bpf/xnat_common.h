@@ -88,7 +88,7 @@ struct flow_value {
 	__u8 eth_dst[6];
 	__u8 eth_src[6];
 	__u32 egress_ifindex; /* physical port to transmit on */
-	__u16 egress_mtu;  /* bigger packets go to the kernel */
+	__u16 pad0;
 	__u16 egress_vid;  /* 802.1Q tag to send with, 0 untagged */
 	__u8 dir;          /* enum flow_dir */
 	__u8 nat;          /* enum flow_nat */
@@ -123,7 +123,7 @@ enum xnat_role {
  * 802.1Q VLAN device on one (then parent and vid say where its frames go). */
 struct iface_info {
 	__u32 role; /* enum xnat_role */
-	__u32 mtu;
+	__u32 pad;
 	__u8 mac[6]; /* frames for other MACs are not forwarded */
 	__u16 vid;   /* 0: not a VLAN device */
 	__u32 parent; /* physical port carrying it; its own ifindex if none */
@@ -198,10 +198,16 @@ struct nat_mapping {
 	__be16 ext_port;
 	__u16 pad;
 	__u32 flows;           /* connections using it, atomic */
+	/* Of those, the ones the inside opened. Only they keep the mapping
+	 * open to inbound traffic: once the last one expired (outbound
+	 * silence, REQ-6), the mapping is over even while its port waits
+	 * out its timeout (REQ-3) and inbound flows still drain. */
+	__u32 out_flows;
+	__u32 pad2;
 	__u64 last_used_ns;    /* when the last connection ended */
 	struct bpf_timer timer;
 };
-_Static_assert(sizeof(struct nat_mapping) == 32, "nat_mapping layout");
+_Static_assert(sizeof(struct nat_mapping) == 40, "nat_mapping layout");
 
 struct nat_port_key {
 	__be16 port;

@@ -104,7 +104,6 @@ static int put_port(const int fds[3], const struct config_iface *ci,
 	lower = if_nametoindex(hw.lower);
 	if (!lower)
 		return -errno;
-	info.mtu = hw.mtu;
 	memcpy(info.mac, hw.mac, sizeof(info.mac));
 	info.vid = hw.vid;
 	info.parent = lower;

@@ -2137,7 +2137,7 @@ static bool test_vlan(void)
 					    .saddr = LAN_HOST, .daddr = VLAN_HOST,
 					    .proto = IPPROTO_UDP, .sport = 42000,
 					    .dport = 7, .ttl = 63 };
-	struct iface_info vinfo = { .role = XNAT_ROLE_LAN, .mtu = 1500,
+	struct iface_info vinfo = { .role = XNAT_ROLE_LAN,
 				    .mac = MAC_LAN0, .vid = VLAN_ID,
 				    .parent = if_lan };
 	struct vlan_key vk = { .ifindex = if_lan, .vid = VLAN_ID };
@@ -2672,9 +2672,9 @@ static int setup_bpf(void)
 		.timeout_udp = 300,
 		.timeout_icmp = 60,
 	};
-	struct iface_info lan = { .role = XNAT_ROLE_LAN, .mtu = 1500,
+	struct iface_info lan = { .role = XNAT_ROLE_LAN,
 				  .mac = MAC_LAN0, .parent = if_lan };
-	struct iface_info wan = { .role = XNAT_ROLE_WAN, .mtu = 1500,
+	struct iface_info wan = { .role = XNAT_ROLE_WAN,
 				  .mac = MAC_WAN0, .parent = if_wan };
 	struct fwd_key fk = { .port = htons(8080), .proto = IPPROTO_TCP };
 	struct fwd_value fv = { .port = htons(80) };
