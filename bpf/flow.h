@@ -138,7 +138,10 @@ static __always_inline int flow_rewrite(struct pkt *p,
 		ip->check = csum_apply(ip->check, v->l3_csum_delta);
 	}
 
-	if (v->nat != FLOW_NAT_NONE) {
+	/* Later fragments carry no L4 header (l4 is NULL): the first one's
+	 * checksum update covers the whole datagram. The pointer is tested,
+	 * not p->frag, which the verifier cannot tie to it. */
+	if (v->nat != FLOW_NAT_NONE && p->l4) {
 		if (p->key.proto == IPPROTO_TCP) {
 			struct tcphdr *th = p->l4;
 

@@ -64,6 +64,15 @@ struct {
 	__uint(max_entries, XNAT_MAX_IFACES);
 } xnat_ifaces SEC(".maps");
 
+/* First fragments seen -> their flow, for the fragments that follow.
+ * LRU: a datagram's record is only needed for a moment. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct frag_key);
+	__type(value, struct flow_key);
+	__uint(max_entries, 8192);
+} xnat_frags SEC(".maps");
+
 /* VLAN devices among the router's ports, by (physical port, VLAN id):
  * tagged frames are routed as arriving on that device. */
 struct {

@@ -29,6 +29,12 @@ struct vlan_hdr {
 
 #define VLAN_VID_MASK 0x0fff
 
+enum frag_kind {
+	FRAG_NONE = 0,
+	FRAG_FIRST = 1,  /* offset 0, more fragments: has the L4 header */
+	FRAG_LATER = 2,  /* offset > 0: no L4 header */
+};
+
 /* Return of the stages: go on, or the XDP action to stop with. */
 #define XNAT_CONTINUE -1
 
@@ -47,6 +53,7 @@ struct pkt {
 	__u32 in_ifindex;
 	__u16 l3_len;            /* IPv4 tot_len or IPv6 40 + payload_len */
 	__u8 tcp_flags;          /* byte 13 of the TCP header, else 0 */
+	__u8 frag;               /* enum frag_kind */
 	__u8 icmp_echo_request;  /* 1 request, 0 reply (ICMP only) */
 	/* ICMP error (RFC 5508): key is then the flow entry that the quoted
 	 * packet's reply would hit, so the lookup finds the translation. */
@@ -152,8 +159,9 @@ static __always_inline int parse_l4(struct pkt *p, __u8 proto, void *l4,
 
 		if ((void *)(uh + 1) > end || l4_len < sizeof(*uh))
 			return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
+		/* A first fragment holds only part of the datagram. */
 		if (bpf_ntohs(uh->len) < sizeof(*uh) ||
-		    bpf_ntohs(uh->len) > l4_len)
+		    (bpf_ntohs(uh->len) > l4_len && !p->frag))
 			return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
 		p->key.sport = uh->source;
 		p->key.dport = uh->dest;
@@ -266,8 +274,6 @@ static __always_inline int parse_ipv4(struct pkt *p, struct iphdr *ip)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_MARTIAN);
 	if (!eth_is_unicast(p->eth))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_OTHERHOST);
-	if (ip->frag_off & bpf_htons(IP_MF | IP_OFFSET))
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_FRAGMENT);
 	if (ip->ttl <= 1)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_TTL);
 
@@ -276,6 +282,16 @@ static __always_inline int parse_ipv4(struct pkt *p, struct iphdr *ip)
 	p->key.family = XNAT_AF_INET;
 	p->key.saddr.v4 = ip->saddr;
 	p->key.daddr.v4 = ip->daddr;
+	/* Fragments: the first carries the L4 header and is parsed as any
+	 * packet; the others have no ports and find their flow through
+	 * the first one's record (frag.h). */
+	if (ip->frag_off & bpf_htons(IP_OFFSET)) {
+		p->frag = FRAG_LATER;
+		p->key.proto = ip->protocol;
+		return XNAT_CONTINUE;
+	}
+	if (ip->frag_off & bpf_htons(IP_MF))
+		p->frag = FRAG_FIRST;
 	return parse_l4(p, ip->protocol, ip + 1, tot - hlen);
 }
 

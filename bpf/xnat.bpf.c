@@ -17,6 +17,7 @@
 #include "flow.h"
 #include "slowpath.h"
 #include "icmp_error.h"
+#include "frag.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -97,7 +98,16 @@ int xdp_xnat(struct xdp_md *ctx)
 	if (!cfg)
 		return count(&p, XNAT_PASS_NOT_IP, XDP_PASS);
 
+	if (p.frag == FRAG_LATER) {
+		struct flow_key *fk = frag_flow(&p);
+
+		if (!fk)
+			return count(&p, XNAT_PASS_FRAGMENT, XDP_PASS);
+		p.key = *fk;
+	}
 	v = bpf_map_lookup_elem(&xnat_flows, &p.key);
+	if (p.frag == FRAG_LATER && !v)
+		return count(&p, XNAT_PASS_FRAGMENT, XDP_PASS);
 	if (v && !mac_eq(p.eth->h_dest, v->ingress_mac))
 		return count(&p, XNAT_PASS_OTHERHOST, XDP_PASS);
 	if (p.icmp_error) {
@@ -111,6 +121,7 @@ int xdp_xnat(struct xdp_md *ctx)
 	}
 	if (v && !(cfg->flags & XNAT_F_FASTPATH_OFF)) {
 		flow_touch(v, &p, cfg);
+		frag_record(&p, &p.key);
 		return forward(ctx, &p, v, XNAT_FWD_FAST);
 	}
 
@@ -137,5 +148,6 @@ int xdp_xnat(struct xdp_md *ctx)
 		rc = slow_from_lan(ctx, &p, nf, cfg, in);
 	if (rc != XNAT_CONTINUE)
 		return count(&p, p.reason, rc);
+	frag_record(&p, &p.key);
 	return forward(ctx, &p, &nf->ov, XNAT_FWD_SLOW);
 }

@@ -130,6 +130,20 @@ struct iface_info {
 };
 _Static_assert(sizeof(struct iface_info) == 20, "iface_info layout");
 
+/* What all fragments of an IPv4 datagram share (RFC 791 reassembly key),
+ * plus where they arrive. */
+struct frag_key {
+	__be32 saddr;
+	__be32 daddr;
+	__be16 id;
+	__u8 proto;
+	__u8 pad;
+	__u16 vid;
+	__u16 pad2;
+	__u32 ifindex;
+};
+_Static_assert(sizeof(struct frag_key) == 20, "frag_key layout");
+
 /* (physical port, VLAN id) -> the VLAN device's ifindex. */
 struct vlan_key {
 	__u32 ifindex;

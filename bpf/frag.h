@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * IPv4 fragments of NATed flows. Only a datagram's first fragment carries
+ * the ports that find its flow; it is NATed as any packet (its L4 checksum
+ * update is right for the whole datagram) and leaves a record keyed by what
+ * every fragment carries: addresses, IP id, protocol, ingress port. The
+ * later fragments find the flow through it and get the same L3 rewrite.
+ * Fragments that overtake their first one go to the kernel, which can only
+ * reassemble and NAT them itself: counted as pass_fragment.
+ * XXX: a datagram that the router itself must fragment (no DF, bigger than
+ * the egress MTU) goes to the kernel and is NATed there with a kernel port.
+ */
+#ifndef XNAT_FRAG_H
+#define XNAT_FRAG_H
+
+#include "maps.h"
+#include "parsing.h"
+
+static __always_inline void frag_key(const struct pkt *p, struct frag_key *k)
+{
+	const struct iphdr *ip = p->ip4;
+
+	__builtin_memset(k, 0, sizeof(*k));
+	if (!ip)
+		return;
+	k->saddr = p->key.saddr.v4;
+	k->daddr = p->key.daddr.v4;
+	k->id = ip->id;
+	k->proto = p->key.proto;
+	k->vid = p->key.vid;
+	k->ifindex = p->key.ifindex;
+}
+
+/* A first fragment of flow KEY went through: let the rest follow it. */
+static __always_inline void frag_record(const struct pkt *p,
+					const struct flow_key *key)
+{
+	struct frag_key k;
+
+	if (p->frag != FRAG_FIRST || (void *)(p->ip4 + 1) > p->data_end)
+		return;
+	frag_key(p, &k);
+	bpf_map_update_elem(&xnat_frags, &k, key, BPF_ANY);
+}
+
+/* The flow a later fragment belongs to, or NULL. */
+static __always_inline struct flow_key *frag_flow(const struct pkt *p)
+{
+	struct frag_key k;
+
+	if ((void *)(p->ip4 + 1) > p->data_end)
+		return NULL;
+	frag_key(p, &k);
+	return bpf_map_lookup_elem(&xnat_frags, &k);
+}
+
+#endif /* XNAT_FRAG_H */
