@@ -37,6 +37,32 @@ extern struct nf_conn *bpf_xdp_ct_lookup(struct xdp_md *xdp_ctx,
 					 __u32 len_opts) __ksym;
 extern void bpf_ct_release(struct nf_conn *ct) __ksym;
 
+/* Entries being built: a distinct type, as the kernel's. */
+struct nf_conn___init {
+	int opaque;
+};
+
+union nf_inet_addr {
+	__u32 all[4];
+	__be32 ip;
+	__be32 ip6[4];
+};
+
+enum nf_nat_manip_type {
+	NF_NAT_MANIP_SRC,
+	NF_NAT_MANIP_DST,
+};
+
+extern struct nf_conn___init *
+bpf_xdp_ct_alloc(struct xdp_md *xdp_ctx, struct bpf_sock_tuple *bpf_tuple,
+		 __u32 len_tuple, struct bpf_ct_opts *opts, __u32 len_opts) __ksym;
+extern int bpf_ct_set_nat_info(struct nf_conn___init *nfct,
+			       union nf_inet_addr *addr, int port,
+			       enum nf_nat_manip_type manip) __ksym;
+extern void bpf_ct_set_timeout(struct nf_conn___init *nfct,
+			       __u32 timeout) __ksym;
+extern struct nf_conn *bpf_ct_insert_entry(struct nf_conn___init *nfct) __ksym;
+
 /* Only TCP and UDP can be looked up; ICMP echo is stateless enough that a
  * split between kernel and XDP ids is harmless. */
 static __always_inline int kernel_owns_flow(struct xdp_md *ctx,
@@ -70,6 +96,52 @@ static __always_inline int kernel_owns_flow(struct xdp_md *ctx,
 		return 0;
 	bpf_ct_release(ct);
 	return 1;
+}
+
+/* Initial life of an adopted entry; traffic refreshes it with
+ * conntrack's own timeouts (set from [timeouts]). */
+#define KERNEL_ADOPT_TIMEOUT_S 30
+
+/*
+ * Teach the kernel's conntrack an outgoing XDP flow with its NAT mapping,
+ * before handing it a packet XDP cannot forward itself: one the router must
+ * fragment (no DF, bigger than the egress MTU). The kernel then fragments
+ * it and NATs it with the flow's own external port instead of one of its
+ * own. An entry that exists already (an earlier such packet) is fine.
+ */
+static __always_inline void kernel_adopt_flow(struct xdp_md *ctx,
+					      const struct pkt *p,
+					      const struct flow_value *v,
+					      __u32 timeout_s)
+{
+	struct bpf_ct_opts opts = {
+		.netns_id = BPF_F_CURRENT_NETNS,
+		.l4proto = p->key.proto,
+	};
+	union nf_inet_addr nat = { .ip = v->new_saddr.v4 };
+	struct bpf_sock_tuple tup = {};
+	struct nf_conn___init *init;
+	struct nf_conn *ct;
+
+	if (p->key.family != XNAT_AF_INET || v->dir != FLOW_DIR_ORIG ||
+	    (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP))
+		return;
+	tup.ipv4.saddr = p->key.saddr.v4;
+	tup.ipv4.daddr = p->key.daddr.v4;
+	tup.ipv4.sport = p->key.sport;
+	tup.ipv4.dport = p->key.dport;
+	init = bpf_xdp_ct_alloc(ctx, &tup, sizeof(tup.ipv4), &opts,
+				sizeof(opts));
+	if (!init)
+		return;
+	bpf_ct_set_timeout(init, timeout_s * 1000);
+	/* Fails only on arguments this code controls. An allocated entry
+	 * can only leave through insert, which also frees it on failure. */
+	bpf_ct_set_nat_info(init, &nat, bpf_ntohs(v->new_sport),
+			    NF_NAT_MANIP_SRC);
+	ct = bpf_ct_insert_entry(init);
+	if (ct)
+		bpf_ct_release(ct);
 }
 
 #endif /* XNAT_CONNTRACK_H */

@@ -38,6 +38,7 @@ enum frag_kind {
 /* Return of the stages: go on, or the XDP action to stop with. */
 #define XNAT_CONTINUE -1
 
+#define IP_DF 0x4000
 #define IP_MF 0x2000
 #define IP_OFFSET 0x1fff
 

@@ -40,11 +40,19 @@ static __always_inline int forward(struct xdp_md *ctx, struct pkt *p,
 
 	/* Against the port's MTU now, not when the flow began: an MTU
 	 * lowered under a running flow must make the kernel send
-	 * fragmentation-needed, or the flow's big packets vanish.
-	 * XXX: a non-DF packet would be fragmented and NATed by the
-	 * kernel with its own port; same-MTU ports never see this. */
-	if (bpf_check_mtu(ctx, v->egress_ifindex, &mtu_len, 0, 0))
+	 * fragmentation-needed, or the flow's big packets vanish. A packet
+	 * without DF the kernel fragments instead; it learns the flow's
+	 * mapping first so the fragments leave with the flow's port.
+	 * XXX: only for flows opened from the LAN (SNAT, hairpin). */
+	if (bpf_check_mtu(ctx, v->egress_ifindex, &mtu_len, 0, 0)) {
+		if (p->ip4 && p->l4 && !(p->ip4->frag_off & bpf_htons(IP_DF)) &&
+		    (v->nat == FLOW_NAT_SNAT || v->nat == FLOW_NAT_HAIRPIN))
+			kernel_adopt_flow(ctx, p, v, KERNEL_ADOPT_TIMEOUT_S);
 		return count(p, XNAT_PASS_MTU, XDP_PASS);
+	}
+	/* Only a first fragment XDP forwards may lead the rest: one that
+	 * went to the kernel takes its datagram's other fragments along. */
+	frag_record(p, &p->key);
 	if (flow_rewrite(p, v) ||
 	    l2_rewrite(ctx, p, v->eth_dst, v->eth_src, v->egress_vid))
 		return count(p, XNAT_DROP_MALFORMED, XDP_DROP);
@@ -121,7 +129,6 @@ int xdp_xnat(struct xdp_md *ctx)
 	}
 	if (v && !(cfg->flags & XNAT_F_FASTPATH_OFF)) {
 		flow_touch(v, &p, cfg);
-		frag_record(&p, &p.key);
 		return forward(ctx, &p, v, XNAT_FWD_FAST);
 	}
 
@@ -148,6 +155,5 @@ int xdp_xnat(struct xdp_md *ctx)
 		rc = slow_from_lan(ctx, &p, nf, cfg, in);
 	if (rc != XNAT_CONTINUE)
 		return count(&p, p.reason, rc);
-	frag_record(&p, &p.key);
 	return forward(ctx, &p, &nf->ov, XNAT_FWD_SLOW);
 }

@@ -6,7 +6,8 @@
  * attached on the receiving side (shared/TESTBED.md). xdp_drop is the
  * "router" of the drop mode, the chain's floor: generator plus one hop and
  * nothing else, so that a mode's per-packet router cost is its chain's
- * ns/packet minus this one's.
+ * ns/packet minus this one's. xdp_pass is also the empty program the
+ * microbenchmark measures its own overhead with.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>

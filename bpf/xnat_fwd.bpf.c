@@ -12,11 +12,6 @@
  * unroutable destinations, oversize packets) goes up with XDP_PASS, like
  * xnat does. XXX: like xdp-forward it checks no source address (martians,
  * reverse path), which the kernel's own forwarding does.
- *
- * xdp_pass only returns XDP_PASS: for a veth whose receiver must have an
- * XDP program for redirected frames to arrive at all (kernel-mode
- * benchmarks, shared/TESTBED.md), and as the empty program the
- * microbenchmark measures its own overhead with.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -179,11 +174,5 @@ int xdp_fwd(struct xdp_md *ctx)
 	if (eth->h_proto == bpf_htons(ETH_P_IPV6))
 		return fwd_ipv6(ctx, eth, data_end);
 	/* ARP, VLAN tags, LLDP...: the kernel's. */
-	return XDP_PASS;
-}
-
-SEC("xdp")
-int xdp_pass(struct xdp_md *ctx)
-{
 	return XDP_PASS;
 }

@@ -95,7 +95,9 @@ int xdp_gen(struct xdp_md *ctx)
 	st->slot = slot + 1 < cycle_len ? slot + 1 : 0;
 	len = cycle[slot & (GEN_CYCLE_MAX - 1)];
 
-	/* The page may come back at the length an earlier frame left it. */
+	/* Set the length whatever the page holds: the template's length, or
+	 * (non-live repeat, or a kernel that does not reset a recycled
+	 * page's context) the one an earlier frame left. */
 	cur = ctx->data_end - ctx->data;
 	if (cur != len && bpf_xdp_adjust_tail(ctx, (int)len - (int)cur))
 		return XDP_ABORTED;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
@@ -16,6 +17,10 @@
 #include "netns.h"
 
 #define BPFFS "/sys/fs/bpf"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
 
 static int join(const char *path, int nstype)
 {
@@ -149,6 +154,20 @@ int netns_bpffs_ready(void)
 		return err;
 	}
 	return 0;
+}
+
+unsigned long long netns_cookie(void)
+{
+	unsigned long long cookie = 0;
+	socklen_t len = sizeof(cookie);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len))
+		cookie = 0;
+	close(fd);
+	return cookie;
 }
 
 unsigned long netns_id(void)

@@ -16,5 +16,9 @@ int netns_enter(const char *name);
 int netns_bpffs_ready(void);
 /* Inode of the current network namespace: names the router's state. */
 unsigned long netns_id(void);
+/* The namespace's cookie: unlike its inode, never reused while the machine
+ * runs, so state left by a deleted namespace is told from ours. 0 if the
+ * kernel has none (before 5.14). */
+unsigned long long netns_cookie(void);
 
 #endif /* XNAT_NETNS_H */

@@ -6,6 +6,7 @@
  *   iface lan0
  *   sysctl net/ipv4/ip_forward 0
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -43,9 +44,28 @@ const char *state_run_dir(void)
 	return run_dir;
 }
 
+/* Unpin what a deleted namespace left under our inode, and its record. */
+static void state_clear_stale(void)
+{
+	char path[sizeof(pin_dir) + 256];
+	struct dirent *de;
+	DIR *d = opendir(pin_dir);
+
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", pin_dir, de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	state_remove();
+}
+
 int state_load(struct xnat_state *st)
 {
 	char line[256], key[32], val[200];
+	unsigned long long cookie = 0;
 	FILE *f;
 
 	paths_init();
@@ -59,7 +79,9 @@ int state_load(struct xnat_state *st)
 		val[0] = 0;
 		if (sscanf(line, "%31s %199[^\n]", key, val) < 1)
 			continue;
-		if (!strcmp(key, "mode")) {
+		if (!strcmp(key, "netns_cookie")) {
+			cookie = strtoull(val, NULL, 10);
+		} else if (!strcmp(key, "mode")) {
 			st->mode = atoi(val);
 		} else if (!strcmp(key, "config")) {
 			snprintf(st->config_path, sizeof(st->config_path), "%s", val);
@@ -75,6 +97,13 @@ int state_load(struct xnat_state *st)
 		}
 	}
 	fclose(f);
+	/* Left by a namespace that was deleted while xnat was up, whose
+	 * inode this one reuses: nothing of it is ours. Clear it. */
+	if (cookie && netns_cookie() && cookie != netns_cookie()) {
+		state_clear_stale();
+		memset(st, 0, sizeof(*st));
+		return -ENOENT;
+	}
 	return 0;
 }
 
@@ -93,6 +122,7 @@ int state_save(const struct xnat_state *st)
 	f = fopen(tmp, "w");
 	if (!f)
 		return -errno;
+	fprintf(f, "netns_cookie %llu\n", netns_cookie());
 	fprintf(f, "mode %d\n", st->mode);
 	fprintf(f, "config %s\n", st->config_path);
 	for (i = 0; i < st->n_ifaces; i++)
