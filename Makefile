@@ -48,6 +48,8 @@ help:
 	@echo 'make deps       install missing Debian packages (scripts/deps.sh)'
 	@echo 'make test       deps, build, unit + integration tests (as root)'
 	@echo 'make demo       deps, build, a namespace testbed with traffic'
+	@echo 'make bench      deps, build, ./xnat bench: every mode measured (as root,'
+	@echo '                under 30 min; results in bench-results/)'
 	@echo 'make install    install xnat and its man page under PREFIX'
 	@echo 'make clean      remove build output'
 	@echo 'V=1             show full commands'
@@ -89,6 +91,9 @@ integration: all
 
 demo: deps all
 	$(Q)scripts/demo.sh
+
+bench: deps all
+	./xnat bench
 
 install: all
 	install -D -m 0755 xnat $(DESTDIR)$(PREFIX)/sbin/xnat

@@ -6,9 +6,10 @@
  * every fragment carries: addresses, IP id, protocol, ingress port. The
  * later fragments find the flow through it and get the same L3 rewrite.
  * Fragments that overtake their first one go to the kernel, which can only
- * reassemble and NAT them itself: counted as pass_fragment.
- * XXX: a datagram that the router itself must fragment (no DF, bigger than
- * the egress MTU) goes to the kernel and is NATed there with a kernel port.
+ * reassemble and NAT them itself: counted as pass_fragment. So do all
+ * fragments of a datagram whose first one went to the kernel (too big for
+ * the egress port: see kernel_adopt_flow, which gives the kernel the
+ * flow's mapping first).
  */
 #ifndef XNAT_FRAG_H
 #define XNAT_FRAG_H

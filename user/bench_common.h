@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "gen.h"
+#include "../bpf/xnat_common.h"
 
 /* ---- what is measured ------------------------------------------------- */
 
@@ -84,7 +85,6 @@ struct bench_plan {
 	bool tcp_all;             /* 8 down, 8 up and RRUL; else 8 up only */
 	int cpu_lan_gen, cpu_wan_gen;
 	const char *out_dir;
-	bool json_stdout;
 	char command[256];        /* as typed, for the report */
 };
 
@@ -126,13 +126,18 @@ struct bench {
 /* Set by the signal handlers; every loop checks it. */
 extern volatile sig_atomic_t bench_stop;
 
-/* Testbed addresses (network order helpers in bench_testbed.c). */
+/* Testbed addresses, as ip(8) and inet_pton() take them. */
 #define BENCH_RTR_LAN "198.18.1.1"
 #define BENCH_RTR_WAN "198.19.0.1"
 #define BENCH_LAN_HOST "198.18.1.10"
 #define BENCH_WAN_HOST "198.19.0.2"
 #define BENCH_PORT_FIRST 20000  /* LAN source ports: XDP NAT keeps them */
 #define BENCH_DST_PORT 9        /* discard */
+/* XXX: flows of the WAN->LAN direction in "both" profiles. The generator
+ * varies source ports only, and replies to N flows need N destination
+ * ports; until gen_config can vary those, the reverse direction is the
+ * reply of flow 0, in every mode alike. */
+#define BENCH_REVERSE_FLOWS 1
 
 extern const uint8_t bench_mac_lan_host[6], bench_mac_rtr_lan[6],
 	bench_mac_rtr_wan[6], bench_mac_wan_host[6];
@@ -172,7 +177,7 @@ void bench_sinks_close(struct bench *b);
 
 double bench_now(void);       /* CLOCK_MONOTONIC seconds */
 void bench_sleep(double s);   /* interrupted by bench_stop */
-/* Progress line to stderr: "[mm:ss] ..." (quiet with --json? no: stderr). */
+/* Progress line to stderr, "[mm:ss] ...", also with --json. */
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- modes -------------------------------------------------------------- */
@@ -188,6 +193,8 @@ int bench_mode_leave(struct bench *b);
 struct bench_router_counters {
 	uint64_t fwd_fast, fwd_slow, fwd_routed, passed, dropped;
 	uint64_t drop_seen;        /* xdp_drop's count (drop mode) */
+	uint64_t kernel_fwd;       /* the kernel's Ip: ForwDatagrams */
+	uint64_t reason[XNAT_REASON_MAX]; /* xnat's counters by reason */
 	long long conntrack;       /* nf_conntrack_count after, -1 n/a */
 };
 
@@ -232,7 +239,9 @@ struct bench_newflow {
 	uint64_t flows_offered, flows_set_up;
 	double seconds, rate;  /* flows set up per second */
 	uint64_t forwarded;
-	const char *how;       /* "fwd_slow", "nf_conntrack_count" */
+	double offered_pps;    /* the rate the flows were offered at */
+	struct bench_router_counters router; /* xdp: summed deltas */
+	const char *how;       /* what counted set-up flows: "fwd_slow", "sink" */
 	bool verified;
 	char note[96];
 };
@@ -283,8 +292,13 @@ void bench_results_free(struct bench_results *r);
 /* Saturation trial plus loss search for one profile in the current mode. */
 int bench_udp_profile(struct bench *b, struct bench_results *r, int rep,
 		      int profile);
-/* The new-flow test in the current mode (router up with a big table). */
-int bench_newflow(struct bench *b, struct bench_results *r, int rep);
+/* Give every flow of profile PI its NAT mapping before replies are sent
+ * and before anything is timed: a short LAN->WAN run, not recorded. */
+int bench_udp_warm(struct bench *b, struct bench_results *r, int pi);
+/* The new-flow test in the current mode (router up with a big table),
+ * flows offered at OFFER_PPS. */
+int bench_newflow(struct bench *b, struct bench_results *r, int rep,
+		  double offer_pps);
 
 /* ---- TCP ------------------------------------------------------------------ */
 

@@ -20,6 +20,12 @@ struct opts {
 	bool pretty;          /* -p */
 	double watch;         /* -w seconds, 0 = once */
 	int verbose;          /* -v, repeatable */
+	/* bench only */
+	bool quick;           /* --quick: the CI-sized subset */
+	const char *out_dir;  /* --out DIR, default ./bench-results */
+	int reps;             /* --reps N, 0 = default */
+	const char *modes;    /* --modes LIST */
+	const char *profiles; /* --profiles LIST */
 };
 
 int cmd_up(const struct opts *o);
@@ -28,6 +34,7 @@ int cmd_run(const struct opts *o);
 int cmd_status(const struct opts *o);
 int cmd_flows(const struct opts *o);
 int cmd_stats(const struct opts *o);
+int cmd_bench(const struct opts *o);
 
 /* An error line: JSON object on stdout with --json, else text on stderr.
  * Returns CODE so commands can `return fail(...)`. */

@@ -14,6 +14,15 @@
 #include "log.h"
 #include "netns.h"
 
+/* Long-only options (bench). */
+enum {
+	OPT_QUICK = 0x100,
+	OPT_OUT,
+	OPT_REPS,
+	OPT_MODES,
+	OPT_PROFILES,
+};
+
 struct cmd {
 	const char *name;
 	int (*fn)(const struct opts *o);
@@ -28,6 +37,7 @@ static const struct cmd commands[] = {
 	{ "status", cmd_status, "[--json]", "mode, interfaces, program ids, table fill" },
 	{ "flows", cmd_flows, "[--json]", "the flow table, one entry (direction) a line" },
 	{ "stats", cmd_stats, "[--json] [-w S]", "counters: fast path, slow path, passed, dropped by reason" },
+	{ "bench", cmd_bench, "[--quick] [...]", "build a namespace testbed, measure every mode, print tables" },
 };
 
 static void usage(FILE *f)
@@ -42,6 +52,14 @@ static void usage(FILE *f)
 		   "  -j, --json         JSON output\n"
 		   "  -p, --pretty       indented JSON output (implies -j)\n"
 		   "  -w, --watch S      stats: refresh every S seconds\n"
+		   "      --quick        bench: the CI subset, under 2 minutes\n"
+		   "      --out DIR      bench: results directory (./bench-results)\n"
+		   "      --reps N       bench: repetitions (3; --quick 1)\n"
+		   "      --modes LIST   bench: kernel-fwd,kernel-nat,xdp-nat,xdp-nat-slow,\n"
+		   "                     xdp-fwd,drop (all)\n"
+		   "      --profiles LIST\n"
+		   "                     bench: 64,500,1500,imix 1,10k up,both udp,newflow,\n"
+		   "                     tcp (each group filters; all by default)\n"
 		   "  -v, --verbose      more diagnostics (-vv: libbpf debug)\n"
 		   "  -h, --help         this text\n");
 }
@@ -75,6 +93,11 @@ int main(int argc, char **argv)
 		{ "watch", required_argument, NULL, 'w' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "quick", no_argument, NULL, OPT_QUICK },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "reps", required_argument, NULL, OPT_REPS },
+		{ "modes", required_argument, NULL, OPT_MODES },
+		{ "profiles", required_argument, NULL, OPT_PROFILES },
 		{}
 	};
 	struct opts o = {};
@@ -99,6 +122,22 @@ int main(int argc, char **argv)
 					    "-w: '%s' is not a number of seconds in (0, 86400]",
 					    optarg);
 			break;
+		case OPT_QUICK: o.quick = true; break;
+		case OPT_OUT: o.out_dir = optarg; break;
+		case OPT_MODES: o.modes = optarg; break;
+		case OPT_PROFILES: o.profiles = optarg; break;
+		case OPT_REPS: {
+			unsigned long n;
+
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 1 || n > 50)
+				return fail(&o, EXIT_USAGE,
+					    "--reps: '%s' is not a number in [1, 50]",
+					    optarg);
+			o.reps = (int)n;
+			break;
+		}
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}

@@ -1,0 +1,1030 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests of the benchmark's generator, sink, bare forwarder and
+ * microbenchmark (user/gen.c, user/microbench.c and their programs). The
+ * binary unshares a private network namespace with a veth pair gen0 (the
+ * generator's port) and sink0, and a small router (fwdin, fwdout) for the
+ * forwarder; everything disappears with the process, and the tests also
+ * check that what they attached is gone after closing.
+ *
+ * Frames the generator makes are checked field by field against the
+ * config, with both checksums from the independent oracle (csum_oracle.h):
+ * one by one with BPF_PROG_RUN (non-live, output captured), and in live
+ * mode as they arrive on sink0 (through a packet socket, and through the
+ * sink's counters). No test asserts anything about timing or rates.
+ *
+ * Run as root from the repository root. Prints "#N name:OK|FAIL", the
+ * reasons on stderr, the microbenchmark's numbers on stderr, and ends with
+ * "N passed, N failed".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <linux/if_link.h>
+#include <linux/if_packet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "pkt.h"
+#include "gen.h"
+#include "log.h"
+#include "microbench.h"
+#include "xnat_fwd.skel.h"
+#include "xnat_bench.skel.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static const uint8_t mac_gen0[ETH_ALEN] = { 0x02, 0, 0, 0, 0x0a, 0x01 };
+static const uint8_t mac_sink0[ETH_ALEN] = { 0x02, 0, 0, 0, 0x0b, 0x01 };
+#define GEN_SRC "198.18.0.1"
+#define GEN_DST "198.18.0.2"
+
+static int if_gen, if_sink, if_lo, test_cpu;
+static const char *cur_test;
+
+/* ---- Assertions (as in test_xdp.c) ------------------------------------ */
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "  %s: ", cur_test);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+#define ASSERT_EQ(actual, expected, name)                                     \
+	({                                                                    \
+		long long ___a = (long long)(actual);                         \
+		long long ___e = (long long)(expected);                       \
+		bool ___ok = ___a == ___e;                                    \
+		if (!___ok)                                                   \
+			fail("%s:%d %s: actual %lld (0x%llx) != expected "    \
+			     "%lld (0x%llx)", __func__, __LINE__, name, ___a, \
+			     ___a, ___e, ___e);                               \
+		___ok;                                                        \
+	})
+
+#define ASSERT_TRUE(cond, name)                                               \
+	({                                                                    \
+		bool ___ok = !!(cond);                                        \
+		if (!___ok)                                                   \
+			fail("%s:%d %s: unexpected false", __func__,         \
+			     __LINE__, name);                                 \
+		___ok;                                                        \
+	})
+
+#define ASSERT_OK(err, name)                                                  \
+	({                                                                    \
+		long long ___e = (long long)(err);                            \
+		if (___e)                                                     \
+			fail("%s:%d %s: error %lld (%s)", __func__, __LINE__, \
+			     name, ___e, strerror(___e < 0 ? -___e : errno)); \
+		!___e;                                                        \
+	})
+
+/* ---- Helpers ---------------------------------------------------------- */
+
+static struct gen_config base_config(void)
+{
+	struct gen_config c = {
+		.ifindex = if_gen,
+		.src_port = 1024,
+		.dst_port = 9,
+		.flows = 1,
+		.sizes = { 60 },
+		.weights = { 1 },
+		.n_sizes = 1,
+		.duration_s = 0.1,
+		.cpu = test_cpu,
+	};
+
+	memcpy(c.src_mac, mac_gen0, ETH_ALEN);
+	memcpy(c.dst_mac, mac_sink0, ETH_ALEN);
+	inet_pton(AF_INET, GEN_SRC, &c.src_ip);
+	inet_pton(AF_INET, GEN_DST, &c.dst_ip);
+	return c;
+}
+
+static struct gen_config imix_config(uint32_t flows)
+{
+	struct gen_config c = base_config();
+
+	c.flows = flows;
+	c.sizes[0] = 60;
+	c.sizes[1] = 572;
+	c.sizes[2] = 1496;
+	c.weights[0] = 7;
+	c.weights[1] = 4;
+	c.weights[2] = 1;
+	c.n_sizes = 3;
+	return c;
+}
+
+static uint16_t max_size(const struct gen_config *c)
+{
+	uint16_t m = 0;
+	int i;
+
+	for (i = 0; i < c->n_sizes; i++)
+		if (c->sizes[i] > m)
+			m = c->sizes[i];
+	return m;
+}
+
+/* Is any XDP program attached to IFINDEX? */
+static bool xdp_attached(int ifindex)
+{
+	__u32 id = 0;
+
+	return !bpf_xdp_query_id(ifindex, 0, &id) && id;
+}
+
+/*
+ * A frame the generator sent must be exactly what CFG describes: its MACs,
+ * IPv4 without options, DF, TTL 64, the addresses, UDP to dst_port from
+ * SPORT, lengths that match LEN, a zero payload and both checksums right by
+ * the oracle.
+ */
+static bool check_frame(const uint8_t *f, uint32_t len,
+			const struct gen_config *c, uint16_t sport,
+			uint32_t want_len)
+{
+	const struct pkt_v4_udp *p = (const void *)f;
+	uint32_t i;
+	bool ok = true;
+
+	if (!ASSERT_EQ(len, want_len, "frame length") ||
+	    !ASSERT_TRUE(len >= sizeof(*p), "frame holds the headers"))
+		return false;
+	ok &= ASSERT_TRUE(!memcmp(p->eth.h_dest, c->dst_mac, ETH_ALEN), "dst MAC");
+	ok &= ASSERT_TRUE(!memcmp(p->eth.h_source, c->src_mac, ETH_ALEN), "src MAC");
+	ok &= ASSERT_EQ(ntohs(p->eth.h_proto), ETH_P_IP, "ethertype");
+	ok &= ASSERT_EQ(p->ip.version, 4, "IP version");
+	ok &= ASSERT_EQ(p->ip.ihl, 5, "IHL");
+	ok &= ASSERT_EQ(ntohs(p->ip.tot_len), len - sizeof(struct ethhdr), "tot_len");
+	ok &= ASSERT_EQ(ntohs(p->ip.frag_off), 0x4000, "DF, no fragment");
+	ok &= ASSERT_EQ(p->ip.ttl, 64, "TTL");
+	ok &= ASSERT_EQ(p->ip.protocol, IPPROTO_UDP, "protocol");
+	ok &= ASSERT_EQ(p->ip.saddr, c->src_ip, "source address");
+	ok &= ASSERT_EQ(p->ip.daddr, c->dst_ip, "destination address");
+	ok &= ASSERT_EQ(csum_get16(&p->ip.check), csum_oracle_ipv4_hdr(&p->ip),
+			"IPv4 header checksum == oracle");
+	ok &= ASSERT_TRUE(csum_oracle_ipv4_hdr_ok(&p->ip), "IPv4 checksum verifies");
+	ok &= ASSERT_EQ(ntohs(p->udp.source), sport, "source port");
+	ok &= ASSERT_EQ(ntohs(p->udp.dest), c->dst_port, "destination port");
+	ok &= ASSERT_EQ(ntohs(p->udp.len), len - sizeof(struct ethhdr) - 20,
+			"UDP length");
+	for (i = sizeof(*p); i < len && f[i] == 0; i++)
+		;
+	ok &= ASSERT_EQ(i, len, "payload all zeros up to");
+	ok &= ASSERT_EQ(csum_get16(&p->udp.check),
+			csum_oracle_l4_v4(&p->ip.saddr, &p->ip.daddr, IPPROTO_UDP,
+					  &p->udp, len - 34, 6),
+			"UDP checksum == oracle");
+	ok &= ASSERT_TRUE(csum_oracle_l4_v4_ok(&p->ip.saddr, &p->ip.daddr,
+					       IPPROTO_UDP, &p->udp, len - 34),
+			  "UDP checksum verifies");
+	return ok;
+}
+
+/* One non-live BPF_PROG_RUN of PROG_FD on IN arriving on IFINDEX. */
+static bool run_prog(int prog_fd, int ifindex, const uint8_t *in, uint32_t len,
+		     int repeat, uint8_t *out, uint32_t *out_len,
+		     uint32_t *retval)
+{
+	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = in,
+		.data_size_in = len,
+		.data_out = out,
+		.data_size_out = out ? PKT_MAX : 0,
+		.ctx_in = &ctx,
+		.ctx_size_in = sizeof(ctx),
+		.repeat = repeat,
+	);
+
+	if (!ASSERT_OK(bpf_prog_test_run_opts(prog_fd, &opts),
+		       "bpf_prog_test_run_opts"))
+		return false;
+	if (out_len)
+		*out_len = opts.data_size_out;
+	*retval = opts.retval;
+	return true;
+}
+
+/* The I-th frame of generator G (non-live), from the largest-size template
+ * IN (zeros unless a test says otherwise). */
+static bool gen_frame(struct gen *g, const uint8_t *in, uint32_t in_len,
+		      uint8_t *out, uint32_t *out_len)
+{
+	uint32_t retval;
+
+	if (!run_prog(gen_prog_fd(g), if_gen, in, in_len, 1, out, out_len,
+		      &retval))
+		return false;
+	return ASSERT_EQ(retval, XDP_TX, "generator verdict");
+}
+
+/* ---- Generator: frames (non-live) ------------------------------------- */
+
+/* Each of these configs is refused, and nothing is attached. */
+static bool test_gen_bad_config(void)
+{
+	struct gen_config good = base_config(), c;
+	struct gen *g = NULL;
+	bool ok = true;
+	int i;
+
+	for (i = 0; i < 9; i++) {
+		const char *what = "";
+
+		c = good;
+		switch (i) {
+		case 0: c.flows = 0; what = "0 flows"; break;
+		case 1: c.src_port = 65000; c.flows = 1000;
+			what = "ports beyond 65535"; break;
+		case 2: c.n_sizes = 0; what = "no sizes"; break;
+		case 3: c.sizes[0] = GEN_MIN_FRAME - 1;
+			what = "frame shorter than its headers"; break;
+		case 4: c.sizes[0] = GEN_MAX_FRAME + 1; what = "frame too big"; break;
+		case 5: c.duration_s = 0; what = "no duration"; break;
+		case 6: c.duration_s = 61; what = "duration over 60 s"; break;
+		case 7: c.rate_pps = -1; what = "negative rate"; break;
+		case 8: c.ifindex = 0; what = "no port"; break;
+		}
+		ok &= ASSERT_EQ(gen_open(&g, &c), -EINVAL, what);
+		ok &= ASSERT_TRUE(g == NULL, "no generator returned");
+	}
+	ok &= ASSERT_TRUE(!xdp_attached(if_lo), "nothing left on lo");
+	return ok;
+}
+
+/* 64 B frames of one flow: every field and both checksums. */
+static bool test_gen_frame_64(void)
+{
+	struct gen_config c = base_config();
+	uint8_t in[PKT_MAX] = {}, out[PKT_MAX];
+	struct gen *g;
+	uint32_t len;
+	bool ok = true;
+	int i;
+
+	if (!ASSERT_OK(gen_open(&g, &c), "gen_open"))
+		return false;
+	ok &= ASSERT_TRUE(xdp_attached(if_lo), "generator attached to lo");
+	for (i = 0; i < 3 && ok; i++) {
+		ok &= gen_frame(g, in, 60, out, &len);
+		ok &= ok && check_frame(out, len, &c, c.src_port, 60);
+	}
+	gen_close(g);
+	ok &= ASSERT_TRUE(!xdp_attached(if_lo), "lo clean after gen_close");
+	return ok;
+}
+
+/*
+ * imix 7:4:1 over 5 flows: frames come from the largest-size template
+ * (shrunk by the program), every one valid; the sizes repeat with period 12
+ * with 7, 4 and 1 of each in every period, the large one not next to
+ * itself; the source ports cycle over the 5 flows.
+ */
+static bool test_gen_imix_flows(void)
+{
+	struct gen_config c = imix_config(5);
+	uint8_t in[PKT_MAX] = {}, out[PKT_MAX];
+	uint32_t len, sizes[60];
+	struct gen *g;
+	bool ok = true;
+	int i, w;
+
+	if (!ASSERT_OK(gen_open(&g, &c), "gen_open"))
+		return false;
+	for (i = 0; i < 60 && ok; i++) {
+		ok &= gen_frame(g, in, max_size(&c), out, &len);
+		sizes[i] = len;
+		ok &= ok && check_frame(out, len, &c, c.src_port + i % 5, len);
+		ok &= ASSERT_TRUE(len == 60 || len == 572 || len == 1496,
+				  "one of the configured sizes");
+	}
+	for (w = 0; w + 12 <= 60 && ok; w += 12) {
+		int n60 = 0, n572 = 0, n1496 = 0;
+
+		for (i = w; i < w + 12; i++) {
+			n60 += sizes[i] == 60;
+			n572 += sizes[i] == 572;
+			n1496 += sizes[i] == 1496;
+			ok &= ASSERT_EQ(sizes[i], sizes[i % 12], "period 12");
+		}
+		ok &= ASSERT_EQ(n60, 7, "60 B frames per period");
+		ok &= ASSERT_EQ(n572, 4, "572 B frames per period");
+		ok &= ASSERT_EQ(n1496, 1, "1496 B frames per period");
+	}
+	/* Spread: no two 572 B frames back to back within a period. */
+	for (i = 1; i < 12 && ok; i++)
+		ok &= ASSERT_TRUE(!(sizes[i] == 572 && sizes[i - 1] == 572),
+				  "572 B frames spread out");
+	gen_close(g);
+	return ok;
+}
+
+/*
+ * Live-frame pages come back as the receiver left them: a template whose
+ * header a router rewrote (MACs, addresses, TTL, checksums) still gives a
+ * correct frame, and one shorter than the size asked for grows to it.
+ */
+static bool test_gen_stale_page(void)
+{
+	struct gen_config c = imix_config(3);
+	uint8_t in[PKT_MAX] = {}, out[PKT_MAX];
+	uint32_t len;
+	struct gen *g;
+	bool ok = true;
+	int i;
+
+	if (!ASSERT_OK(gen_open(&g, &c), "gen_open"))
+		return false;
+	for (i = 0; i < 12 && ok; i++) {
+		/* A forwarded frame's header over the zero payload. */
+		memset(in, 0, sizeof(in));
+		memset(in, 0xa5, 42);
+		in[12] = 0x08;
+		in[22] = 3; /* TTL */
+		ok &= gen_frame(g, in, max_size(&c), out, &len);
+		ok &= ok && check_frame(out, len, &c, c.src_port + i % 3, len);
+	}
+	/* The shortest template: every size is a grow. */
+	for (i = 0; i < 12 && ok; i++) {
+		memset(in, 0, sizeof(in));
+		ok &= gen_frame(g, in, GEN_MIN_FRAME, out, &len);
+		ok &= ok && check_frame(out, len, &c, c.src_port + (12 + i) % 3, len);
+	}
+	gen_close(g);
+	return ok;
+}
+
+/* lo's own traffic passes untouched: the generator stays attached there. */
+static bool test_gen_lo_untouched(void)
+{
+	struct gen_config c = base_config();
+	struct pkt_spec s = { .saddr = "127.0.0.1", .daddr = "127.0.0.1",
+			      .proto = IPPROTO_UDP, .sport = 1, .dport = 2 };
+	uint8_t in[PKT_MAX], out[PKT_MAX];
+	uint32_t len, out_len, retval;
+	struct gen *g;
+	bool ok;
+
+	len = pkt_build(in, &s);
+	if (!ASSERT_OK(gen_open(&g, &c), "gen_open"))
+		return false;
+	ok = run_prog(gen_prog_fd(g), if_lo, in, len, 1, out, &out_len, &retval);
+	ok &= ok && ASSERT_EQ(retval, XDP_PASS, "verdict on lo");
+	ok &= ok && ASSERT_TRUE(out_len == len && !memcmp(in, out, len),
+				"frame unchanged");
+	gen_close(g);
+	return ok;
+}
+
+/* ---- Sink -------------------------------------------------------------- */
+
+static bool sink_expect(struct sink *s, uint64_t packets, uint64_t bytes)
+{
+	uint64_t p, b;
+
+	if (!ASSERT_OK(sink_read(s, &p, &b), "sink_read"))
+		return false;
+	return ASSERT_EQ(p, packets, "sink packets") &
+	       ASSERT_EQ(b, bytes, "sink bytes");
+}
+
+/* N runs count N frames; a repeat of N counts N. */
+static bool test_sink_counts(void)
+{
+	struct pkt_spec s = { .saddr = GEN_SRC, .daddr = GEN_DST,
+			      .proto = IPPROTO_UDP, .sport = 1024, .dport = 9,
+			      .pad_to = 60 };
+	uint8_t in[PKT_MAX];
+	uint32_t len, retval;
+	struct sink *sk;
+	bool ok = true;
+	int i;
+
+	memcpy(s.smac, mac_gen0, ETH_ALEN);
+	memcpy(s.dmac, mac_sink0, ETH_ALEN);
+	len = pkt_build(in, &s);
+	if (!ASSERT_OK(sink_open(&sk, if_sink), "sink_open"))
+		return false;
+	ok &= ASSERT_TRUE(xdp_attached(if_sink), "sink attached");
+	ok &= ASSERT_TRUE(!strcmp(sink_mode(sk), "native"), "native XDP on veth");
+	ok &= sink_expect(sk, 0, 0);
+	for (i = 0; i < 7 && ok; i++) {
+		ok &= run_prog(sink_prog_fd(sk), if_sink, in, len, 1, NULL, NULL,
+			       &retval);
+		ok &= ASSERT_EQ(retval, XDP_DROP, "sink verdict");
+	}
+	ok &= sink_expect(sk, 7, 7 * len);
+	ok &= run_prog(sink_prog_fd(sk), if_sink, in, len, 100, NULL, NULL,
+		       &retval);
+	ok &= sink_expect(sk, 107, 107 * len);
+	sink_close(sk);
+	ok &= ASSERT_TRUE(!xdp_attached(if_sink), "sink0 clean after sink_close");
+	return ok;
+}
+
+/* With a port, only IPv4 UDP to it counts; the rest goes to the host. */
+static bool test_sink_port_filter(void)
+{
+	struct pkt_spec udp9 = { .saddr = GEN_SRC, .daddr = GEN_DST,
+				 .proto = IPPROTO_UDP, .sport = 1024, .dport = 9 };
+	struct pkt_spec udp10 = udp9, tcp9 = udp9, arp = udp9;
+	uint8_t f[4][PKT_MAX];
+	uint32_t len[4], retval;
+	struct sink *sk;
+	bool ok = true;
+	int i;
+
+	udp10.dport = 10;
+	tcp9.proto = IPPROTO_TCP;
+	tcp9.tcp_flags = 0x02;
+	len[0] = pkt_build(f[0], &udp9);
+	len[1] = pkt_build(f[1], &udp10);
+	len[2] = pkt_build(f[2], &tcp9);
+	len[3] = pkt_build_arp(f[3], &arp);
+	if (!ASSERT_OK(sink_open_port(&sk, if_sink, 9), "sink_open_port"))
+		return false;
+	for (i = 0; i < 4 && ok; i++) {
+		ok &= run_prog(sink_prog_fd(sk), if_sink, f[i], len[i], 1, NULL,
+			       NULL, &retval);
+		ok &= ASSERT_EQ(retval, i ? XDP_PASS : XDP_DROP, "sink verdict");
+	}
+	ok &= sink_expect(sk, 1, len[0]);
+	sink_close(sk);
+	ok &= ASSERT_TRUE(!xdp_attached(if_sink), "sink0 clean after sink_close");
+	return ok;
+}
+
+/* ---- Live runs ---------------------------------------------------------- */
+
+/*
+ * Paced imix over 100 flows into the sink (counting our UDP port only, so
+ * the kernel's own frames do not count): every frame offered arrives, with
+ * exactly the bytes offered, which in live mode also proves the sizes
+ * (pages are reused, so most frames are a shrink or a grow). Offered is at
+ * most rate * duration (pacing never sends ahead).
+ */
+static bool test_live_paced_to_sink(void)
+{
+	struct gen_config c = imix_config(100);
+	struct gen_result r;
+	struct sink *sk;
+	struct gen *g;
+	uint64_t p, b;
+	bool ok = true;
+
+	c.rate_pps = 50000;
+	c.duration_s = 0.2;
+	if (!ASSERT_OK(sink_open_port(&sk, if_sink, c.dst_port), "sink_open_port"))
+		return false;
+	if (!ASSERT_OK(gen_open(&g, &c), "gen_open")) {
+		sink_close(sk);
+		return false;
+	}
+	ok &= ASSERT_OK(gen_run(g, &r), "gen_run");
+	ok &= ASSERT_OK(sink_read(sk, &p, &b), "sink_read");
+	ok &= ASSERT_TRUE(r.packets > 0, "frames offered");
+	ok &= ASSERT_TRUE(r.packets <= 10000, "no more than rate * duration");
+	ok &= ASSERT_TRUE(r.seconds >= c.duration_s, "ran its duration");
+	ok &= ASSERT_EQ(p, r.packets, "sink saw every frame offered");
+	ok &= ASSERT_EQ(b, r.bytes, "sink saw the bytes offered");
+	gen_close(g);
+	sink_close(sk);
+	ok &= ASSERT_TRUE(!xdp_attached(if_lo) && !xdp_attached(if_sink),
+			  "nothing left attached");
+	return ok;
+}
+
+/* Unpaced, 64 B, 1000 flows: the result is consistent (60 bytes per
+ * frame) and the sink agrees. */
+static bool test_live_full_speed(void)
+{
+	struct gen_config c = base_config();
+	struct gen_result r;
+	struct sink *sk;
+	struct gen *g;
+	uint64_t p, b;
+	bool ok = true;
+
+	c.flows = 1000;
+	c.duration_s = 0.2;
+	if (!ASSERT_OK(sink_open_port(&sk, if_sink, c.dst_port), "sink_open_port"))
+		return false;
+	if (!ASSERT_OK(gen_open(&g, &c), "gen_open")) {
+		sink_close(sk);
+		return false;
+	}
+	ok &= ASSERT_OK(gen_run(g, &r), "gen_run");
+	ok &= ASSERT_OK(sink_read(sk, &p, &b), "sink_read");
+	ok &= ASSERT_TRUE(r.packets > 0, "frames offered");
+	ok &= ASSERT_EQ(r.bytes, r.packets * 60, "60 bytes per frame");
+	ok &= ASSERT_TRUE(r.seconds >= c.duration_s, "ran its duration");
+	/* A veth receive ring can overflow only if its NAPI ran elsewhere;
+	 * arrivals never exceed what was offered. */
+	ok &= ASSERT_TRUE(p <= r.packets && p > 0, "sink count within offered");
+	ok &= ASSERT_EQ(b, p * 60, "sink bytes");
+	fprintf(stderr, "  (info) %s: %.2f Mpps offered over %.3f s on CPU %d\n",
+		cur_test, r.packets / r.seconds / 1e6, r.seconds, c.cpu);
+	gen_close(g);
+	sink_close(sk);
+	return ok;
+}
+
+/*
+ * What arrives on sink0 in live mode, read from a packet socket (sink0 runs
+ * xdp_pass, which a veth needs to receive XDP frames): every frame is valid
+ * by the oracle, the sizes are imix's and the source ports the flows'.
+ */
+static bool test_live_frames_valid(void)
+{
+	struct gen_config c = imix_config(7);
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+				   .sll_protocol = htons(ETH_P_IP) };
+	LIBBPF_OPTS(bpf_link_create_opts, lopts, .flags = XDP_FLAGS_DRV_MODE);
+	struct xnat_bench_bpf *pass = NULL;
+	int sock = -1, link = -1, rcvbuf = 8 << 20, n = 0;
+	uint8_t buf[PKT_MAX];
+	struct gen_result r;
+	struct gen *g = NULL;
+	bool ok = false;
+
+	c.rate_pps = 2000;
+	c.duration_s = 0.1;
+	pass = xnat_bench_bpf__open_and_load();
+	if (!ASSERT_TRUE(pass, "load xdp_pass"))
+		goto out;
+	link = bpf_link_create(bpf_program__fd(pass->progs.xdp_pass), if_sink,
+			       BPF_XDP, &lopts);
+	if (!ASSERT_TRUE(link >= 0, "attach xdp_pass to sink0"))
+		goto out;
+	sock = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_IP));
+	sll.sll_ifindex = if_sink;
+	if (!ASSERT_TRUE(sock >= 0, "packet socket") ||
+	    !ASSERT_OK(setsockopt(sock, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+				  sizeof(rcvbuf)), "SO_RCVBUFFORCE") ||
+	    !ASSERT_OK(bind(sock, (struct sockaddr *)&sll, sizeof(sll)), "bind"))
+		goto out;
+	if (!ASSERT_OK(gen_open(&g, &c), "gen_open") ||
+	    !ASSERT_OK(gen_run(g, &r), "gen_run"))
+		goto out;
+	ok = ASSERT_TRUE(r.packets > 0, "frames offered");
+	for (;;) {
+		struct pollfd pfd = { .fd = sock, .events = POLLIN };
+		const struct pkt_v4_udp *p = (const void *)buf;
+		ssize_t len;
+
+		if (poll(&pfd, 1, 200) <= 0)
+			break;
+		len = recv(sock, buf, sizeof(buf), 0);
+		if (len < (ssize_t)sizeof(*p) || p->ip.protocol != IPPROTO_UDP ||
+		    ntohs(p->udp.dest) != c.dst_port)
+			continue;
+		/* The n-th frame: size slot n % 12, flow n % 7. */
+		ok &= check_frame(buf, len, &c, ntohs(p->udp.source), len);
+		ok &= ASSERT_TRUE(ntohs(p->udp.source) - c.src_port == n % 7,
+				  "flows in turn");
+		ok &= ASSERT_TRUE(len == 60 || len == 572 || len == 1496,
+				  "an imix size");
+		if (!ok)
+			break;
+		n++;
+	}
+	ok &= ASSERT_EQ(n, r.packets, "every frame arrived");
+out:
+	gen_close(g);
+	if (sock >= 0)
+		close(sock);
+	if (link >= 0)
+		close(link);
+	xnat_bench_bpf__destroy(pass);
+	ok &= ASSERT_TRUE(!xdp_attached(if_lo) && !xdp_attached(if_sink),
+			  "nothing left attached");
+	return ok;
+}
+
+/*
+ * gen_run_on from a thread in another network namespace (here the one the
+ * test started in) on another CPU: it sends from the generator's namespace
+ * and returns the thread to its own, and to its CPUs.
+ */
+struct thread_run {
+	struct gen *g;
+	int cpu;
+	int err;
+	struct gen_result r;
+	bool ns_back, cpus_back;
+};
+
+static int orig_netns = -1;
+
+static ino_t thread_netns(void)
+{
+	struct stat st;
+
+	return stat("/proc/thread-self/ns/net", &st) ? 0 : st.st_ino;
+}
+
+static void *thread_main(void *arg)
+{
+	struct thread_run *t = arg;
+	cpu_set_t before, after;
+	ino_t ino;
+
+	if (setns(orig_netns, CLONE_NEWNET)) {
+		t->err = -errno;
+		return NULL;
+	}
+	ino = thread_netns();
+	pthread_getaffinity_np(pthread_self(), sizeof(before), &before);
+	t->err = gen_run_on(t->g, t->cpu, &t->r);
+	pthread_getaffinity_np(pthread_self(), sizeof(after), &after);
+	t->ns_back = thread_netns() == ino;
+	t->cpus_back = CPU_EQUAL(&before, &after);
+	return NULL;
+}
+
+static bool test_live_other_thread(void)
+{
+	struct gen_config c = base_config();
+	struct thread_run t = { .cpu = libbpf_num_possible_cpus() - 1 };
+	struct sink *sk;
+	pthread_t th;
+	uint64_t p, b;
+	bool ok = true;
+
+	c.rate_pps = 20000;
+	c.duration_s = 0.1;
+	if (!ASSERT_OK(sink_open_port(&sk, if_sink, c.dst_port), "sink_open_port"))
+		return false;
+	if (!ASSERT_OK(gen_open(&t.g, &c), "gen_open")) {
+		sink_close(sk);
+		return false;
+	}
+	ok &= ASSERT_OK(pthread_create(&th, NULL, thread_main, &t), "pthread_create");
+	if (ok)
+		pthread_join(th, NULL);
+	ok &= ASSERT_OK(t.err, "gen_run_on in the thread");
+	ok &= ASSERT_TRUE(t.ns_back, "thread back in its network namespace");
+	ok &= ASSERT_TRUE(t.cpus_back, "thread back on its CPUs");
+	ok &= ASSERT_OK(sink_read(sk, &p, &b), "sink_read");
+	ok &= ASSERT_TRUE(t.r.packets > 0, "frames offered");
+	ok &= ASSERT_EQ(p, t.r.packets, "sink saw every frame offered");
+	gen_close(t.g);
+	sink_close(sk);
+	return ok;
+}
+
+/* ---- The bare forwarder (bpf/xnat_fwd.bpf.c) ------------------------------ */
+
+/* Its own router in the test namespace: fwdin (198.18.10.1/24,
+ * 2001:2:0:10::1/64) and fwdout (198.19.10.1/24, 2001:2:0:11::1/64), the
+ * next hop 198.19.10.2 / 2001:2:0:11::2 a permanent neighbour on fwdout. */
+#define MAC_FWDIN   { 0x02, 0, 0, 0, 0x10, 0x01 }
+#define MAC_FWDOUT  { 0x02, 0, 0, 0, 0x11, 0x01 }
+#define MAC_SENDER  { 0x02, 0, 0, 0, 0x10, 0x0a }
+#define MAC_NEXTHOP { 0x02, 0, 0, 0, 0x11, 0x02 }
+#define FROM_SENDER .smac = MAC_SENDER, .dmac = MAC_FWDIN
+#define TO_NEXTHOP  .smac = MAC_FWDOUT, .dmac = MAC_NEXTHOP
+
+static int if_fwdin, if_fwdout;
+
+struct fwd_case {
+	const char *name;
+	struct pkt_spec in;
+	int verdict;
+	bool has_out;           /* else: the output is the input */
+	struct pkt_spec out;
+	size_t (*build)(uint8_t *buf, const struct pkt_spec *s);
+	uint32_t trunc;         /* cut the frame to this many bytes */
+};
+
+static const struct fwd_case fwd_cases[] = {
+	{ .name = "ipv4 udp forwarded",
+	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
+	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 64 },
+	  .verdict = XDP_REDIRECT, .has_out = true,
+	  .out = { TO_NEXTHOP, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
+	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 63 } },
+	{ .name = "ipv4 tcp forwarded, TTL 2",
+	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
+	    .proto = IPPROTO_TCP, .sport = 1000, .dport = 80, .ttl = 2,
+	    .tcp_flags = 0x10 },
+	  .verdict = XDP_REDIRECT, .has_out = true,
+	  .out = { TO_NEXTHOP, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
+	    .proto = IPPROTO_TCP, .sport = 1000, .dport = 80, .ttl = 1,
+	    .tcp_flags = 0x10 } },
+	{ .name = "ipv6 udp forwarded",
+	  .in = { FROM_SENDER, .saddr = "2001:2:0:10::10", .daddr = "2001:2:0:11::2",
+	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 64 },
+	  .verdict = XDP_REDIRECT, .has_out = true,
+	  .out = { TO_NEXTHOP, .saddr = "2001:2:0:10::10", .daddr = "2001:2:0:11::2",
+	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 63 } },
+	{ .name = "ipv4 TTL 1 to the kernel",
+	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
+	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 1 },
+	  .verdict = XDP_PASS },
+	{ .name = "ipv6 hop limit 1 to the kernel",
+	  .in = { FROM_SENDER, .saddr = "2001:2:0:10::10", .daddr = "2001:2:0:11::2",
+	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 1 },
+	  .verdict = XDP_PASS },
+	{ .name = "ipv4 unresolved neighbour to the kernel",
+	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.19.10.3",
+	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
+	  .verdict = XDP_PASS },
+	{ .name = "ipv4 for the router itself",
+	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.18.10.1",
+	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
+	  .verdict = XDP_PASS },
+	{ .name = "ipv4 unreachable route to the kernel",
+	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.18.200.1",
+	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
+	  .verdict = XDP_PASS },
+	{ .name = "ipv6 link-local destination",
+	  .in = { FROM_SENDER, .saddr = "2001:2:0:10::10", .daddr = "fe80::1",
+	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
+	  .verdict = XDP_PASS },
+	{ .name = "ipv6 multicast destination",
+	  .in = { FROM_SENDER, .saddr = "2001:2:0:10::10", .daddr = "ff02::1",
+	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
+	  .verdict = XDP_PASS },
+	{ .name = "arp to the kernel",
+	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.18.10.1" },
+	  .verdict = XDP_PASS, .build = pkt_build_arp },
+	{ .name = "truncated ipv4 dropped",
+	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
+	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
+	  .verdict = XDP_DROP, .trunc = 30 },
+};
+
+static bool run_fwd_case(int prog_fd, const struct fwd_case *f)
+{
+	uint8_t in[PKT_MAX], out[PKT_MAX], want[PKT_MAX];
+	uint32_t len, out_len, want_len, retval;
+	bool ok;
+
+	len = (f->build ? f->build : pkt_build)(in, &f->in);
+	if (f->trunc)
+		len = f->trunc;
+	if (!run_prog(prog_fd, if_fwdin, in, len, 1, out, &out_len, &retval))
+		return false;
+	ok = ASSERT_EQ(retval, f->verdict, f->name);
+	if (f->has_out) {
+		want_len = pkt_build(want, &f->out);
+	} else {
+		memcpy(want, in, len);
+		want_len = len;
+	}
+	ok &= ASSERT_TRUE(out_len == want_len && !memcmp(out, want, want_len),
+			  f->name);
+	return ok;
+}
+
+/* Every case of the table, then a port that leaves the map. */
+static bool test_fwd_cases(void)
+{
+	const struct fwd_case *fwd4 = &fwd_cases[0];
+	struct xnat_fwd_bpf *skel;
+	__u32 ports[2] = { if_fwdin, if_fwdout };
+	int prog_fd, map_fd, i;
+	bool ok = true;
+
+	skel = xnat_fwd_bpf__open_and_load();
+	if (!ASSERT_TRUE(skel, "load xnat_fwd"))
+		return false;
+	prog_fd = bpf_program__fd(skel->progs.xdp_fwd);
+	map_fd = bpf_map__fd(skel->maps.xdp_tx_ports);
+	for (i = 0; i < 2; i++)
+		ok &= ASSERT_OK(bpf_map_update_elem(map_fd, &ports[i], &ports[i],
+						    BPF_ANY), "xdp_tx_ports");
+	for (i = 0; i < (int)ARRAY_SIZE(fwd_cases) && ok; i++)
+		ok &= run_fwd_case(prog_fd, &fwd_cases[i]);
+	/* Not in xdp_tx_ports: the kernel's, untouched. */
+	ok &= ASSERT_OK(bpf_map_delete_elem(map_fd, &ports[1]), "delete fwdout");
+	if (ok) {
+		struct fwd_case f = *fwd4;
+
+		f.name = "egress not in xdp_tx_ports";
+		f.verdict = XDP_PASS;
+		f.has_out = false;
+		ok &= run_fwd_case(prog_fd, &f);
+	}
+	xnat_fwd_bpf__destroy(skel);
+	return ok;
+}
+
+/* ---- Microbenchmark ------------------------------------------------------ */
+
+static bool test_microbench(void)
+{
+	struct microbench_result r;
+	bool ok;
+	int c;
+
+	ok = ASSERT_OK(microbench_run(&r, 5), "microbench_run");
+	for (c = 0; c < MICROBENCH_CASES; c++) {
+		const struct microbench_stat *s = &r.c[c];
+
+		fprintf(stderr, "  (info) %-13s min %4.0f median %5.1f max %5.0f "
+			"net %5.1f ns/packet, %llu packets, %llu on its path\n",
+			s->name ? s->name : "?", s->min_ns, s->median_ns,
+			s->max_ns, s->net_ns, (unsigned long long)s->packets,
+			(unsigned long long)s->on_path);
+		ok &= ASSERT_TRUE(s->median_ns > 0 && s->min_ns > 0, s->name);
+		ok &= ASSERT_EQ(s->packets, 5 * MICROBENCH_BATCH, "packets");
+		/* fast path: fwd_fast grew by exactly its packets; fast path
+		 * off: fwd_routed did; xdp_fwd redirected with TTL - 1. */
+		ok &= ASSERT_EQ(s->on_path, s->packets, "packets on their path");
+	}
+	fprintf(stderr, "  (info) fast/floor %.2f, off/floor %.2f, off/fast %.2f "
+		"(CPU %d)\n", r.fast_vs_floor, r.off_vs_floor, r.off_vs_fast,
+		r.cpu);
+	return ok;
+}
+
+/* ---- Leftovers ----------------------------------------------------------- */
+
+static int fds_at_start;
+
+static int count_fds(void)
+{
+	char path[64];
+	int fd, n = 0;
+
+	for (fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += !access(path, F_OK);
+	}
+	return n;
+}
+
+/* Every open and close above left no descriptor and no program behind. */
+static bool test_nothing_left(void)
+{
+	bool ok = ASSERT_EQ(count_fds(), fds_at_start, "open descriptors");
+
+	ok &= ASSERT_TRUE(!xdp_attached(if_lo), "lo clean");
+	ok &= ASSERT_TRUE(!xdp_attached(if_gen), "gen0 clean");
+	ok &= ASSERT_TRUE(!xdp_attached(if_sink), "sink0 clean");
+	return ok;
+}
+
+/* ---- Setup and main ------------------------------------------------------ */
+
+static int sh(const char *cmd)
+{
+	int rc = system(cmd);
+
+	if (rc)
+		fprintf(stderr, "  '%s' failed (status %d)\n", cmd, rc);
+	return rc;
+}
+
+static int write_file(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+	int err;
+
+	if (!f)
+		return -1;
+	err = fputs(val, f) < 0;
+	err |= fclose(f) != 0;
+	return err ? -1 : 0;
+}
+
+static int setup(void)
+{
+	cpu_set_t one;
+
+	orig_netns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (orig_netns < 0) {
+		fprintf(stderr, "setup: /proc/self/ns/net: %s\n", strerror(errno));
+		return -1;
+	}
+	if (unshare(CLONE_NEWNET)) {
+		fprintf(stderr, "setup: unshare(CLONE_NEWNET): %s\n",
+			strerror(errno));
+		return -1;
+	}
+	/* No IPv6 chatter (ND, MLD) on the veths. */
+	write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
+	if (sh("ip link add gen0 address 02:00:00:00:0a:01 type veth "
+	       "peer name sink0 address 02:00:00:00:0b:01") ||
+	    sh("ip link set gen0 up") || sh("ip link set sink0 up"))
+		return -1;
+	if_gen = if_nametoindex("gen0");
+	if_sink = if_nametoindex("sink0");
+	if_lo = if_nametoindex("lo");
+	if (!if_gen || !if_sink || !if_lo) {
+		fprintf(stderr, "setup: gen0/sink0/lo missing\n");
+		return -1;
+	}
+	/* The bare forwarder's router, IPv6 on for it only. */
+	if (sh("ip link add fwdin address 02:00:00:00:10:01 type veth peer name fwdinp") ||
+	    sh("ip link add fwdout address 02:00:00:00:11:01 type veth peer name fwdoutp"))
+		return -1;
+	write_file("/proc/sys/net/ipv6/conf/fwdin/disable_ipv6", "0");
+	write_file("/proc/sys/net/ipv6/conf/fwdout/disable_ipv6", "0");
+	if (sh("ip link set fwdin up && ip link set fwdinp up && "
+	       "ip link set fwdout up && ip link set fwdoutp up && "
+	       "ip addr add 198.18.10.1/24 dev fwdin && "
+	       "ip addr add 198.19.10.1/24 dev fwdout && "
+	       "ip addr add 2001:2:0:10::1/64 dev fwdin nodad && "
+	       "ip addr add 2001:2:0:11::1/64 dev fwdout nodad && "
+	       "ip neigh add 198.19.10.2 lladdr 02:00:00:00:11:02 dev fwdout nud permanent && "
+	       "ip -6 neigh add 2001:2:0:11::2 lladdr 02:00:00:00:11:02 dev fwdout nud permanent && "
+	       "ip route add unreachable 198.18.200.0/24") ||
+	    write_file("/proc/sys/net/ipv4/ip_forward", "1") ||
+	    write_file("/proc/sys/net/ipv6/conf/all/forwarding", "1"))
+		return -1;
+	if_fwdin = if_nametoindex("fwdin");
+	if_fwdout = if_nametoindex("fwdout");
+	if (!if_fwdin || !if_fwdout) {
+		fprintf(stderr, "setup: fwdin/fwdout missing\n");
+		return -1;
+	}
+	/* Non-live runs execute on this CPU, and the generator's sequence
+	 * is per CPU: stay on one. */
+	test_cpu = sched_getcpu();
+	CPU_ZERO(&one);
+	CPU_SET(test_cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one)) {
+		fprintf(stderr, "setup: sched_setaffinity: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	bool (*fn)(void);
+} tests[] = {
+	{ "gen_bad_config", test_gen_bad_config },
+	{ "gen_frame_64", test_gen_frame_64 },
+	{ "gen_imix_flows", test_gen_imix_flows },
+	{ "gen_stale_page", test_gen_stale_page },
+	{ "gen_lo_untouched", test_gen_lo_untouched },
+	{ "sink_counts", test_sink_counts },
+	{ "sink_port_filter", test_sink_port_filter },
+	{ "live_paced_to_sink", test_live_paced_to_sink },
+	{ "live_full_speed", test_live_full_speed },
+	{ "live_frames_valid", test_live_frames_valid },
+	{ "live_other_thread", test_live_other_thread },
+	{ "fwd_cases", test_fwd_cases },
+	{ "microbench", test_microbench },
+	{ "nothing_left", test_nothing_left },
+};
+
+int main(void)
+{
+	int n_pass = 0, n_fail = 0;
+	size_t i;
+
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	log_setup(0, 0);
+	if (geteuid()) {
+		fprintf(stderr, "test_gen: must run as root\n");
+		printf("#1 setup:FAIL\n0 passed, 1 failed\n");
+		return 1;
+	}
+	cur_test = "setup";
+	if (setup()) {
+		printf("#1 setup:FAIL\n0 passed, 1 failed\n");
+		return 1;
+	}
+	fds_at_start = count_fds();
+	for (i = 0; i < ARRAY_SIZE(tests); i++) {
+		bool ok;
+
+		cur_test = tests[i].name;
+		ok = tests[i].fn();
+		if (ok)
+			n_pass++;
+		else
+			n_fail++;
+		printf("#%zu %s:%s\n", i + 1, tests[i].name, ok ? "OK" : "FAIL");
+		fflush(stdout);
+	}
+	printf("%d passed, %d failed\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}
