@@ -103,42 +103,71 @@ static __always_inline int kernel_owns_flow(struct xdp_md *ctx,
 #define KERNEL_ADOPT_TIMEOUT_S 30
 
 /*
- * Teach the kernel's conntrack an outgoing XDP flow with its NAT mapping,
- * before handing it a packet XDP cannot forward itself: one the router must
- * fragment (no DF, bigger than the egress MTU). The kernel then fragments
- * it and NATs it with the flow's own external port instead of one of its
- * own. An entry that exists already (an earlier such packet) is fine.
+ * Teach the kernel's conntrack an XDP flow with its NAT mapping, before
+ * handing it a packet XDP cannot forward itself: one the router must
+ * fragment (no DF, bigger than the egress MTU), or a datagram whose
+ * fragments already went up. The kernel then fragments, reassembles and
+ * NATs it with the flow's own addresses and ports instead of its own.
+ * Works from either direction's entry: the conntrack entry is built from
+ * the flow's original direction, derived from the reply's when needed.
+ * An entry that exists already (an earlier such packet) is fine.
  */
 static __always_inline void kernel_adopt_flow(struct xdp_md *ctx,
 					      const struct pkt *p,
-					      const struct flow_value *v,
-					      __u32 timeout_s)
+					      const struct flow_value *v)
 {
 	struct bpf_ct_opts opts = {
 		.netns_id = BPF_F_CURRENT_NETNS,
 		.l4proto = p->key.proto,
 	};
-	union nf_inet_addr nat = { .ip = v->new_saddr.v4 };
 	struct bpf_sock_tuple tup = {};
 	struct nf_conn___init *init;
+	union nf_inet_addr addr = {};
+	__be32 nsaddr, ndaddr;
+	__be16 nsport, ndport;
 	struct nf_conn *ct;
 
-	if (p->key.family != XNAT_AF_INET || v->dir != FLOW_DIR_ORIG ||
+	if (p->key.family != XNAT_AF_INET ||
 	    (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP))
 		return;
-	tup.ipv4.saddr = p->key.saddr.v4;
-	tup.ipv4.daddr = p->key.daddr.v4;
-	tup.ipv4.sport = p->key.sport;
-	tup.ipv4.dport = p->key.dport;
+	if (v->dir == FLOW_DIR_ORIG) {
+		tup.ipv4.saddr = p->key.saddr.v4;
+		tup.ipv4.daddr = p->key.daddr.v4;
+		tup.ipv4.sport = p->key.sport;
+		tup.ipv4.dport = p->key.dport;
+		nsaddr = v->new_saddr.v4;
+		ndaddr = v->new_daddr.v4;
+		nsport = v->new_sport;
+		ndport = v->new_dport;
+	} else {
+		/* The original direction is this reply's rewrite, reversed;
+		 * its rewrite is this reply's own addresses, reversed. */
+		tup.ipv4.saddr = v->new_daddr.v4;
+		tup.ipv4.daddr = v->new_saddr.v4;
+		tup.ipv4.sport = v->new_dport;
+		tup.ipv4.dport = v->new_sport;
+		nsaddr = p->key.daddr.v4;
+		ndaddr = p->key.saddr.v4;
+		nsport = p->key.dport;
+		ndport = p->key.sport;
+	}
 	init = bpf_xdp_ct_alloc(ctx, &tup, sizeof(tup.ipv4), &opts,
 				sizeof(opts));
 	if (!init)
 		return;
-	bpf_ct_set_timeout(init, timeout_s * 1000);
+	bpf_ct_set_timeout(init, KERNEL_ADOPT_TIMEOUT_S * 1000);
 	/* Fails only on arguments this code controls. An allocated entry
 	 * can only leave through insert, which also frees it on failure. */
-	bpf_ct_set_nat_info(init, &nat, bpf_ntohs(v->new_sport),
-			    NF_NAT_MANIP_SRC);
+	if (nsaddr != tup.ipv4.saddr || nsport != tup.ipv4.sport) {
+		addr.ip = nsaddr;
+		bpf_ct_set_nat_info(init, &addr, bpf_ntohs(nsport),
+				    NF_NAT_MANIP_SRC);
+	}
+	if (ndaddr != tup.ipv4.daddr || ndport != tup.ipv4.dport) {
+		addr.ip = ndaddr;
+		bpf_ct_set_nat_info(init, &addr, bpf_ntohs(ndport),
+				    NF_NAT_MANIP_DST);
+	}
 	ct = bpf_ct_insert_entry(init);
 	if (ct)
 		bpf_ct_release(ct);

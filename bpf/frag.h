@@ -44,15 +44,48 @@ static __always_inline void frag_record(const struct pkt *p,
 	bpf_map_update_elem(&xnat_frags, &k, key, BPF_ANY);
 }
 
+/*
+ * A later fragment that overtook its first one goes up: mark its datagram
+ * (a record with no flow) so the first one follows it there instead of
+ * being forwarded alone. Other datagrams' later fragments cost a record
+ * each in the LRU, nothing more.
+ */
+static __always_inline void frag_mark_up(const struct pkt *p)
+{
+	struct flow_key none = {};
+	struct frag_key k;
+
+	if ((void *)(p->ip4 + 1) > p->data_end)
+		return;
+	frag_key(p, &k);
+	bpf_map_update_elem(&xnat_frags, &k, &none, BPF_NOEXIST);
+}
+
+/* Is P a first fragment whose datagram's other fragments went up? */
+static __always_inline int frag_went_up(const struct pkt *p)
+{
+	struct flow_key *fk;
+	struct frag_key k;
+
+	if (p->frag != FRAG_FIRST || (void *)(p->ip4 + 1) > p->data_end)
+		return 0;
+	frag_key(p, &k);
+	fk = bpf_map_lookup_elem(&xnat_frags, &k);
+	return fk && !fk->family;
+}
+
 /* The flow a later fragment belongs to, or NULL. */
 static __always_inline struct flow_key *frag_flow(const struct pkt *p)
 {
+	struct flow_key *fk;
 	struct frag_key k;
 
 	if ((void *)(p->ip4 + 1) > p->data_end)
 		return NULL;
 	frag_key(p, &k);
-	return bpf_map_lookup_elem(&xnat_frags, &k);
+	fk = bpf_map_lookup_elem(&xnat_frags, &k);
+	/* A mark (no family): the datagram is going up, follow it. */
+	return fk && fk->family ? fk : NULL;
 }
 
 #endif /* XNAT_FRAG_H */

@@ -42,13 +42,19 @@ static __always_inline int forward(struct xdp_md *ctx, struct pkt *p,
 	 * lowered under a running flow must make the kernel send
 	 * fragmentation-needed, or the flow's big packets vanish. A packet
 	 * without DF the kernel fragments instead; it learns the flow's
-	 * mapping first so the fragments leave with the flow's port.
-	 * XXX: only for flows opened from the LAN (SNAT, hairpin). */
+	 * mapping first so the fragments leave with the flow's addresses. */
 	if (bpf_check_mtu(ctx, v->egress_ifindex, &mtu_len, 0, 0)) {
 		if (p->ip4 && p->l4 && !(p->ip4->frag_off & bpf_htons(IP_DF)) &&
-		    (v->nat == FLOW_NAT_SNAT || v->nat == FLOW_NAT_HAIRPIN))
-			kernel_adopt_flow(ctx, p, v, KERNEL_ADOPT_TIMEOUT_S);
+		    v->nat != FLOW_NAT_NONE)
+			kernel_adopt_flow(ctx, p, v);
 		return count(p, XNAT_PASS_MTU, XDP_PASS);
+	}
+	/* A first fragment whose followers overtook it and went up: the
+	 * kernel must reassemble the datagram, and NAT it as this flow. */
+	if (frag_went_up(p)) {
+		if (v->nat != FLOW_NAT_NONE)
+			kernel_adopt_flow(ctx, p, v);
+		return count(p, XNAT_PASS_FRAGMENT, XDP_PASS);
 	}
 	/* Only a first fragment XDP forwards may lead the rest: one that
 	 * went to the kernel takes its datagram's other fragments along. */
@@ -109,8 +115,10 @@ int xdp_xnat(struct xdp_md *ctx)
 	if (p.frag == FRAG_LATER) {
 		struct flow_key *fk = frag_flow(&p);
 
-		if (!fk)
+		if (!fk) {
+			frag_mark_up(&p);
 			return count(&p, XNAT_PASS_FRAGMENT, XDP_PASS);
+		}
 		p.key = *fk;
 	}
 	v = bpf_map_lookup_elem(&xnat_flows, &p.key);

@@ -13,6 +13,7 @@ pkgs=(
 	iproute2 ethtool                    # testbed
 	socat iperf3 procps kmod            # traffic in tests and the demo
 	iputils-ping python3                # ping tests; JSON checks in tests
+	traceroute                          # test_nat.sh traceroute
 	gnuplot-nox                         # xnat bench's plot
 	coreutils util-linux
 )

@@ -31,7 +31,8 @@ static const char *nat_name(__u8 nat)
 {
 	return nat == FLOW_NAT_SNAT ? "snat" :
 	       nat == FLOW_NAT_DNAT ? "dnat" :
-	       nat == FLOW_NAT_HAIRPIN ? "hairpin" : "none";
+	       nat == FLOW_NAT_HAIRPIN ? "hairpin" :
+	       nat == FLOW_NAT_INBOUND ? "inbound" : "none";
 }
 
 static const char *state_name(__u8 proto, __u8 st)

@@ -263,6 +263,109 @@ testbed_warm_neigh() {
 	done
 }
 
+# ---- topology variants --------------------------------------------------------
+#
+# Tests that need more than the three namespaces add them from their body,
+# after xnat is up. The test body runs in a subshell, so the namespaces are
+# recorded in TB_WORK/netns (like background PIDs in TB_WORK/pids) for
+# testbed_teardown. Each helper sets the NS_* variable it documents and
+# resolves the new neighbours (testbed_warm_neigh's reason) before returning.
+
+LAN2_HOST4=198.18.1.11     # a second host on the router's lan0 segment
+RTR_LAN1_IF=lan1           # a second LAN port of the router
+RTR_LAN1_4=198.18.2.1
+LAN1_HOST4=198.18.2.10     # the host on it
+WAN_FAR_GW4=198.19.1.1     # the WAN host, as a router to a further subnet
+FAR_HOST4=198.19.1.2       # a host behind it
+NS_LAN2='' NS_LAN1='' NS_FAR=''
+
+# Create one more namespace for this testbed, named xnat-ROLE-TAG like the
+# others; prints its name.
+tb_ns_extra() {
+	local ns=xnat-$1-${TB_WORK##*/}
+	tb_ns_add "$ns" >&2 || return 1
+	echo "$ns" >>"$TB_WORK/netns"
+	echo "$ns"
+}
+
+# Ping ADDR... from NS until each answers (3 tries each).
+tb_resolve() {
+	local ns=$1 a ok
+	shift
+	for a in "$@"; do
+		ok=0
+		for _ in 1 2 3; do
+			if on "$ns" ping -q -c 1 -W 1 "$a" >/dev/null 2>&1; then
+				ok=1
+				break
+			fi
+		done
+		[ $ok = 1 ] || { echo "$ns cannot ping $a" >&2; return 1; }
+	done
+}
+
+# A second host on the LAN segment of lan0 (NS_LAN2, LAN2_HOST4/24): a
+# macvlan (bridge mode) on the LAN host's eth0, so the LAN host and the
+# router's lan0 stay exactly as testbed_setup made them. The LAN host and
+# this host reach each other only through the router (a macvlan does not
+# talk to its lower device), which is all a NAT test needs.
+testbed_add_lan_host() {
+	NS_LAN2=$(tb_ns_extra lan2) || return 1
+	ip -n "$NS_LAN" link add xnatmv0 link "$HOST_IF" type macvlan mode bridge &&
+	ip -n "$NS_LAN" link set xnatmv0 netns "$NS_LAN2" &&
+	ip -n "$NS_LAN2" link set xnatmv0 name "$HOST_IF" &&
+	tb_host_if "$NS_LAN2" &&
+	ip -n "$NS_LAN2" addr add "$LAN2_HOST4/24" dev "$HOST_IF" &&
+	ip -n "$NS_LAN2" link set "$HOST_IF" up &&
+	ip -n "$NS_LAN2" route add default via "$RTR_LAN4" || return 1
+	tb_resolve "$NS_RTR" "$LAN2_HOST4" && tb_resolve "$NS_LAN2" "$RTR_LAN4"
+}
+
+# A second LAN port on the router, RTR_LAN1_IF (RTR_LAN1_4/24), with a host
+# behind it (NS_LAN1, LAN1_HOST4). xnat runs on it once the config names it.
+testbed_add_lan_port() {
+	NS_LAN1=$(tb_ns_extra lan1) || return 1
+	ip -n "$NS_RTR" link add "$RTR_LAN1_IF" type veth peer name "$HOST_IF" \
+		netns "$NS_LAN1" &&
+	tb_host_if "$NS_LAN1" &&
+	ip -n "$NS_RTR" addr add "$RTR_LAN1_4/24" dev "$RTR_LAN1_IF" &&
+	ip -n "$NS_LAN1" addr add "$LAN1_HOST4/24" dev "$HOST_IF" &&
+	ip -n "$NS_LAN1" link set "$HOST_IF" up &&
+	ip -n "$NS_RTR" link set "$RTR_LAN1_IF" up &&
+	ip -n "$NS_LAN1" route add default via "$RTR_LAN1_4" || return 1
+	tb_resolve "$NS_RTR" "$LAN1_HOST4" && tb_resolve "$NS_LAN1" "$RTR_LAN1_4"
+}
+
+# The WAN host becomes a router (WAN_FAR_GW4/24 on its far0) to a further
+# host (NS_FAR, FAR_HOST4), and the router routes 198.19.1.0/24 through the
+# WAN host: a second hop for traceroute and PMTUD. MTU (default 1500) is the
+# MTU of the WAN host's far0 only, the bottleneck in the LAN-to-far
+# direction; the far host keeps 1500, so the MSS it announces does not hide
+# the bottleneck from TCP.
+testbed_add_far_host() {
+	local mtu=${1:-1500}
+	NS_FAR=$(tb_ns_extra far) || return 1
+	ip -n "$NS_WAN" link add far0 type veth peer name "$HOST_IF" \
+		netns "$NS_FAR" &&
+	tb_host_if "$NS_FAR" &&
+	ip -n "$NS_WAN" link set far0 mtu "$mtu" &&
+	ip -n "$NS_WAN" addr add "$WAN_FAR_GW4/24" dev far0 &&
+	ip -n "$NS_FAR" addr add "$FAR_HOST4/24" dev "$HOST_IF" &&
+	ip -n "$NS_WAN" link set far0 up &&
+	ip -n "$NS_FAR" link set "$HOST_IF" up &&
+	ip netns exec "$NS_WAN" sysctl -qw net.ipv4.ip_forward=1 >/dev/null &&
+	ip -n "$NS_FAR" route add default via "$WAN_FAR_GW4" &&
+	ip -n "$NS_RTR" route add 198.19.1.0/24 via "$WAN_HOST4" dev "$RTR_WAN_IF" ||
+		return 1
+	tb_resolve "$NS_WAN" "$FAR_HOST4" && tb_resolve "$NS_RTR" "$FAR_HOST4"
+}
+
+# Another address (/24) of the WAN host, e.g. a second remote peer.
+testbed_add_wan_addr() {
+	ip -n "$NS_WAN" addr add "$1/24" dev "$HOST_IF" || return 1
+	tb_resolve "$NS_RTR" "$1"
+}
+
 # The router config for MODE: the shipped example configs/MODE.ini, which is
 # written for this testbed, so that every example is exercised by a test;
 # the built-in template (same semantics) only if it is missing.
@@ -316,9 +419,12 @@ router_up() {
 # call twice. Order: our processes, xnat (while its namespace still exists),
 # what xnat failed to remove for this namespace, the namespaces.
 testbed_teardown() {
-	local ns p dir out
+	local ns p dir out extra=()
 
 	[ -n "$TB_WORK" ] && tb_kill_started "$TB_WORK/pids"
+	# Namespaces a test body added (tb_ns_extra) in its subshell.
+	[ -n "$TB_WORK" ] && [ -s "$TB_WORK/netns" ] &&
+		mapfile -t extra <"$TB_WORK/netns"
 
 	if [ -n "$NS_RTR" ] && [ -e "/run/netns/$NS_RTR" ] &&
 	   [ -n "$TB_MODE" ] && [ -x "$XNAT" ]; then
@@ -332,7 +438,7 @@ testbed_teardown() {
 	# run (a test's server, `xnat run`): end it by PID before the
 	# namespace goes, or it would keep running in a namespace no one can
 	# name any more.
-	for ns in "${TB_NS_CREATED[@]}"; do
+	for ns in "${extra[@]}" "${TB_NS_CREATED[@]}"; do
 		for p in $(ip netns pids "$ns" 2>/dev/null); do
 			tb_vlog "teardown: ending pid $p ($(cat "/proc/$p/comm" 2>/dev/null)) left in $ns"
 			kill "$p" 2>/dev/null
@@ -350,6 +456,15 @@ testbed_teardown() {
 		done
 	fi
 
+	for ns in "${extra[@]}"; do
+		[ -e "/run/netns/$ns" ] || continue
+		for p in $(ip netns pids "$ns" 2>/dev/null); do
+			kill -KILL "$p" 2>/dev/null
+		done
+		ip netns del "$ns" 2>/dev/null ||
+			tb_warn "teardown: could not delete namespace $ns"
+	done
+	[ ${#extra[@]} -gt 0 ] && : >"$TB_WORK/netns"
 	for ns in "${TB_NS_CREATED[@]}"; do
 		for p in $(ip netns pids "$ns" 2>/dev/null); do
 			kill -KILL "$p" 2>/dev/null
