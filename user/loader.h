@@ -46,6 +46,14 @@ struct attach_info {
 /* What is attached for xnat on IFINDEX; -ENOENT when nothing. */
 int loader_attach_info(int ifindex, struct attach_info *info);
 
+/*
+ * One port NAME (IFINDEX) into the ifaces, tx_ports and vlans maps (FDS, in
+ * that order): its own entry, what the kernel routes with; for a VLAN
+ * device also the physical port under it, where XDP runs and frames are
+ * sent, and the (port, VLAN id) -> device entry.
+ */
+int maps_put_port(const int fds[3], const char *name, __u32 ifindex,
+		  enum xnat_role role);
 /* Write CFG into the config, ports and forwards maps (also on reload). */
 int maps_sync(const struct config *cfg);
 

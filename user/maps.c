@@ -91,13 +91,13 @@ static int fwd_keep(const void *key, const struct config *cfg)
  * for a VLAN device also the physical port under it, which is where XDP
  * runs and frames are sent, and the (port, VLAN id) -> device entry.
  */
-static int put_port(const int fds[3], const struct config_iface *ci,
-		    enum xnat_role role)
+int maps_put_port(const int fds[3], const char *name, __u32 ifindex,
+		  enum xnat_role role)
 {
 	struct iface_info info = { .role = role };
-	__u32 ifindex = ci->ifindex, lower;
 	struct iface_hw hw;
-	int err = iface_query(ci->name, &hw);
+	__u32 lower;
+	int err = iface_query(name, &hw);
 
 	if (err)
 		return err;
@@ -129,9 +129,11 @@ static int sync_ports(const struct config *cfg)
 		if (fds[i] < 0)
 			err = fds[i];
 	if (!err)
-		err = put_port(fds, &cfg->wan, XNAT_ROLE_WAN);
+		err = maps_put_port(fds, cfg->wan.name, cfg->wan.ifindex,
+				    XNAT_ROLE_WAN);
 	for (i = 0; i < cfg->n_lan && !err; i++)
-		err = put_port(fds, &cfg->lan[i], XNAT_ROLE_LAN);
+		err = maps_put_port(fds, cfg->lan[i].name,
+				    cfg->lan[i].ifindex, XNAT_ROLE_LAN);
 	if (!err) {
 		delete_stale(fds[0], sizeof(__u32), port_keep, cfg);
 		delete_stale(fds[1], sizeof(__u32), lower_keep, cfg);

@@ -33,7 +33,7 @@
 #include "xnat_fwd.skel.h"
 #include "xnat_bench.skel.h"
 #include "xnat_mbench.skel.h"
-#include "iface.h"
+#include "loader.h"
 #include "log.h"
 #include "microbench.h"
 #include "reasons.h"
@@ -126,36 +126,11 @@ static int testbed_up(struct mb *m)
 	return 0;
 }
 
-/* A port into the data path's maps as user/maps.c put_port() writes it:
- * its iface_info from iface_query(), and its physical port (itself, on
- * these veths) as a redirect target. */
-static int iface_put(int ifaces_fd, int tx_fd, const char *name,
-		     __u32 ifindex, enum xnat_role role)
-{
-	struct iface_info info = { .role = role };
-	struct iface_hw hw;
-	__u32 lower;
-	int err;
-
-	err = iface_query(name, &hw);
-	if (err)
-		return err;
-	lower = if_nametoindex(hw.lower);
-	if (!lower)
-		return -errno;
-	memcpy(info.mac, hw.mac, sizeof(info.mac));
-	info.vid = hw.vid;
-	info.parent = lower;
-	if (bpf_map_update_elem(ifaces_fd, &ifindex, &info, BPF_ANY) ||
-	    bpf_map_update_elem(tx_fd, &lower, &lower, BPF_ANY))
-		return -errno;
-	return 0;
-}
 
 static int load_xnat(struct mb *m)
 {
 	__u32 zero = 0;
-	int err;
+	int fds[3], err;
 
 	m->xnat = xnat_bpf__open();
 	if (!m->xnat) {
@@ -187,13 +162,12 @@ static int load_xnat(struct mb *m)
 	};
 	inet_pton(AF_INET, MB_NAT_ADDR, &m->cfg.nat_addr);
 	/* Ports first, then the config (its NAT address turns NAT on). */
-	err = iface_put(bpf_map__fd(m->xnat->maps.xnat_ifaces),
-			bpf_map__fd(m->xnat->maps.xnat_tx_ports), "lan0",
-			m->if_lan, XNAT_ROLE_LAN);
+	fds[0] = bpf_map__fd(m->xnat->maps.xnat_ifaces);
+	fds[1] = bpf_map__fd(m->xnat->maps.xnat_tx_ports);
+	fds[2] = bpf_map__fd(m->xnat->maps.xnat_vlans);
+	err = maps_put_port(fds, "lan0", m->if_lan, XNAT_ROLE_LAN);
 	if (!err)
-		err = iface_put(bpf_map__fd(m->xnat->maps.xnat_ifaces),
-				bpf_map__fd(m->xnat->maps.xnat_tx_ports), "wan0",
-				m->if_wan, XNAT_ROLE_WAN);
+		err = maps_put_port(fds, "wan0", m->if_wan, XNAT_ROLE_WAN);
 	if (!err && bpf_map_update_elem(m->config_fd, &zero, &m->cfg, BPF_ANY))
 		err = -errno;
 	if (err)
