@@ -37,6 +37,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "assert.h"
 #include "pkt.h"
 #include "gen.h"
 #include "log.h"
@@ -52,51 +53,6 @@ static const uint8_t mac_sink0[ETH_ALEN] = { 0x02, 0, 0, 0, 0x0b, 0x01 };
 #define GEN_DST "198.18.0.2"
 
 static int if_gen, if_sink, if_lo, test_cpu;
-static const char *cur_test;
-
-/* ---- Assertions (as in test_xdp.c) ------------------------------------ */
-
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "  %s: ", cur_test);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-#define ASSERT_EQ(actual, expected, name)                                     \
-	({                                                                    \
-		long long ___a = (long long)(actual);                         \
-		long long ___e = (long long)(expected);                       \
-		bool ___ok = ___a == ___e;                                    \
-		if (!___ok)                                                   \
-			fail("%s:%d %s: actual %lld (0x%llx) != expected "    \
-			     "%lld (0x%llx)", __func__, __LINE__, name, ___a, \
-			     ___a, ___e, ___e);                               \
-		___ok;                                                        \
-	})
-
-#define ASSERT_TRUE(cond, name)                                               \
-	({                                                                    \
-		bool ___ok = !!(cond);                                        \
-		if (!___ok)                                                   \
-			fail("%s:%d %s: unexpected false", __func__,         \
-			     __LINE__, name);                                 \
-		___ok;                                                        \
-	})
-
-#define ASSERT_OK(err, name)                                                  \
-	({                                                                    \
-		long long ___e = (long long)(err);                            \
-		if (___e)                                                     \
-			fail("%s:%d %s: error %lld (%s)", __func__, __LINE__, \
-			     name, ___e, strerror(___e < 0 ? -___e : errno)); \
-		!___e;                                                        \
-	})
-
 /* ---- Helpers ---------------------------------------------------------- */
 
 static struct gen_config base_config(void)

@@ -44,6 +44,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "assert.h"
 #include "pkt.h"
 #include "xnat_common.h"
 #include "xnat.skel.h"
@@ -100,51 +101,7 @@ static struct xnat_bpf *skel;
 static int prog_fd, flows_fd, stats_fd, config_fd, tx_fd;
 static int if_lan, if_wan;
 static int ncpus;
-static const char *cur_test;
 static uint16_t learned; /* the port/id LEARNED stands for */
-
-/* ---- Assertions (test_progs.h style: report and return the result) ---- */
-
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "  %s: ", cur_test);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-#define ASSERT_EQ(actual, expected, name)                                     \
-	({                                                                    \
-		long long ___a = (long long)(actual);                         \
-		long long ___e = (long long)(expected);                       \
-		bool ___ok = ___a == ___e;                                    \
-		if (!___ok)                                                   \
-			fail("%s:%d %s: actual %lld (0x%llx) != expected "    \
-			     "%lld (0x%llx)", __func__, __LINE__, name, ___a, \
-			     ___a, ___e, ___e);                               \
-		___ok;                                                        \
-	})
-
-#define ASSERT_TRUE(cond, name)                                               \
-	({                                                                    \
-		bool ___ok = !!(cond);                                        \
-		if (!___ok)                                                   \
-			fail("%s:%d %s: unexpected false", __func__,         \
-			     __LINE__, name);                                 \
-		___ok;                                                        \
-	})
-
-#define ASSERT_OK(err, name)                                                  \
-	({                                                                    \
-		long long ___e = (long long)(err);                            \
-		if (___e)                                                     \
-			fail("%s:%d %s: error %lld (%s)", __func__, __LINE__, \
-			     name, ___e, strerror(errno));                    \
-		!___e;                                                        \
-	})
 
 static const char *verdict_name(int v)
 {

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Assertions for the unit tests, in the style of the kernel's test_progs.h:
+ * each reports what failed, under the name of the running test (cur_test),
+ * and returns whether it held, so a test can go on and report all.
+ */
+#ifndef XNAT_TEST_ASSERT_H
+#define XNAT_TEST_ASSERT_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *cur_test;
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "  %s: ", cur_test);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+#define ASSERT_EQ(actual, expected, name)                                     \
+	({                                                                    \
+		long long ___a = (long long)(actual);                         \
+		long long ___e = (long long)(expected);                       \
+		bool ___ok = ___a == ___e;                                    \
+		if (!___ok)                                                   \
+			fail("%s:%d %s: actual %lld (0x%llx) != expected "    \
+			     "%lld (0x%llx)", __func__, __LINE__, name, ___a, \
+			     ___a, ___e, ___e);                               \
+		___ok;                                                        \
+	})
+
+#define ASSERT_TRUE(cond, name)                                               \
+	({                                                                    \
+		bool ___ok = !!(cond);                                        \
+		if (!___ok)                                                   \
+			fail("%s:%d %s: unexpected false", __func__,         \
+			     __LINE__, name);                                 \
+		___ok;                                                        \
+	})
+
+#define ASSERT_OK(err, name)                                                  \
+	({                                                                    \
+		long long ___e = (long long)(err);                            \
+		if (___e)                                                     \
+			fail("%s:%d %s: error %lld (%s)", __func__, __LINE__, \
+			     name, ___e, strerror(___e < 0 ? -___e : errno)); \
+		!___e;                                                        \
+	})
+
+#endif /* XNAT_TEST_ASSERT_H */
