@@ -287,6 +287,12 @@ struct bench_cell *bench_cell(struct bench_results *r,
 			      const struct bench_plan *p, int rep,
 			      enum bench_mode m, int profile);
 int bench_results_init(struct bench_results *r, const struct bench_plan *p);
+/*
+ * Append a zeroed element of SIZE bytes to the growable array *ARR of *N
+ * elements (room for *CAP; grows by doubling from FIRST). Returns it, or
+ * NULL when memory runs out.
+ */
+void *bench_array_push(void *arr, int *n, int *cap, size_t size, int first);
 void bench_results_free(struct bench_results *r);
 
 /* Saturation trial plus loss search for one profile in the current mode. */

@@ -232,19 +232,27 @@ void bench_results_free(struct bench_results *r)
 	memset(r, 0, sizeof(*r));
 }
 
+void *bench_array_push(void *arr, int *n, int *cap, size_t size, int first)
+{
+	void **a = arr;
+
+	if (*n == *cap) {
+		int c = *cap ? 2 * *cap : first;
+		void *grown = realloc(*a, (size_t)c * size);
+
+		if (!grown)
+			return NULL;
+		*a = grown;
+		*cap = c;
+	}
+	memset((char *)*a + (size_t)*n * size, 0, size);
+	return (char *)*a + (size_t)(*n)++ * size;
+}
+
 static struct bench_sample *new_sample(struct bench_results *r)
 {
-	if (r->n_samples == r->cap_samples) {
-		int cap = r->cap_samples ? 2 * r->cap_samples : 256;
-		void *n = realloc(r->samples, cap * sizeof(*r->samples));
-
-		if (!n)
-			return NULL;
-		r->samples = n;
-		r->cap_samples = cap;
-	}
-	memset(&r->samples[r->n_samples], 0, sizeof(*r->samples));
-	return &r->samples[r->n_samples++];
+	return bench_array_push(&r->samples, &r->n_samples, &r->cap_samples,
+				sizeof(*r->samples), 256);
 }
 
 /* ---- one trial ----------------------------------------------------------------- */
@@ -632,17 +640,8 @@ int bench_udp_warm(struct bench *b, struct bench_results *r, int pi)
 
 static struct bench_newflow *new_newflow(struct bench_results *r)
 {
-	if (r->n_newflow == r->cap_newflow) {
-		int cap = r->cap_newflow ? 2 * r->cap_newflow : 16;
-		void *n = realloc(r->newflow, cap * sizeof(*r->newflow));
-
-		if (!n)
-			return NULL;
-		r->newflow = n;
-		r->cap_newflow = cap;
-	}
-	memset(&r->newflow[r->n_newflow], 0, sizeof(*r->newflow));
-	return &r->newflow[r->n_newflow++];
+	return bench_array_push(&r->newflow, &r->n_newflow, &r->cap_newflow,
+				sizeof(*r->newflow), 16);
 }
 
 /*

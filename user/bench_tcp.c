@@ -218,17 +218,8 @@ static int ping_rtts(const char *path, double *v, int max, int *sent)
 
 static struct bench_tcp *new_tcp(struct bench_results *r)
 {
-	if (r->n_tcp == r->cap_tcp) {
-		int cap = r->cap_tcp ? 2 * r->cap_tcp : 16;
-		void *n = realloc(r->tcp, cap * sizeof(*r->tcp));
-
-		if (!n)
-			return NULL;
-		r->tcp = n;
-		r->cap_tcp = cap;
-	}
-	memset(&r->tcp[r->n_tcp], 0, sizeof(*r->tcp));
-	return &r->tcp[r->n_tcp++];
+	return bench_array_push(&r->tcp, &r->n_tcp, &r->cap_tcp,
+				sizeof(*r->tcp), 16);
 }
 
 /* ---- one TCP test ------------------------------------------------------------------ */
