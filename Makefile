@@ -9,11 +9,14 @@ CC       ?= cc
 ARCH     := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 PREFIX   ?= /usr/local
 
-# Where clang -target bpf finds <asm/types.h> and friends on Debian.
-CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
-	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+# Where clang -target bpf finds <asm/types.h> and friends on Debian (the
+# multiarch directory). Expanded when a BPF object is first built, and then
+# kept: not when make reads this file, which on a fresh machine is before
+# `make deps` has installed clang.
+CLANG_BPF_SYS_INCLUDES = $(eval CLANG_BPF_SYS_INCLUDES := $$(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }'))$(CLANG_BPF_SYS_INCLUDES)
 
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	      $(CLANG_BPF_SYS_INCLUDES)
 CFLAGS   ?= -g -O2
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -I$(OUTPUT) -Iuser -Ibpf \
@@ -60,7 +63,13 @@ deps:
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
 
+# A missing tool is named with the way to get it, not left to a shell's
+# "command not found" half-way through the build.
+need_tools = for t in $(1); do command -v $$t >/dev/null || \
+	{ echo "$$t not found: run 'make deps' as root to install what the build needs" >&2; exit 1; }; done
+
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(OUTPUT)
+	$(Q)$(call need_tools,$(CLANG) $(BPFTOOL))
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -80,7 +89,10 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS) $(SKELS
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) $(LDLIBS) -o $@
 
-test: deps all
+# The targets that install what is missing build in a second make, so that
+# nothing of the build (not even a variable) is decided before deps ran.
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/run.sh
 
 unit: all
@@ -89,10 +101,12 @@ unit: all
 integration: all
 	$(Q)tests/run.sh integration
 
-demo: deps all
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh
 
-bench: deps all
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
 	./xnat bench
 
 install: all

@@ -15,7 +15,7 @@
 #include <linux/ipv6.h>
 #include <linux/tcp.h>
 #include <linux/udp.h>
-#include <linux/icmp.h>
+#include "icmp.h"
 #include <linux/icmpv6.h>
 #include <linux/in.h>
 #include <bpf/bpf_endian.h>
