@@ -13,6 +13,10 @@
 #include <bpf/bpf_helpers.h>
 #include "parsing.h"
 
+#ifndef ENOENT
+#define ENOENT 2
+#endif
+
 /* Layout fixed by the kfunc ABI (net/netfilter/nf_conntrack_bpf.c); the
  * 12-byte form is accepted by every kernel that has the kfunc. */
 struct bpf_ct_opts {
@@ -102,75 +106,127 @@ static __always_inline int kernel_owns_flow(struct xdp_md *ctx,
  * conntrack's own timeouts (set from [timeouts]). */
 #define KERNEL_ADOPT_TIMEOUT_S 30
 
+/* The conntrack tuple of the flow's original direction, and the
+ * addresses and ports it is translated to, from either direction's entry:
+ * for a reply entry the original direction is its rewrite reversed, and
+ * that direction's rewrite is the reply's own addresses reversed. */
+struct adopt_tuple {
+	struct bpf_sock_tuple tup;
+	union xnat_addr nsaddr;
+	union xnat_addr ndaddr;
+	__be16 nsport;
+	__be16 ndport;
+};
+
+static __always_inline void adopt_tuple_fill(const struct pkt *p,
+					     const struct flow_value *v,
+					     struct adopt_tuple *t)
+{
+	union xnat_addr osaddr, odaddr;
+	__be16 osport, odport;
+
+	if (v->dir == FLOW_DIR_ORIG) {
+		osaddr = p->key.saddr;
+		odaddr = p->key.daddr;
+		osport = p->key.sport;
+		odport = p->key.dport;
+		t->nsaddr = v->new_saddr;
+		t->ndaddr = v->new_daddr;
+		t->nsport = v->new_sport;
+		t->ndport = v->new_dport;
+	} else {
+		osaddr = v->new_daddr;
+		odaddr = v->new_saddr;
+		osport = v->new_dport;
+		odport = v->new_sport;
+		t->nsaddr = p->key.daddr;
+		t->ndaddr = p->key.saddr;
+		t->nsport = p->key.dport;
+		t->ndport = p->key.sport;
+	}
+	if (p->key.family == XNAT_AF_INET) {
+		t->tup.ipv4.saddr = osaddr.v4;
+		t->tup.ipv4.daddr = odaddr.v4;
+		t->tup.ipv4.sport = osport;
+		t->tup.ipv4.dport = odport;
+	} else {
+		__builtin_memcpy(t->tup.ipv6.saddr, osaddr.v6, 16);
+		__builtin_memcpy(t->tup.ipv6.daddr, odaddr.v6, 16);
+		t->tup.ipv6.sport = osport;
+		t->tup.ipv6.dport = odport;
+	}
+}
+
 /*
  * Teach the kernel's conntrack an XDP flow with its NAT mapping, before
  * handing it a packet XDP cannot forward itself: one the router must
- * fragment (no DF, bigger than the egress MTU), or a datagram whose
- * fragments already went up. The kernel then fragments, reassembles and
- * NATs it with the flow's own addresses and ports instead of its own.
- * Works from either direction's entry: the conntrack entry is built from
- * the flow's original direction, derived from the reply's when needed.
+ * fragment (no DF, bigger than the egress MTU), a datagram whose
+ * fragments already went up, a packet with IP options. The kernel then
+ * fragments, reassembles, NATs and filters it as the flow, with the flow's
+ * own addresses and ports instead of its own. Works from either
+ * direction's entry, IPv4 or IPv6 (routed flows get an entry without NAT).
  * An entry that exists already (an earlier such packet) is fine.
+ *
+ * XXX: an entry made by bpf_xdp_ct_alloc starts in TCP state NONE, in
+ * which conntrack takes a segment of the original direction (it picks
+ * the connection up) but calls one of the reply direction INVALID: TCP
+ * replies cannot be handed over this way (handoff.h drops them).
+ *
+ * Returns 0 when the kernel knows the flow, -ENOENT when it could not be
+ * taught (unsupported protocol, conntrack full).
  */
-static __always_inline void kernel_adopt_flow(struct xdp_md *ctx,
-					      const struct pkt *p,
-					      const struct flow_value *v)
+static __always_inline int kernel_adopt_flow(struct xdp_md *ctx,
+					     const struct pkt *p,
+					     const struct flow_value *v)
 {
 	struct bpf_ct_opts opts = {
 		.netns_id = BPF_F_CURRENT_NETNS,
 		.l4proto = p->key.proto,
 	};
-	struct bpf_sock_tuple tup = {};
 	struct nf_conn___init *init;
 	union nf_inet_addr addr = {};
-	__be32 nsaddr, ndaddr;
-	__be16 nsport, ndport;
+	struct adopt_tuple t = {};
 	struct nf_conn *ct;
+	__u32 len;
 
-	if (p->key.family != XNAT_AF_INET ||
-	    (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP))
-		return;
-	if (v->dir == FLOW_DIR_ORIG) {
-		tup.ipv4.saddr = p->key.saddr.v4;
-		tup.ipv4.daddr = p->key.daddr.v4;
-		tup.ipv4.sport = p->key.sport;
-		tup.ipv4.dport = p->key.dport;
-		nsaddr = v->new_saddr.v4;
-		ndaddr = v->new_daddr.v4;
-		nsport = v->new_sport;
-		ndport = v->new_dport;
-	} else {
-		/* The original direction is this reply's rewrite, reversed;
-		 * its rewrite is this reply's own addresses, reversed. */
-		tup.ipv4.saddr = v->new_daddr.v4;
-		tup.ipv4.daddr = v->new_saddr.v4;
-		tup.ipv4.sport = v->new_dport;
-		tup.ipv4.dport = v->new_sport;
-		nsaddr = p->key.daddr.v4;
-		ndaddr = p->key.saddr.v4;
-		nsport = p->key.dport;
-		ndport = p->key.sport;
+	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
+		return -ENOENT;
+	adopt_tuple_fill(p, v, &t);
+	len = p->key.family == XNAT_AF_INET ? sizeof(t.tup.ipv4) :
+					      sizeof(t.tup.ipv6);
+	ct = bpf_xdp_ct_lookup(ctx, &t.tup, len, &opts, sizeof(opts));
+	if (ct) {
+		bpf_ct_release(ct);
+		return 0;
 	}
-	init = bpf_xdp_ct_alloc(ctx, &tup, sizeof(tup.ipv4), &opts,
-				sizeof(opts));
+	opts.netns_id = BPF_F_CURRENT_NETNS;
+	opts.l4proto = p->key.proto;
+	init = bpf_xdp_ct_alloc(ctx, &t.tup, len, &opts, sizeof(opts));
 	if (!init)
-		return;
+		return -ENOENT;
 	bpf_ct_set_timeout(init, KERNEL_ADOPT_TIMEOUT_S * 1000);
 	/* Fails only on arguments this code controls. An allocated entry
-	 * can only leave through insert, which also frees it on failure. */
-	if (nsaddr != tup.ipv4.saddr || nsport != tup.ipv4.sport) {
-		addr.ip = nsaddr;
-		bpf_ct_set_nat_info(init, &addr, bpf_ntohs(nsport),
-				    NF_NAT_MANIP_SRC);
-	}
-	if (ndaddr != tup.ipv4.daddr || ndport != tup.ipv4.dport) {
-		addr.ip = ndaddr;
-		bpf_ct_set_nat_info(init, &addr, bpf_ntohs(ndport),
-				    NF_NAT_MANIP_DST);
+	 * can only leave through insert, which also frees it on failure.
+	 * IPv6 flows are routed, never translated. */
+	if (p->key.family == XNAT_AF_INET) {
+		if (t.nsaddr.v4 != t.tup.ipv4.saddr ||
+		    t.nsport != t.tup.ipv4.sport) {
+			addr.ip = t.nsaddr.v4;
+			bpf_ct_set_nat_info(init, &addr, bpf_ntohs(t.nsport),
+					    NF_NAT_MANIP_SRC);
+		}
+		if (t.ndaddr.v4 != t.tup.ipv4.daddr ||
+		    t.ndport != t.tup.ipv4.dport) {
+			addr.ip = t.ndaddr.v4;
+			bpf_ct_set_nat_info(init, &addr, bpf_ntohs(t.ndport),
+					    NF_NAT_MANIP_DST);
+		}
 	}
 	ct = bpf_ct_insert_entry(init);
-	if (ct)
-		bpf_ct_release(ct);
+	if (!ct)
+		return -ENOENT;
+	bpf_ct_release(ct);
+	return 0;
 }
 
 #endif /* XNAT_CONNTRACK_H */

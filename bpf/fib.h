@@ -8,6 +8,7 @@
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include "maps.h"
 #include "parsing.h"
 
 #ifndef AF_INET
@@ -93,6 +94,38 @@ static __always_inline int fib_src_is_local(struct xdp_md *ctx, struct pkt *p)
 	}
 	return bpf_fib_lookup(ctx, &fib, sizeof(fib), 0) ==
 	       BPF_FIB_LKUP_RET_NOT_FWDED;
+}
+
+/*
+ * Does the source lie inside, behind a LAN port (XDP's own reverse path
+ * check, as rp_filter would do)? A frame from the WAN with such a source
+ * is spoofed: it must not open a port forward towards the LAN. Slow path
+ * from the WAN only.
+ */
+static __always_inline int fib_src_is_inside(struct xdp_md *ctx,
+					     struct pkt *p)
+{
+	struct bpf_fib_lookup fib = {};
+	__u32 ifindex;
+	__u32 *role;
+
+	fib.ifindex = p->in_ifindex;
+	if (p->ip4) {
+		fib.family = AF_INET;
+		fib.ipv4_dst = p->ip4->saddr;
+	} else if (p->ip6) {
+		fib.family = AF_INET6;
+		__builtin_memcpy(fib.ipv6_dst, &p->ip6->saddr, 16);
+	} else {
+		return 0;
+	}
+	/* Routes without a resolved neighbour still name their port. */
+	if (bpf_fib_lookup(ctx, &fib, sizeof(fib), BPF_FIB_LOOKUP_SKIP_NEIGH) !=
+	    BPF_FIB_LKUP_RET_SUCCESS)
+		return 0;
+	ifindex = fib.ifindex;
+	role = bpf_map_lookup_elem(&xnat_ifaces, &ifindex);
+	return role && *role == XNAT_ROLE_LAN;
 }
 
 #endif /* XNAT_FIB_H */

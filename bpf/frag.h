@@ -1,15 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * IPv4 fragments of NATed flows. Only a datagram's first fragment carries
- * the ports that find its flow; it is NATed as any packet (its L4 checksum
- * update is right for the whole datagram) and leaves a record keyed by what
- * every fragment carries: addresses, IP id, protocol, ingress port. The
- * later fragments find the flow through it and get the same L3 rewrite.
+ * Fragments of XDP flows, IPv4 and IPv6. Only a datagram's first fragment
+ * carries the ports that find its flow; it is forwarded as any packet of
+ * the flow (for NAT its L4 checksum update is right for the whole
+ * datagram) and leaves a record keyed by what every fragment carries:
+ * addresses, id, protocol, ingress port. The later fragments find the flow
+ * through it and get the same L3 rewrite.
+ *
+ * The record also keeps what a reassembling host needs to stay safe, since
+ * the router forwards fragments without reassembling them: the byte range
+ * of the first fragment and of the latest later one. A fragment that
+ * overlaps either, or repeats the first one, is dropped (RFC 1858 and
+ * RFC 3128 for IPv4 tiny and overlapping fragments, RFC 5722 for IPv6):
+ * an overlap is how a fragment rewrites the ports the filter decided on.
+ * Records expire after FRAG_TIMEOUT_NS, checked on use, so a stale record
+ * never steers a later datagram that reuses the id.
+ *
  * Fragments that overtake their first one go to the kernel, which can only
- * reassemble and NAT them itself: counted as pass_fragment. So do all
- * fragments of a datagram whose first one went to the kernel (too big for
- * the egress port: see kernel_adopt_flow, which gives the kernel the
- * flow's mapping first).
+ * reassemble and forward them itself: counted as pass_fragment. So do all
+ * fragments of a datagram whose first one went to the kernel (see
+ * kernel_adopt_flow, which tells the kernel the flow first).
  */
 #ifndef XNAT_FRAG_H
 #define XNAT_FRAG_H
@@ -17,75 +27,117 @@
 #include "maps.h"
 #include "parsing.h"
 
+/* A datagram's fragments arrive within this of its first (Linux keeps a
+ * reassembly queue as long: net.ipv4.ipfrag_time). */
+#define FRAG_TIMEOUT_NS (30 * 1000000000ULL)
+
+enum frag_check {
+	FRAG_OK = 0,       /* no fresh record: a datagram of its own */
+	FRAG_WENT_UP = 1,  /* its later fragments went to the kernel */
+	FRAG_DUPLICATE = 2,/* a first fragment of this datagram went already */
+};
+
 static __always_inline void frag_key(const struct pkt *p, struct frag_key *k)
 {
-	const struct iphdr *ip = p->ip4;
-
 	__builtin_memset(k, 0, sizeof(*k));
-	if (!ip)
-		return;
-	k->saddr = p->key.saddr.v4;
-	k->daddr = p->key.daddr.v4;
-	k->id = ip->id;
+	k->saddr = p->key.saddr;
+	k->daddr = p->key.daddr;
+	k->id = p->frag_id;
 	k->proto = p->key.proto;
+	k->family = p->key.family;
 	k->vid = p->key.vid;
 	k->ifindex = p->key.ifindex;
+}
+
+static __always_inline int frag_fresh(const struct frag_rec *r)
+{
+	return bpf_ktime_get_coarse_ns() - r->created_ns < FRAG_TIMEOUT_NS;
+}
+
+/* Does the byte range [START, END) meet [A, B)? */
+static __always_inline int frag_overlaps(__u32 start, __u32 end, __u32 a,
+					 __u32 b)
+{
+	return start < b && a < end;
 }
 
 /* A first fragment of flow KEY went through: let the rest follow it. */
 static __always_inline void frag_record(const struct pkt *p,
 					const struct flow_key *key)
 {
+	struct frag_rec r = {};
 	struct frag_key k;
 
-	if (p->frag != FRAG_FIRST || (void *)(p->ip4 + 1) > p->data_end)
+	if (p->frag != FRAG_FIRST)
 		return;
 	frag_key(p, &k);
-	bpf_map_update_elem(&xnat_frags, &k, key, BPF_ANY);
+	r.flow = *key;
+	r.first_end = p->frag_end;
+	r.created_ns = bpf_ktime_get_coarse_ns();
+	bpf_map_update_elem(&xnat_fragments, &k, &r, BPF_ANY);
 }
 
 /*
  * A later fragment that overtook its first one goes up: mark its datagram
  * (a record with no flow) so the first one follows it there instead of
  * being forwarded alone. Other datagrams' later fragments cost a record
- * each in the LRU, nothing more.
+ * each in the LRU, nothing more. A stale record is replaced.
  */
 static __always_inline void frag_mark_up(const struct pkt *p)
 {
-	struct flow_key none = {};
+	struct frag_rec r = {}, *old;
 	struct frag_key k;
 
-	if ((void *)(p->ip4 + 1) > p->data_end)
+	frag_key(p, &k);
+	old = bpf_map_lookup_elem(&xnat_fragments, &k);
+	if (old && frag_fresh(old))
 		return;
-	frag_key(p, &k);
-	bpf_map_update_elem(&xnat_frags, &k, &none, BPF_NOEXIST);
+	r.created_ns = bpf_ktime_get_coarse_ns();
+	bpf_map_update_elem(&xnat_fragments, &k, &r, BPF_ANY);
 }
 
-/* Is P a first fragment whose datagram's other fragments went up? */
-static __always_inline int frag_went_up(const struct pkt *p)
+/* What the record says about a first fragment P (enum frag_check). */
+static __always_inline int frag_first_check(const struct pkt *p)
 {
-	struct flow_key *fk;
+	struct frag_rec *r;
 	struct frag_key k;
 
-	if (p->frag != FRAG_FIRST || (void *)(p->ip4 + 1) > p->data_end)
-		return 0;
+	if (p->frag != FRAG_FIRST)
+		return FRAG_OK;
 	frag_key(p, &k);
-	fk = bpf_map_lookup_elem(&xnat_frags, &k);
-	return fk && !fk->family;
+	r = bpf_map_lookup_elem(&xnat_fragments, &k);
+	if (!r || !frag_fresh(r))
+		return FRAG_OK;
+	return r->flow.family ? FRAG_DUPLICATE : FRAG_WENT_UP;
 }
 
-/* The flow a later fragment belongs to, or NULL. */
-static __always_inline struct flow_key *frag_flow(const struct pkt *p)
+/*
+ * The flow a later fragment belongs to, or NULL (no fresh record, or the
+ * datagram went up). *BAD is set when the fragment overlaps the first one
+ * or the latest later one: it must be dropped.
+ */
+static __always_inline struct flow_key *frag_flow(const struct pkt *p,
+						  int *bad)
 {
-	struct flow_key *fk;
+	struct frag_rec *r;
 	struct frag_key k;
 
-	if ((void *)(p->ip4 + 1) > p->data_end)
+	*bad = 0;
+	frag_key(p, &k);
+	r = bpf_map_lookup_elem(&xnat_fragments, &k);
+	if (!r || !frag_fresh(r) || !r->flow.family)
 		return NULL;
-	frag_key(p, &k);
-	fk = bpf_map_lookup_elem(&xnat_frags, &k);
-	/* A mark (no family): the datagram is going up, follow it. */
-	return fk && fk->family ? fk : NULL;
+	if (frag_overlaps(p->frag_start, p->frag_end, 0, r->first_end) ||
+	    frag_overlaps(p->frag_start, p->frag_end, r->last_off, r->last_end) ||
+	    p->frag_end <= p->frag_start) {
+		*bad = 1;
+		return NULL;
+	}
+	/* Not atomic: a race between two CPUs only weakens the check for
+	 * one fragment. */
+	r->last_off = p->frag_start;
+	r->last_end = p->frag_end;
+	return &r->flow;
 }
 
 #endif /* XNAT_FRAG_H */

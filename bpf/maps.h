@@ -64,14 +64,40 @@ struct {
 	__uint(max_entries, XNAT_MAX_IFACES);
 } xnat_ifaces SEC(".maps");
 
-/* First fragments seen -> their flow, for the fragments that follow.
- * LRU: a datagram's record is only needed for a moment. */
+/* First fragments seen -> their flow and byte ranges, for the fragments
+ * that follow (frag.h). LRU: a datagram's record is only needed for a
+ * moment. (Named apart from the older xnat_frags, whose records held the
+ * flow only, so that a reload never reads one as the other.) */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, struct frag_key);
-	__type(value, struct flow_key);
+	__type(value, struct frag_rec);
 	__uint(max_entries, 8192);
-} xnat_frags SEC(".maps");
+} xnat_fragments SEC(".maps");
+
+/* The router's addresses on each port (by the kernel's ifindex), written
+ * by userspace: the source of the ICMP errors XDP sends (icmp_gen.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct iface_addrs);
+	__uint(max_entries, XNAT_MAX_IFACES);
+} xnat_ifaddrs SEC(".maps");
+
+/* Token bucket of the ICMP errors XDP sends, per CPU (no atomics; the
+ * limit is per CPU, as each CPU's share of the traffic). */
+struct icmp_bucket {
+	__u64 last_ns;
+	__u32 tokens;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct icmp_bucket);
+	__uint(max_entries, 1);
+} xnat_icmp_rate SEC(".maps");
 
 /* VLAN devices among the router's ports, by (physical port, VLAN id):
  * tagged frames are routed as arriving on that device. */

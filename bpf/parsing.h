@@ -59,6 +59,17 @@ struct pkt {
 	/* ICMP error (RFC 5508): key is then the flow entry that the quoted
 	 * packet's reply would hit, so the lookup finds the translation. */
 	__u8 icmp_error;
+	/* Exceptions parsed through rather than stopped at, so that packets
+	 * of a known flow are handled by XDP (handoff.h): TTL or hop limit
+	 * expiring here, IPv4 options. */
+	__u8 ttl_expired;
+	__u8 ip_options;
+	__u8 pad_x;
+	/* Fragments: the datagram's id (IPv4's 16 bits in the first two
+	 * bytes) and the byte range of the datagram this one carries. */
+	__be32 frag_id;
+	__u32 frag_start;
+	__u32 frag_end;
 	void *inner_l3;          /* the quoted IP header */
 	void *inner_l4;          /* its first 8 bytes of L4 */
 	struct flow_key key;
@@ -175,6 +186,10 @@ static __always_inline int parse_l4(struct pkt *p, __u8 proto, void *l4,
 		__u8 req = proto == IPPROTO_ICMP ? ICMP_ECHO : ICMPV6_ECHO_REQUEST;
 		__u8 rep = proto == IPPROTO_ICMP ? ICMP_ECHOREPLY : ICMPV6_ECHO_REPLY;
 
+		/* Protocol 58 in IPv4 (or 1 in IPv6) is no ICMP this path
+		 * knows: an unknown protocol, the kernel's. */
+		if ((proto == IPPROTO_ICMP) != !!p->ip4)
+			return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
 		if ((void *)(ih + 1) > end || l4_len < sizeof(*ih))
 			return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
 		if (icmp_is_error(proto, ih->type))
@@ -254,7 +269,193 @@ static __always_inline int mac_eq(const __u8 *a, const __u8 *b)
 	       *(const __u16 *)(a + 4) == *(const __u16 *)(b + 4);
 }
 
-static __always_inline int parse_ipv4(struct pkt *p, struct iphdr *ip)
+/* Extension headers walked before giving up (RFC 8200 4.1 order: hop-by-
+ * hop, destination options, routing, fragment, destination options). */
+#define IPV6_EXT_MAX 4
+
+#define IPV6_NEXTHDR_HOP 0
+#define IPV6_NEXTHDR_ROUTING 43
+#define IPV6_NEXTHDR_FRAGMENT 44
+#define IPV6_NEXTHDR_DEST 60
+
+struct ipv6_frag_hdr {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off; /* offset in 8-byte units << 3, M flag in bit 0 */
+	__be32 id;
+};
+
+/* What the slow parsers below find behind IPv4 options or IPv6 extension
+ * headers: enough for the flow key, no pointer into the packet. */
+struct l4_peek {
+	__be16 sport;
+	__be16 dport;
+	__u8 proto;
+	__u8 tcp_flags;
+	__u8 frag;        /* enum frag_kind */
+	__u8 icmp_echo_request;
+	__be32 frag_id;
+	__u32 frag_start;
+	__u32 frag_end;
+};
+
+enum l4_peek_verdict {
+	L4_PEEK_OK = 0,
+	L4_PEEK_MALFORMED = 1,
+	L4_PEEK_PROTO = 2,    /* not something XDP forwards: the kernel's */
+};
+
+/*
+ * The ports (or echo id) of the L4 header LEN bytes long at OFF, into OUT
+ * (proto already set). The header is copied out: the callers have no
+ * fixed offset for it, and a copy keeps variable packet offsets out of the
+ * main program, where the verifier would follow them through every path.
+ */
+static __always_inline int l4_peek_at(struct xdp_md *ctx, __u32 off,
+				      __u32 len, __u32 v6, struct l4_peek *out)
+{
+	__u8 h[14] = {};
+
+	if (out->proto == IPPROTO_TCP) {
+		if (len < 20 || bpf_xdp_load_bytes(ctx, off, h, 14))
+			return L4_PEEK_MALFORMED;
+		if ((h[12] >> 4) < 5 || (__u32)(h[12] >> 4) * 4 > len)
+			return L4_PEEK_MALFORMED;
+		out->tcp_flags = h[13];
+	} else if (out->proto == IPPROTO_UDP) {
+		if (len < 8 || bpf_xdp_load_bytes(ctx, off, h, 8))
+			return L4_PEEK_MALFORMED;
+		if (((h[4] << 8) | h[5]) < 8 ||
+		    (((h[4] << 8) | h[5]) > len && out->frag != FRAG_FIRST))
+			return L4_PEEK_MALFORMED;
+	} else if (out->proto == (v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP)) {
+		__u8 req = v6 ? ICMPV6_ECHO_REQUEST : ICMP_ECHO;
+		__u8 rep = v6 ? ICMPV6_ECHO_REPLY : ICMP_ECHOREPLY;
+
+		if (len < 8 || bpf_xdp_load_bytes(ctx, off, h, 8))
+			return L4_PEEK_MALFORMED;
+		/* Errors and everything but echo: the kernel's. */
+		if (h[0] != req && h[0] != rep)
+			return L4_PEEK_PROTO;
+		out->icmp_echo_request = h[0] == req;
+		if (out->icmp_echo_request)
+			__builtin_memcpy(&out->sport, &h[4], 2);
+		else
+			__builtin_memcpy(&out->dport, &h[4], 2);
+		return L4_PEEK_OK;
+	} else {
+		return L4_PEEK_PROTO;
+	}
+	__builtin_memcpy(&out->sport, &h[0], 2);
+	__builtin_memcpy(&out->dport, &h[2], 2);
+	return L4_PEEK_OK;
+}
+
+/* IPv4 with options: the L4 header at OFF (enum l4_peek_verdict). A
+ * global function, verified once. */
+__noinline int ipv4_opts_peek(struct xdp_md *ctx, __u32 off, __u32 len,
+			      struct l4_peek *out)
+{
+	if (!out)
+		return L4_PEEK_MALFORMED;
+	return l4_peek_at(ctx, off, len, 0, out);
+}
+
+/*
+ * Walk the extension headers after the IPv6 header at L3 (payload PLEN
+ * bytes) to the L4 header, so that TCP, UDP and echo behind them are
+ * flows like any other: a router forwards them unchanged (the hop-by-hop
+ * header may be ignored, RFC 8200 4.3). A fragment header makes the
+ * packet a fragment of its datagram as in IPv4: the first one carries the
+ * L4 header (RFC 7112 requires the whole chain in it), later ones find
+ * their flow through its record (frag.h). A global function, verified
+ * once (enum l4_peek_verdict).
+ */
+__noinline int ipv6_ext_peek(struct xdp_md *ctx, __u32 l3, __u32 plen,
+			     struct l4_peek *out)
+{
+	__u32 off = l3 + 40, end = l3 + 40 + plen;
+	__u8 nexthdr, h[8];
+	int i;
+
+	if (!out || bpf_xdp_load_bytes(ctx, l3 + 6, &nexthdr, 1))
+		return L4_PEEK_MALFORMED;
+	for (i = 0; i < IPV6_EXT_MAX; i++) {
+		if (nexthdr != IPV6_NEXTHDR_HOP && nexthdr != IPV6_NEXTHDR_ROUTING &&
+		    nexthdr != IPV6_NEXTHDR_DEST && nexthdr != IPV6_NEXTHDR_FRAGMENT)
+			break;
+		if (off + 8 > end || bpf_xdp_load_bytes(ctx, off, h, 8))
+			return L4_PEEK_MALFORMED;
+		if (nexthdr == IPV6_NEXTHDR_FRAGMENT) {
+			struct ipv6_frag_hdr *fh = (void *)h;
+			__u16 fo = bpf_ntohs(fh->frag_off);
+
+			off += 8;
+			nexthdr = fh->nexthdr;
+			/* An atomic fragment (offset 0, no more) is a whole
+			 * datagram (RFC 6946). */
+			if (!(fo & 0xfff9))
+				continue;
+			out->frag_id = fh->id;
+			out->frag_start = fo & 0xfff8;
+			out->frag_end = out->frag_start + end - off;
+			if (fo & 0xfff8) {
+				out->frag = FRAG_LATER;
+				out->proto = nexthdr;
+				return L4_PEEK_OK;
+			}
+			out->frag = FRAG_FIRST;
+			continue;
+		}
+		nexthdr = h[0];
+		off += (h[1] + 1) * 8;
+	}
+	out->proto = nexthdr;
+	if (off > end)
+		return L4_PEEK_MALFORMED;
+	return l4_peek_at(ctx, off, end - off, 1, out);
+}
+
+/*
+ * The L4 key behind IPv4 options (V6 0: the L4 header at OFF, LEN bytes) or
+ * IPv6 extension headers (V6 1: the IPv6 header at OFF, payload LEN): the
+ * packet gets no L4 pointer (p->l4 NULL), so nothing rewrites its L4
+ * header. Only routed (IPv6) flows forward such packets; IPv4 options never
+ * leave through XDP (handoff.h).
+ */
+static __always_inline int parse_slow(struct xdp_md *ctx, struct pkt *p,
+				      __u32 v6, __u32 off, __u32 len)
+{
+	struct l4_peek lp = {};
+	int rc;
+
+	if (v6) {
+		rc = ipv6_ext_peek(ctx, off, len, &lp);
+	} else {
+		lp.proto = p->ip4->protocol;
+		lp.frag = p->frag;
+		rc = ipv4_opts_peek(ctx, off, len, &lp);
+	}
+	if (rc == L4_PEEK_MALFORMED)
+		return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
+	if (rc != L4_PEEK_OK)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
+	p->key.proto = lp.proto;
+	p->key.sport = lp.sport;
+	p->key.dport = lp.dport;
+	p->tcp_flags = lp.tcp_flags;
+	p->icmp_echo_request = lp.icmp_echo_request;
+	if (v6) {
+		p->frag = lp.frag;
+		p->frag_id = lp.frag_id;
+		p->frag_start = lp.frag_start;
+		p->frag_end = lp.frag_end;
+	}
+	return XNAT_CONTINUE;
+}
+
+static __always_inline int parse_ipv4(struct xdp_md *ctx, struct pkt *p,
+				      struct iphdr *ip)
 {
 	__u32 avail, hlen, tot;
 
@@ -265,9 +466,10 @@ static __always_inline int parse_ipv4(struct pkt *p, struct iphdr *ip)
 	avail = p->data_end - (void *)ip;
 	if (ip->version != 4 || hlen < sizeof(*ip) || tot < hlen || tot > avail)
 		return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
-	if (hlen != sizeof(*ip))
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_IP_OPTIONS);
-	if (!ipv4_csum_ok(ip))
+	/* Options: parsed on so the flow is found, never forwarded here
+	 * (handoff.h); the kernel checks their header's checksum. */
+	p->ip_options = hlen != sizeof(*ip);
+	if (!p->ip_options && !ipv4_csum_ok(ip))
 		return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
 	if (ipv4_is_group(ip->daddr))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_LOCAL);
@@ -275,8 +477,7 @@ static __always_inline int parse_ipv4(struct pkt *p, struct iphdr *ip)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_MARTIAN);
 	if (!eth_is_unicast(p->eth))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_OTHERHOST);
-	if (ip->ttl <= 1)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_TTL);
+	p->ttl_expired = ip->ttl <= 1;
 
 	p->ip4 = ip;
 	p->l3_len = tot;
@@ -286,6 +487,11 @@ static __always_inline int parse_ipv4(struct pkt *p, struct iphdr *ip)
 	/* Fragments: the first carries the L4 header and is parsed as any
 	 * packet; the others have no ports and find their flow through
 	 * the first one's record (frag.h). */
+	if (ip->frag_off & bpf_htons(IP_OFFSET | IP_MF)) {
+		p->frag_id = ip->id;
+		p->frag_start = (bpf_ntohs(ip->frag_off) & IP_OFFSET) * 8;
+		p->frag_end = p->frag_start + tot - hlen;
+	}
 	if (ip->frag_off & bpf_htons(IP_OFFSET)) {
 		p->frag = FRAG_LATER;
 		p->key.proto = ip->protocol;
@@ -293,10 +499,14 @@ static __always_inline int parse_ipv4(struct pkt *p, struct iphdr *ip)
 	}
 	if (ip->frag_off & bpf_htons(IP_MF))
 		p->frag = FRAG_FIRST;
+	if (p->ip_options)
+		return parse_slow(ctx, p, 0, (void *)ip - (void *)p->eth + hlen,
+				  tot - hlen);
 	return parse_l4(p, ip->protocol, ip + 1, tot - hlen);
 }
 
-static __always_inline int parse_ipv6(struct pkt *p, struct ipv6hdr *ip6)
+static __always_inline int parse_ipv6(struct xdp_md *ctx, struct pkt *p,
+				      struct ipv6hdr *ip6)
 {
 	__u32 avail, plen;
 
@@ -321,16 +531,16 @@ static __always_inline int parse_ipv6(struct pkt *p, struct ipv6hdr *ip6)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_MARTIAN);
 	if (!eth_is_unicast(p->eth))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_OTHERHOST);
-	if (ip6->hop_limit <= 1)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_TTL);
+	p->ttl_expired = ip6->hop_limit <= 1;
 
 	p->ip6 = ip6;
 	p->l3_len = sizeof(*ip6) + plen;
 	p->key.family = XNAT_AF_INET6;
 	__builtin_memcpy(p->key.saddr.v6, &ip6->saddr, 16);
 	__builtin_memcpy(p->key.daddr.v6, &ip6->daddr, 16);
-	/* XXX: extension headers (and so IPv6 fragments) go to the kernel
-	 * as unknown protocols; TCP/UDP behind them are rare in practice. */
+	if (ip6->nexthdr == IPV6_NEXTHDR_HOP || ip6->nexthdr == IPV6_NEXTHDR_ROUTING ||
+	    ip6->nexthdr == IPV6_NEXTHDR_DEST || ip6->nexthdr == IPV6_NEXTHDR_FRAGMENT)
+		return parse_slow(ctx, p, 1, (void *)ip6 - (void *)p->eth, plen);
 	return parse_l4(p, ip6->nexthdr, ip6 + 1, plen);
 }
 
@@ -367,9 +577,9 @@ static __always_inline int parse_packet(struct xdp_md *ctx, struct pkt *p)
 
 	switch (proto) {
 	case bpf_htons(ETH_P_IP):
-		return parse_ipv4(p, l3);
+		return parse_ipv4(ctx, p, l3);
 	case bpf_htons(ETH_P_IPV6):
-		return parse_ipv6(p, l3);
+		return parse_ipv6(ctx, p, l3);
 	case bpf_htons(ETH_P_8021Q):
 	case bpf_htons(ETH_P_8021AD):
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_VLAN);

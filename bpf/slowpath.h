@@ -278,6 +278,10 @@ static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_LOCAL); /* pings */
 	fwd = bpf_map_lookup_elem(&xnat_forwards, &fk);
+	/* A forward's port may also be one the kernel's NAT handed out (its
+	 * range is the operator's too): replies of its connections are its. */
+	if (fwd && kernel_owns_flow(ctx, p))
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_KERNEL_FLOW);
 	if (fwd) {
 		nf->ov.nat = FLOW_NAT_DNAT;
 		ep.addr = fwd->addr;

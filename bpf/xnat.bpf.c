@@ -18,6 +18,8 @@
 #include "slowpath.h"
 #include "icmp_error.h"
 #include "frag.h"
+#include "handoff.h"
+#include "tcp_track.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -37,25 +39,26 @@ static __always_inline int forward(struct xdp_md *ctx, struct pkt *p,
 				   const struct flow_value *v, __u32 reason)
 {
 	__u32 mtu_len = p->l3_len;
+	int rc;
 
 	/* Against the port's MTU now, not when the flow began: an MTU
-	 * lowered under a running flow must make the kernel send
-	 * fragmentation-needed, or the flow's big packets vanish. A packet
-	 * without DF the kernel fragments instead; it learns the flow's
-	 * mapping first so the fragments leave with the flow's addresses. */
+	 * lowered under a running flow must still reach the sender as
+	 * fragmentation needed / packet too big, or the flow's big packets
+	 * vanish (handoff.h). */
 	if (bpf_check_mtu(ctx, v->egress_ifindex, &mtu_len, 0, 0)) {
-		if (p->ip4 && p->l4 && !(p->ip4->frag_off & bpf_htons(IP_DF)) &&
-		    v->nat != FLOW_NAT_NONE)
-			kernel_adopt_flow(ctx, p, v);
-		return count(p, XNAT_PASS_MTU, XDP_PASS);
+		rc = flow_too_big(ctx, p, v, mtu_len);
+		return count(p, p->reason, rc);
 	}
 	/* A first fragment whose followers overtook it and went up: the
-	 * kernel must reassemble the datagram, and NAT it as this flow. */
-	if (frag_went_up(p)) {
-		if (v->nat != FLOW_NAT_NONE)
-			kernel_adopt_flow(ctx, p, v);
-		return count(p, XNAT_PASS_FRAGMENT, XDP_PASS);
+	 * kernel must reassemble the datagram, and forward it as this
+	 * flow. A second first fragment is a forgery or a duplicate. */
+	rc = frag_first_check(p);
+	if (rc == FRAG_WENT_UP) {
+		rc = flow_hand_up(ctx, p, v, XNAT_PASS_FRAGMENT);
+		return count(p, p->reason, rc);
 	}
+	if (rc == FRAG_DUPLICATE)
+		return count(p, XNAT_DROP_FRAG_BAD, XDP_DROP);
 	/* Only a first fragment XDP forwards may lead the rest: one that
 	 * went to the kernel takes its datagram's other fragments along. */
 	frag_record(p, &p->key);
@@ -80,6 +83,8 @@ static __always_inline int forward_rerouted(struct xdp_md *ctx, struct pkt *p,
 	if (!ingress_get(p))
 		return count(p, XNAT_PASS_EGRESS, XDP_PASS);
 	rc = fib_route(ctx, p, &v->new_saddr, &v->new_daddr, &fib);
+	if (rc == XDP_PASS)
+		rc = flow_hand_up(ctx, p, v, p->reason);
 	if (rc != XNAT_CONTINUE)
 		return count(p, p->reason, rc);
 	out = egress_get(p, &fib);
@@ -113,11 +118,15 @@ int xdp_xnat(struct xdp_md *ctx)
 		return count(&p, XNAT_PASS_NOT_IP, XDP_PASS);
 
 	if (p.frag == FRAG_LATER) {
-		struct flow_key *fk = frag_flow(&p);
+		struct flow_key *fk = frag_flow(&p, &rc);
 
+		if (rc)
+			return count(&p, XNAT_DROP_FRAG_BAD, XDP_DROP);
 		if (!fk) {
-			frag_mark_up(&p);
-			return count(&p, XNAT_PASS_FRAGMENT, XDP_PASS);
+			if (!p.ttl_expired)
+				frag_mark_up(&p);
+			return count(&p, p.ttl_expired ? XNAT_PASS_TTL :
+				     XNAT_PASS_FRAGMENT, XDP_PASS);
 		}
 		p.key = *fk;
 	}
@@ -126,6 +135,10 @@ int xdp_xnat(struct xdp_md *ctx)
 		return count(&p, XNAT_PASS_FRAGMENT, XDP_PASS);
 	if (v && !mac_eq(p.eth->h_dest, v->ingress_mac))
 		return count(&p, XNAT_PASS_OTHERHOST, XDP_PASS);
+	if (p.ttl_expired || p.ip_options) {
+		rc = flow_exception(ctx, &p, v);
+		return count(&p, p.reason, rc);
+	}
 	if (p.icmp_error) {
 		/* Errors about flows the kernel owns are the kernel's. */
 		if (!v)
@@ -135,6 +148,8 @@ int xdp_xnat(struct xdp_md *ctx)
 			return count(&p, XNAT_DROP_MALFORMED, XDP_DROP);
 		return redirect(&p, v->egress_ifindex, XNAT_FWD_ICMP_ERROR);
 	}
+	if (v && p.key.proto == IPPROTO_TCP && tcp_track(ctx, &p, v))
+		return count(&p, XNAT_DROP_TCP_WINDOW, XDP_DROP);
 	if (v && !(cfg->flags & XNAT_F_FASTPATH_OFF)) {
 		flow_touch(v, &p, cfg);
 		return forward(ctx, &p, v, XNAT_FWD_FAST);
@@ -148,6 +163,8 @@ int xdp_xnat(struct xdp_md *ctx)
 		return forward_rerouted(ctx, &p, v, nf);
 	}
 	__builtin_memset(nf, 0, sizeof(*nf));
+	/* The SYN of a new TCP flow starts its tracking (tcp_track.h). */
+	tcp_track_init(ctx, &nf->ov, &p);
 
 	in = ingress_get(&p);
 	if (!in)
@@ -157,6 +174,8 @@ int xdp_xnat(struct xdp_md *ctx)
 		return count(&p, XNAT_PASS_OTHERHOST, XDP_PASS);
 	if (fib_src_is_local(ctx, &p))
 		return count(&p, XNAT_PASS_MARTIAN, XDP_PASS);
+	if (in->role == XNAT_ROLE_WAN && fib_src_is_inside(ctx, &p))
+		return count(&p, XNAT_DROP_SPOOFED, XDP_DROP);
 	if (in->role == XNAT_ROLE_WAN)
 		rc = slow_from_wan(ctx, &p, nf, cfg, in);
 	else

@@ -65,10 +65,18 @@ enum flow_nat {
 				 its filtering allows */
 };
 
+/* Bits of flow_value.tcp_track. */
+#define TCP_TRACK_SEEN 0x01 /* tcp_end and tcp_win hold this sender's */
+#define TCP_TRACK_ACKED 0x02 /* it acknowledged the other side's SYN with
+				a plain ACK: the handshake completed */
+/* flow_value.tcp_wscale: the shift, and whether the SYN carried one. */
+#define TCP_WSCALE_SHIFT 0x0f
+#define TCP_WSCALE_SENT 0x80
+
 /* TCP state as derived from both directions; it only picks the timeout. */
 enum flow_tcp_state {
 	FLOW_TCP_SYN_SENT = 0,    /* no reply yet */
-	FLOW_TCP_ESTABLISHED = 1, /* traffic seen both ways */
+	FLOW_TCP_ESTABLISHED = 1, /* handshake completed (SYN, SYN-ACK, ACK) */
 	FLOW_TCP_CLOSING = 2,     /* FIN seen */
 	FLOW_TCP_CLOSED = 3,      /* RST seen, or FIN both ways */
 };
@@ -88,7 +96,9 @@ struct flow_value {
 	__u8 eth_dst[6];
 	__u8 eth_src[6];
 	__u32 egress_ifindex; /* physical port to transmit on */
-	__u16 pad0;
+	/* TCP window tracking of this direction's sender (tcp_track.h): the
+	 * window it last advertised, unscaled, host order. */
+	__u16 tcp_win;
 	__u16 egress_vid;  /* 802.1Q tag to send with, 0 untagged */
 	__u8 dir;          /* enum flow_dir */
 	__u8 nat;          /* enum flow_nat */
@@ -99,7 +109,13 @@ struct flow_value {
 	/* MAC of the ingress port: a frame of this flow addressed to another
 	 * station (flooded by a switch) is not ours to forward. */
 	__u8 ingress_mac[6];
-	__u8 pad[7];
+	/* More TCP tracking of this direction's sender (tcp_track.h). All
+	 * zero in entries made before it existed: such flows are not
+	 * checked, as before. */
+	__u8 tcp_wscale;   /* TCP_WSCALE_*: its SYN's window scale option */
+	__u8 tcp_track;    /* TCP_TRACK_* bits */
+	__u8 pad;
+	__u32 tcp_end;     /* highest sequence number it sent, plus one */
 	__u64 created_ns;  /* bpf_ktime_get_ns() */
 	__u64 last_seen_ns;
 	/* Updated without atomics: exact per CPU, approximate when one flow is
@@ -111,6 +127,12 @@ struct flow_value {
 	struct bpf_timer timer;
 };
 _Static_assert(sizeof(struct flow_value) == 128, "flow_value layout");
+/* The TCP tracking fields took over padding: every other field stays where
+ * pinned flow tables of earlier versions have it, so a reload keeps them. */
+_Static_assert(__builtin_offsetof(struct flow_value, created_ns) == 80 &&
+	       __builtin_offsetof(struct flow_value, egress_vid) == 62 &&
+	       __builtin_offsetof(struct flow_value, tcp_end) == 76,
+	       "flow_value layout of earlier versions");
 
 /* Interface roles, value of the ifaces map. */
 enum xnat_role {
@@ -130,19 +152,42 @@ struct iface_info {
 };
 _Static_assert(sizeof(struct iface_info) == 20, "iface_info layout");
 
-/* What all fragments of an IPv4 datagram share (RFC 791 reassembly key),
- * plus where they arrive. */
-struct frag_key {
-	__be32 saddr;
-	__be32 daddr;
-	__be16 id;
-	__u8 proto;
-	__u8 pad;
-	__u16 vid;
-	__u16 pad2;
-	__u32 ifindex;
+/* The router's own addresses on a port (the kernel's ifindex: the VLAN
+ * device for VLANs), the source of the ICMP errors XDP sends from it
+ * (icmp_gen.h). Zero: none known, no error is sent. */
+struct iface_addrs {
+	__be32 v4;
+	__be32 v6[4];
 };
-_Static_assert(sizeof(struct frag_key) == 20, "frag_key layout");
+_Static_assert(sizeof(struct iface_addrs) == 20, "iface_addrs layout");
+
+/* What all fragments of a datagram share (RFC 791 and RFC 8200 section
+ * 4.5 reassembly keys), plus where they arrive. */
+struct frag_key {
+	union xnat_addr saddr;
+	union xnat_addr daddr;
+	__be32 id;     /* IPv4: the 16-bit id in the first two bytes */
+	__u32 ifindex;
+	__u16 vid;
+	__u8 proto;    /* IPv6: the fragment header's next header */
+	__u8 family;   /* enum xnat_family */
+};
+_Static_assert(sizeof(struct frag_key) == 44, "frag_key layout");
+
+/*
+ * A datagram's fragment record: the flow its fragments belong to (family 0:
+ * none, the datagram went to the kernel), when it was made, and the byte
+ * ranges of the first fragment and of the last later one seen, so that a
+ * fragment overlapping either (RFC 1858, RFC 3128, RFC 5722) is refused.
+ */
+struct frag_rec {
+	struct flow_key flow;
+	__u32 first_end;  /* end of the first fragment's data, bytes */
+	__u64 created_ns; /* bpf_ktime_get_coarse_ns() */
+	__u32 last_off;   /* data range of the latest later fragment */
+	__u32 last_end;
+};
+_Static_assert(sizeof(struct frag_rec) == 64, "frag_rec layout");
 
 /* (physical port, VLAN id) -> the VLAN device's ifindex. */
 struct vlan_key {
@@ -275,6 +320,15 @@ enum xnat_reason {
 	XNAT_DROP_UNSOLICITED,  /* WAN to LAN without a flow or forward */
 	XNAT_DROP_FILTERED,     /* WAN to a mapping its filtering refuses */
 	XNAT_DROP_REDIRECT,     /* redirect to the egress port failed */
+	/* packets of XDP flows that XDP answers or refuses itself */
+	XNAT_TX_ICMP_TOO_BIG,   /* too big: frag needed / packet too big sent */
+	XNAT_TX_ICMP_TIME_EXCEEDED, /* TTL 1: time exceeded sent */
+	XNAT_DROP_ICMP_LIMIT,   /* needed an ICMP error, none sent (rate
+				   limit, later fragment, no address) */
+	XNAT_DROP_FLOW_UNHANDLED, /* the kernel cannot take it (TCP reply) */
+	XNAT_DROP_FRAG_BAD,     /* overlapping, duplicate or stale fragment */
+	XNAT_DROP_TCP_WINDOW,   /* RST or FIN outside the receiver's window */
+	XNAT_DROP_SPOOFED,      /* from the WAN with an inside source */
 	XNAT_REASON_MAX,
 };
 
@@ -301,6 +355,11 @@ static inline __u8 flow_tcp_state(const struct flow_value *a,
 	if ((fa | fb) & XNAT_TCP_FIN)
 		return FLOW_TCP_CLOSING;
 	if (!a || !b || !a->packets || !b->packets)
+		return FLOW_TCP_SYN_SENT;
+	/* Tracked flows are established by the final ACK of the handshake,
+	 * not by a SYN and a SYN-ACK alone. */
+	if (((a->tcp_track | b->tcp_track) & TCP_TRACK_SEEN) &&
+	    !((a->tcp_track | b->tcp_track) & TCP_TRACK_ACKED))
 		return FLOW_TCP_SYN_SENT;
 	return FLOW_TCP_ESTABLISHED;
 }

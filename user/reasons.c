@@ -34,4 +34,11 @@ const struct reason_desc reasons[XNAT_REASON_MAX] = {
 	[XNAT_DROP_UNSOLICITED] = { "drop_unsolicited", "dropped: from WAN, no flow, no port forward" },
 	[XNAT_DROP_FILTERED] = { "drop_filtered", "dropped: from WAN to a mapping, sender never contacted (address-dependent filtering)" },
 	[XNAT_DROP_REDIRECT] = { "drop_redirect", "dropped: egress port refused the frame" },
+	[XNAT_TX_ICMP_TOO_BIG] = { "tx_icmp_too_big", "XDP flow, too big for the egress MTU: fragmentation needed / packet too big sent back" },
+	[XNAT_TX_ICMP_TIME_EXCEEDED] = { "tx_icmp_time_exceeded", "XDP flow, TTL/hop limit ends here: time exceeded sent back" },
+	[XNAT_DROP_ICMP_LIMIT] = { "drop_icmp_limit", "dropped: XDP flow needed an ICMP error, none sent (rate limit, later fragment, no router address)" },
+	[XNAT_DROP_FLOW_UNHANDLED] = { "drop_flow_unhandled", "dropped: XDP flow packet the kernel cannot take (TCP reply, conntrack full)" },
+	[XNAT_DROP_FRAG_BAD] = { "drop_frag_bad", "dropped: fragment overlapping or repeating its datagram's" },
+	[XNAT_DROP_TCP_WINDOW] = { "drop_tcp_window", "dropped: TCP RST or FIN outside the receiver's window" },
+	[XNAT_DROP_SPOOFED] = { "drop_spoofed", "dropped: from the WAN with a source inside (LAN)" },
 };

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * TCP state an XDP flow keeps so that a blind attacker cannot end or
+ * confuse it. Each direction's entry tracks its own sender: the highest
+ * sequence number it sent (plus one), the window it last advertised and
+ * the window scale of its SYN (RFC 7323). With both directions known:
+ *
+ *  - an RST or FIN is applied (forwarded, and moving the flow towards the
+ *    transitory timeout) only inside the receiver's window around the
+ *    next sequence number the receiver expects (RFC 5961 section 3 for
+ *    RST; conntrack's tcp_in_window() checks FINs the same way); one
+ *    outside is dropped as drop_tcp_window. The endpoint still does the
+ *    exact check and its challenge ACK; this only keeps forged segments
+ *    from reaching it and from closing the flow here;
+ *  - the connection counts as established only once the handshake
+ *    completed: a plain ACK after the other side's SYN;
+ *  - a new SYN on a closed connection (RST seen, or FIN both ways) starts
+ *    the connection afresh in both entries, through the same mapping.
+ *
+ * Only packets with SYN, FIN or RST, and the one ACK that completes the
+ * handshake, look at the other direction's entry; every other packet
+ * updates its own entry's sequence and window, nothing more. Flows made
+ * before this tracking existed have no TCP_TRACK_SEEN and are not checked.
+ */
+#ifndef XNAT_TCP_TRACK_H
+#define XNAT_TCP_TRACK_H
+
+#include "maps.h"
+#include "parsing.h"
+#include "flow.h"
+
+#define TCP_OPT_EOL 0
+#define TCP_OPT_NOP 1
+#define TCP_OPT_WSCALE 3
+#define TCP_OPTS_MAX 40
+/* Below the next expected sequence, segments of the last 64 KiB are in
+ * window whatever the receiver advertises: a zero window must not make a
+ * retransmitted FIN look forged. */
+#define TCP_WIN_BELOW_MIN 65535U
+
+/*
+ * The window scale option of a SYN whose options are OPT_LEN bytes at
+ * OPT_OFF in the frame: TCP_WSCALE_SENT | shift, or 0. A global function:
+ * the verifier checks its option loop once, not at every call site.
+ */
+__noinline int tcp_syn_wscale(struct xdp_md *ctx, __u32 opt_off,
+			      __u32 opt_len)
+{
+	__u8 o[TCP_OPTS_MAX] = {};
+	__u32 i = 0;
+	int n;
+
+	if (!opt_len)
+		return 0;
+	if (opt_len > TCP_OPTS_MAX)
+		opt_len = TCP_OPTS_MAX;
+	if (bpf_xdp_load_bytes(ctx, opt_off, o, opt_len))
+		return 0;
+	for (n = 0; n < TCP_OPTS_MAX; n++) {
+		__u8 kind, len;
+
+		if (i + 2 >= TCP_OPTS_MAX)
+			break;
+		kind = o[i];
+		if (kind == TCP_OPT_EOL)
+			break;
+		if (kind == TCP_OPT_NOP) {
+			i++;
+			continue;
+		}
+		len = o[i + 1];
+		if (kind == TCP_OPT_WSCALE && len == 3) {
+			__u8 shift = o[i + 2];
+
+			/* RFC 7323 2.3: a shift above 14 is taken as 14. */
+			return TCP_WSCALE_SENT | (shift > 14 ? 14 : shift);
+		}
+		if (len < 2)
+			break;
+		i += len;
+	}
+	return 0;
+}
+
+/* Sequence space the segment TH of P occupies: data, SYN and FIN. */
+static __always_inline __u32 tcp_seg_len(const struct pkt *p,
+					 const struct tcphdr *th)
+{
+	__u32 hdrs, len;
+
+	/* Pointer differences: both are packet pointers (never NULL here,
+	 * which the verifier must see on each branch). */
+	if (p->ip4)
+		hdrs = (void *)th - (void *)p->ip4;
+	else if (p->ip6)
+		hdrs = (void *)th - (void *)p->ip6;
+	else
+		return 0;
+	hdrs += th->doff * 4;
+	len = p->l3_len > hdrs ? p->l3_len - hdrs : 0;
+
+	return len + th->syn + th->fin;
+}
+
+/* This sender's sequence, window (and, on a SYN, window scale). */
+static __always_inline void tcp_track_sender(struct xdp_md *ctx,
+					     struct flow_value *v,
+					     const struct pkt *p,
+					     const struct tcphdr *th)
+{
+	__u32 end = bpf_ntohl(th->seq) + tcp_seg_len(p, th);
+	__u16 win = bpf_ntohs(th->window);
+
+	if (th->syn) {
+		v->tcp_wscale = tcp_syn_wscale(ctx, (void *)(th + 1) -
+						    (void *)p->eth,
+					       th->doff * 4 - sizeof(*th));
+		v->tcp_end = end;
+		v->tcp_track = TCP_TRACK_SEEN;
+	} else if (!(v->tcp_track & TCP_TRACK_SEEN)) {
+		return;
+	} else if ((__s32)(end - v->tcp_end) > 0) {
+		v->tcp_end = end;
+	}
+	if (v->tcp_win != win)
+		v->tcp_win = win;
+}
+
+/* Start tracking a new flow's SYN in its first entry (slow path). */
+static __always_inline void tcp_track_init(struct xdp_md *ctx,
+					   struct flow_value *v,
+					   const struct pkt *p)
+{
+	struct tcphdr *th = p->l4;
+
+	if (p->key.proto != IPPROTO_TCP || !th ||
+	    (void *)(th + 1) > p->data_end)
+		return;
+	tcp_track_sender(ctx, v, p, th);
+}
+
+/*
+ * Is SEQ inside the window of R, the receiver, around S's next sequence
+ * number? Without both sides' state (flows older than tracking, or before
+ * the receiver's first segment) there is nothing to judge by: yes.
+ */
+static __always_inline int tcp_in_window(const struct flow_value *s,
+					 const struct flow_value *r, __u32 seq)
+{
+	__u32 win, below;
+
+	if (!(s->tcp_track & TCP_TRACK_SEEN) ||
+	    !(r->tcp_track & TCP_TRACK_SEEN))
+		return 1;
+	win = r->tcp_win;
+	/* Scaling applies only when both SYNs carried the option. */
+	if ((s->tcp_wscale & r->tcp_wscale) & TCP_WSCALE_SENT)
+		win <<= r->tcp_wscale & TCP_WSCALE_SHIFT;
+	below = win > TCP_WIN_BELOW_MIN ? win : TCP_WIN_BELOW_MIN;
+	return seq - (s->tcp_end - below) <= below + win;
+}
+
+/* Both entries begin again from the SYN P (a new connection, same tuple). */
+static __always_inline void tcp_track_restart(struct xdp_md *ctx,
+					      struct flow_value *v,
+					      struct flow_value *other,
+					      const struct pkt *p,
+					      const struct tcphdr *th)
+{
+	v->tcp_flags_seen = 0;
+	v->tcp_track = 0;
+	other->tcp_flags_seen = 0;
+	other->tcp_track = 0;
+	other->tcp_wscale = 0;
+	tcp_track_sender(ctx, v, p, th);
+}
+
+/*
+ * Track a TCP segment of flow V (key P->key) before it is forwarded.
+ * Returns 0 to forward it, -1 to drop it (out of window).
+ */
+static __always_inline int tcp_track(struct xdp_md *ctx, struct pkt *p,
+				     struct flow_value *v)
+{
+	struct tcphdr *th = p->l4;
+	struct flow_value *other;
+	struct flow_key rkey;
+	__u8 flags = p->tcp_flags;
+
+	if (!th || (void *)(th + 1) > p->data_end)
+		return 0;
+	/* The common case: a data segment or plain ACK of a flow whose
+	 * handshake this entry has seen complete; or an untracked flow
+	 * (older than tracking) that no SYN restarts. */
+	if ((!(flags & (XNAT_TCP_SYN | XNAT_TCP_FIN | XNAT_TCP_RST)) &&
+	     (v->tcp_track & TCP_TRACK_ACKED)) ||
+	    !(v->tcp_track || (flags & XNAT_TCP_SYN))) {
+		tcp_track_sender(ctx, v, p, th);
+		return 0;
+	}
+
+	flow_reply_key(&p->key, v, &rkey);
+	other = bpf_map_lookup_elem(&xnat_flows, &rkey);
+	if (!other) {
+		tcp_track_sender(ctx, v, p, th);
+		return 0;
+	}
+	if ((flags & (XNAT_TCP_SYN | XNAT_TCP_ACK)) == XNAT_TCP_SYN) {
+		if (flow_tcp_state(v, other) == FLOW_TCP_CLOSED)
+			tcp_track_restart(ctx, v, other, p, th);
+		else
+			tcp_track_sender(ctx, v, p, th);
+		return 0;
+	}
+	if ((flags & (XNAT_TCP_RST | XNAT_TCP_FIN)) &&
+	    !tcp_in_window(v, other, bpf_ntohl(th->seq)))
+		return -1;
+	/* A plain ACK after the other side's SYN: the handshake is done. */
+	if ((flags & (XNAT_TCP_SYN | XNAT_TCP_ACK)) == XNAT_TCP_ACK &&
+	    (other->tcp_flags_seen & XNAT_TCP_SYN) &&
+	    (v->tcp_track & TCP_TRACK_SEEN))
+		v->tcp_track |= TCP_TRACK_ACKED;
+	tcp_track_sender(ctx, v, p, th);
+	return 0;
+}
+
+#endif /* XNAT_TCP_TRACK_H */
