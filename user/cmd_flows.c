@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "json.h"
 #include "loader.h"
+#include "offload.h"
 
 static const char *proto_name(__u8 proto)
 {
@@ -32,7 +33,8 @@ static const char *nat_name(__u8 nat)
 	return nat == FLOW_NAT_SNAT ? "snat" :
 	       nat == FLOW_NAT_DNAT ? "dnat" :
 	       nat == FLOW_NAT_HAIRPIN ? "hairpin" :
-	       nat == FLOW_NAT_INBOUND ? "inbound" : "none";
+	       nat == FLOW_NAT_INBOUND ? "inbound" :
+	       nat == FLOW_NAT_CT ? "ct" : "none";
 }
 
 static const char *state_name(__u8 proto, __u8 st)
@@ -76,7 +78,7 @@ static void print_entry(int fd, const struct opts *o, const struct flow_key *k,
 			const struct flow_value *v)
 {
 	char src[64], dst[64], nsrc[64], ndst[64], in[IF_NAMESIZE],
-		out[IF_NAMESIZE];
+		out[IF_NAMESIZE], ct[320] = "";
 	struct flow_value other;
 	struct flow_key ok;
 	__u64 now = now_ns();
@@ -92,6 +94,12 @@ static void print_entry(int fd, const struct opts *o, const struct flow_key *k,
 	ok.vid = v->egress_vid;
 	ok.ifindex = v->egress_ifindex;
 	st = flow_tcp_state(v, bpf_map_lookup_elem(fd, &ok, &other) ? NULL : &other);
+	/* Offloaded: conntrack keeps the state; only established TCP is
+	 * ever offloaded, and it leaves on its first FIN or RST. */
+	if (v->nat == FLOW_NAT_CT)
+		st = FLOW_TCP_ESTABLISHED;
+	if (v->nat == FLOW_NAT_CT)
+		offload_ct_tuple(ct, sizeof(ct), k, v);
 
 	/* ICMP echo: the id is sport in requests, dport in replies. */
 	endpoint(src, sizeof(src), k->family, &k->saddr, k->sport);
@@ -117,17 +125,20 @@ static void print_entry(int fd, const struct opts *o, const struct flow_key *k,
 			 (now - v->created_ns) / 1000000000ULL : 0);
 		json_u64("packets", v->packets);
 		json_u64("bytes", v->bytes);
+		if (ct[0])
+			json_str("conntrack", ct);
 		json_obj_end();
 		return;
 	}
 	/* One line per direction: what arrives where, what it becomes and
 	 * where it leaves. Widths fit IPv4; IPv6 lines run longer. */
-	printf("%-6s %-5s %-4s %-6s %-21s %-21s => %-6s %-21s %-21s %-11s %5llu %9llu %11llu\n",
+	printf("%-6s %-5s %-4s %-6s %-21s %-21s => %-6s %-21s %-21s %-11s %5llu %9llu %11llu%s%s\n",
 	       proto_name(k->proto), v->dir == FLOW_DIR_ORIG ? "orig" : "reply",
 	       nat_name(v->nat), ifname(k->ifindex, in), src, dst,
 	       ifname(v->egress_ifindex, out), nsrc, ndst,
 	       state_name(k->proto, st), (unsigned long long)idle,
-	       (unsigned long long)v->packets, (unsigned long long)v->bytes);
+	       (unsigned long long)v->packets, (unsigned long long)v->bytes,
+	       ct[0] ? "  conntrack: " : "", ct);
 }
 
 int cmd_flows(const struct opts *o)
@@ -140,7 +151,7 @@ int cmd_flows(const struct opts *o)
 	fd = loader_map_fd(MAP_FLOWS);
 	if (fd < 0)
 		return fail(o, EXIT_SYSTEM,
-			    "no flow table: xnat is not up in xdp mode here");
+			    "no flow table: xnat is not up in xdp or offload mode here");
 	if (o->json) {
 		json_obj_begin(NULL);
 		json_arr_begin("flows");

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "json.h"
 #include "loader.h"
+#include "offload.h"
 #include "state.h"
 
 struct table_fill {
@@ -61,14 +62,14 @@ int cmd_status(const struct opts *o)
 	/* The config names the WAN; without it every port shows as LAN. */
 	if (up && config_parse(&cfg, st.config_path, err))
 		cfg.wan.name[0] = 0;
-	if (up && st.mode == MODE_XDP)
+	if (up && mode_runs_xdp(st.mode))
 		flow_table_fill(&fill);
 
 	if (o->json) {
 		json_obj_begin(NULL);
 		json_bool("up", up);
 		if (up) {
-			json_str("mode", st.mode ? "kernel" : "xdp");
+			json_str("mode", config_mode_name(st.mode));
 			json_str("config", st.config_path);
 			json_arr_begin("interfaces");
 			for (i = 0; i < st.n_ifaces; i++) {
@@ -79,11 +80,18 @@ int cmd_status(const struct opts *o)
 				json_str("name", st.ifaces[i]);
 				json_u64("ifindex", ifindex);
 				json_str("role", role_of(st.ifaces[i], &cfg));
-				if (st.mode == MODE_XDP &&
+				if (mode_runs_xdp(st.mode) &&
 				    !loader_attach_info(ifindex, &ai)) {
 					json_str("attach", ai.mode);
 					json_str("method", ai.method);
 					json_u64("prog_id", ai.prog_id);
+				}
+				if (st.mode == MODE_OFFLOAD) {
+					char kind[16];
+
+					json_bool("shaped", offload_port_shaped(
+						ifindex, kind) > 0);
+					json_str("qdisc", kind);
 				}
 				json_obj_end();
 			}
@@ -104,18 +112,27 @@ int cmd_status(const struct opts *o)
 		printf("xnat is not up in this network namespace\n");
 		return EXIT_OK;
 	}
-	printf("mode:    %s\nconfig:  %s\n", st.mode ? "kernel" : "xdp",
+	printf("mode:    %s\nconfig:  %s\n", config_mode_name(st.mode),
 	       st.config_path);
-	if (st.mode == MODE_XDP) {
+	if (mode_runs_xdp(st.mode)) {
 		printf("flows:   %lu of %lu entries (two per connection)\n",
 		       fill.entries, fill.max);
 		printf("\n%-16s %-4s %-8s %-8s %s\n", "interface", "role",
 		       "attach", "method", "prog id");
 	}
-	for (i = 0; i < st.n_ifaces && st.mode == MODE_XDP; i++) {
+	for (i = 0; i < st.n_ifaces && mode_runs_xdp(st.mode); i++) {
 		struct attach_info ai = {};
 		int ifindex = if_nametoindex(st.ifaces[i]);
+		char kind[16];
 
+		/* Offload mode leaves flows out of a shaped port to the
+		 * kernel (unless [offload] shaped = offload): say which. */
+		if (st.mode == MODE_OFFLOAD &&
+		    offload_port_shaped(ifindex, kind) > 0)
+			printf("%-16s shaped by its %s qdisc: flows leaving here %s\n",
+			       st.ifaces[i], kind, cfg.offload_shaped ?
+			       "are offloaded anyway ([offload] shaped)" :
+			       "stay in the kernel");
 		if (loader_attach_info(ifindex, &ai))
 			printf("%-16s %-4s (no xnat program attached!)\n",
 			       st.ifaces[i], role_of(st.ifaces[i], &cfg));

@@ -18,11 +18,12 @@
 #include "kernel_mode.h"
 #include "loader.h"
 #include "log.h"
+#include "offload.h"
 #include "state.h"
 
 static const char *mode_name(int mode)
 {
-	return mode == MODE_KERNEL ? "kernel" : "xdp";
+	return config_mode_name(mode);
 }
 
 /* Parse and resolve: everything that can fail before the system changes. */
@@ -40,7 +41,7 @@ static int load_config(const struct opts *o, struct config *cfg)
 
 static void take_down(struct xnat_state *st)
 {
-	if (st->mode == MODE_XDP)
+	if (mode_runs_xdp(st->mode))
 		loader_down(st);
 	kernel_remove(st);
 	state_remove();
@@ -83,7 +84,7 @@ static int bring_up(const struct opts *o, const struct config *cfg)
 		snprintf(st.config_path, sizeof(st.config_path), "%s", cfg->path);
 
 	/* Refuse what cannot be loaded before touching anything. */
-	if (cfg->mode == MODE_XDP && loader_check(cfg, err))
+	if (mode_runs_xdp(cfg->mode) && loader_check(cfg, err))
 		return fail(o, EXIT_USAGE, "%s", err);
 	old = st;
 
@@ -93,7 +94,7 @@ static int bring_up(const struct opts *o, const struct config *cfg)
 		rc = fail(o, EXIT_SYSTEM, "%s", err);
 		goto undo;
 	}
-	if (cfg->mode == MODE_XDP && loader_up(cfg, &st)) {
+	if (mode_runs_xdp(cfg->mode) && loader_up(cfg, &st)) {
 		rc = fail(o, EXIT_SYSTEM, "failed to bring up XDP on the ports of %s",
 			  cfg->path);
 		goto undo;
@@ -173,13 +174,15 @@ static void refresh(const struct opts *o, struct config *cfg)
 		pr_warn("xnat: %s\n", err);
 		return;
 	}
-	if (cfg->mode == MODE_XDP && maps_sync(&now) == 0)
+	if (mode_runs_xdp(cfg->mode) && maps_sync(&now) == 0)
 		*cfg = now;
 }
 
 int cmd_run(const struct opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct offload_watch *watch = NULL;
+	time_t last_refresh = 0;
 	struct config cfg;
 	int rc;
 
@@ -190,8 +193,16 @@ int cmd_run(const struct opts *o)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 
+	/* Offload mode: conntrack destroy events and ruleset changes take
+	 * flows off the fast path as they happen. */
+	if (cfg.mode == MODE_OFFLOAD)
+		watch = offload_watch_open(&cfg);
 	while (!got_term) {
-		sleep(5); /* interrupted by signals */
+		/* Both wait 5 s at most and return early on signals. */
+		if (watch)
+			offload_watch_wait(watch, 5000);
+		else
+			sleep(5);
 		if (got_hup) {
 			struct config next;
 
@@ -200,10 +211,17 @@ int cmd_run(const struct opts *o)
 			if (load_config(o, &next) == EXIT_OK &&
 			    bring_up(o, &next) == EXIT_OK)
 				cfg = next;
+			offload_watch_close(watch);
+			watch = cfg.mode == MODE_OFFLOAD ?
+					offload_watch_open(&cfg) : NULL;
 			continue;
 		}
-		if (!got_term)
+		/* Events wake the loop often; refresh every 5 s still. */
+		if (!got_term && time(NULL) - last_refresh >= 5) {
 			refresh(o, &cfg);
+			last_refresh = time(NULL);
+		}
 	}
+	offload_watch_close(watch);
 	return cmd_down(o);
 }
