@@ -28,6 +28,8 @@ struct opts {
 	double watch;         /* -w seconds, 0 = once */
 	int verbose;          /* -v, repeatable */
 	bool help;            /* -h: main.c prints the command's help */
+	const char *arg;      /* the argument of a command that takes one */
+	bool commands;        /* help --commands */
 	/* check only */
 	bool print;           /* --print: the nftables ruleset too */
 	/* bench only */

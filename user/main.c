@@ -39,6 +39,7 @@ enum {
 	OPT_MODES,
 	OPT_PROFILES,
 	OPT_PRINT,
+	OPT_COMMANDS,
 	OPT_VERSION,
 };
 
@@ -87,6 +88,8 @@ static const struct opt_def options[] = {
 		"refresh every S seconds, with rates"),
 	FLAG(OPT_PRINT, "print", print,
 	     "also print the nftables ruleset the config loads"),
+	FLAG(OPT_COMMANDS, "commands", commands,
+	     "only the command names, one a line (for completion)"),
 	FLAG(OPT_QUICK, "quick", quick, "the CI subset, under 2 minutes"),
 	STRING(OPT_OUT, "out", "DIR", out_dir,
 	       "results directory (./bench-results)"),
@@ -106,21 +109,31 @@ struct cmd {
 	int (*fn)(const struct opts *o);
 	const char *summary;
 	int opts[CMD_MAX_OPTS];  /* keys into options[], 0-terminated */
+	const char *arg;         /* one optional argument (o->arg), or NULL */
 };
 
+static int cmd_help(const struct opts *o);
+
 static const struct cmd commands[] = {
-	{ "up", cmd_up, "attach and configure (or reload hitlessly)", { 'c' } },
-	{ "down", cmd_down, "detach, remove state and kernel settings", {} },
-	{ "run", cmd_run, "up, then stay in the foreground for systemd; SIGHUP reloads, SIGTERM takes it down",
-	  { 'c' } },
-	{ "check", cmd_check, "validate a config and change nothing; every error with file:line",
-	  { 'c', OPT_PRINT } },
-	{ "status", cmd_status, "mode, interfaces, NAT address and ports, uptime, nft table; exit 3 when not up", {} },
-	{ "flows", cmd_flows, "the flow table (xdp) or the kernel's NAT connections (kernel mode)", {} },
-	{ "stats", cmd_stats, "counters: fast path, slow path, passed, dropped by reason; nft counters in kernel mode",
-	  { 'w' } },
-	{ "bench", cmd_bench, "build a namespace testbed, measure every mode, print tables",
-	  { OPT_QUICK, OPT_OUT, OPT_REPS, OPT_MODES, OPT_PROFILES } },
+	{ .name = "up", .fn = cmd_up, .opts = { 'c' },
+	  .summary = "attach and configure (or reload hitlessly)" },
+	{ .name = "down", .fn = cmd_down,
+	  .summary = "detach, remove state and kernel settings" },
+	{ .name = "run", .fn = cmd_run, .opts = { 'c' },
+	  .summary = "up, then stay in the foreground for systemd; SIGHUP reloads, SIGTERM takes it down" },
+	{ .name = "check", .fn = cmd_check, .opts = { 'c', OPT_PRINT },
+	  .summary = "validate a config and change nothing; every error with file:line" },
+	{ .name = "status", .fn = cmd_status,
+	  .summary = "mode, interfaces, NAT address and ports, uptime, nft table; exit 3 when not up" },
+	{ .name = "flows", .fn = cmd_flows,
+	  .summary = "the flow table (xdp) or the kernel's NAT connections (kernel mode)" },
+	{ .name = "stats", .fn = cmd_stats, .opts = { 'w' },
+	  .summary = "counters: fast path, slow path, passed, dropped by reason; nft counters in kernel mode" },
+	{ .name = "bench", .fn = cmd_bench,
+	  .opts = { OPT_QUICK, OPT_OUT, OPT_REPS, OPT_MODES, OPT_PROFILES },
+	  .summary = "build a namespace testbed, measure every mode, print tables" },
+	{ .name = "help", .fn = cmd_help, .opts = { OPT_COMMANDS }, .arg = "COMMAND",
+	  .summary = "this text, or a command's options" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -174,6 +187,8 @@ static void print_option(FILE *f, const struct opt_def *d)
 static void print_synopsis(FILE *f, const struct cmd *c)
 {
 	fprintf(f, "Usage: xnat [global options] %s", c->name);
+	if (c->arg)
+		fprintf(f, " [%s]", c->arg);
 	for (int i = 0; i < CMD_MAX_OPTS && c->opts[i]; i++) {
 		const struct opt_def *d = find_option(c->opts[i]);
 
@@ -213,34 +228,29 @@ static void usage(FILE *f)
 		   "Commands:\n");
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "  %-8s %s\n", "help", "this text, or a command's options");
 	print_globals(f);
 	fprintf(f, "\nExit status: 0 ok, 1 usage or config error, 2 system error,\n"
 		   "3 (status) xnat is not up here.\n");
 }
 
-/* `xnat help [COMMAND]`; `xnat help --commands` lists names, one a line,
- * for shell completion. */
-static int do_help(int argc, char **argv)
+/* `xnat help [COMMAND]`; --commands lists the names for completion. */
+static int cmd_help(const struct opts *o)
 {
 	const struct cmd *c;
 
-	if (argc == 0) {
+	if (o->commands) {
+		for (size_t i = 0; i < N_COMMANDS; i++)
+			printf("%s\n", commands[i].name);
+		return EXIT_OK;
+	}
+	if (!o->arg) {
 		usage(stdout);
 		return EXIT_OK;
 	}
-	if (argc == 1 && !strcmp(argv[0], "--commands")) {
-		for (size_t i = 0; i < N_COMMANDS; i++)
-			printf("%s\n", commands[i].name);
-		printf("help\n");
-		return EXIT_OK;
-	}
-	c = argc == 1 ? find_command(argv[0]) : NULL;
-	if (!c) {
-		fprintf(stderr, "xnat: help: unknown command '%s' (xnat help lists them)\n",
-			argv[0]);
-		return EXIT_USAGE;
-	}
+	c = find_command(o->arg);
+	if (!c)
+		return fail(o, EXIT_USAGE, "help: unknown command '%s' (xnat help lists them)",
+			    o->arg);
 	usage_command(stdout, c);
 	return EXIT_OK;
 }
@@ -395,15 +405,15 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (!strcmp(argv[optind], "help"))
-		return do_help(argc - optind - 1, argv + optind + 1);
 	cmd = find_command(argv[optind]);
 	if (!cmd)
 		return fail(&o, EXIT_USAGE, "unknown command '%s' (xnat help lists them)",
 			    argv[optind]);
-	if (optind + 1 < argc)
+	if (cmd->arg && optind + 1 < argc)
+		o.arg = argv[optind + 1];
+	if (optind + 1 + !!cmd->arg < argc)
 		return fail(&o, EXIT_USAGE, "%s: unexpected argument '%s'",
-			    cmd->name, argv[optind + 1]);
+			    cmd->name, argv[optind + 1 + !!cmd->arg]);
 
 	for (int i = 0; i < n_given; i++) {
 		const struct opt_def *d = given[i].def;
@@ -423,6 +433,8 @@ int main(int argc, char **argv)
 	}
 	if (o.pretty)
 		o.json = true;
+	if (cmd->fn == cmd_help)
+		return cmd_help(&o);
 	if (cmd_takes(cmd, 'c') && !o.config)
 		o.config = XNAT_DEFAULT_CONFIG;
 
