@@ -28,7 +28,6 @@ struct opts {
 	double watch;         /* -w seconds, 0 = once */
 	int verbose;          /* -v, repeatable */
 	bool help;            /* -h: main.c prints the command's help */
-	const char *arg;      /* the argument of a command that takes one */
 	bool commands;        /* help --commands */
 	/* check only */
 	bool print;           /* --print: the nftables ruleset too */
@@ -38,6 +37,14 @@ struct opts {
 	int reps;             /* --reps N, 0 = default */
 	const char *modes;    /* --modes LIST */
 	const char *profiles; /* --profiles LIST */
+	/* trace, flows, stats, metrics, help */
+	int nargs;            /* words after the command (filters...) */
+	char **args;
+	const char *count;    /* trace: -c COUNT (-c is the config elsewhere) */
+	const char *rate;     /* trace: --rate N events/s per CPU */
+	const char *format;   /* stats: --format text|json|prometheus */
+	const char *listen;   /* metrics: --listen ADDR:PORT */
+	const char *sort;     /* flows: --sort bytes|packets|age|idle */
 };
 
 int cmd_up(const struct opts *o);
@@ -48,6 +55,8 @@ int cmd_status(const struct opts *o);
 int cmd_flows(const struct opts *o);
 int cmd_stats(const struct opts *o);
 int cmd_bench(const struct opts *o);
+int cmd_trace(const struct opts *o);
+int cmd_metrics(const struct opts *o);
 
 /* An error line: JSON object on stdout with --json, else text on stderr.
  * Returns CODE so commands can `return fail(...)`. */

@@ -4,19 +4,23 @@
  * against both, the help generated from them, and entering the router's
  * network namespace before any command runs.
  *
- * Each option is declared once in options[] (name, short letter, metavar,
- * help, where its value goes in struct opts, how it is checked); each
- * command in commands[] lists the options it takes. An option given to a
- * command that does not list it is refused, and `xnat COMMAND --help` prints
- * exactly that command's options. The global options (-n, -j, -p, -v, -h)
- * apply to every command.
+ * Each option is declared once in options[] (long name, short letter,
+ * metavar, help, where its value goes in struct opts, how it is checked);
+ * each command in commands[] lists the options it takes and how many words
+ * may follow it. An option given to a command that does not list it is
+ * refused, and `xnat COMMAND --help` prints exactly that command's options.
+ * The global options (-n, -j, -p, -v, -h) apply to every command. Two
+ * options may share a short letter when no command takes both (-c is the
+ * config of up, run and check, and the count of trace); both must then
+ * take an argument, or both not, since getopt sees the letter first.
  *
  * To add a command: write `int cmd_NAME(const struct opts *o)` in
  * user/cmd_NAME.c, declare it in cmd.h, and add a row to commands[].
- * To add an option: a field in struct opts (cmd.h), an OPT_ key below
- * (or a free short letter), a row in options[], and its key in the
- * commands[] rows that take it. Completion (packaging/xnat.bash-completion)
- * asks `xnat help --commands` and `xnat COMMAND --help`, so it follows.
+ * To add an option: a field in struct opts (cmd.h), an OPT_ id below, a
+ * row in options[], and the id in the commands[] rows that take it.
+ * Help, the man page's synopsis and bash completion follow (completion asks
+ * `xnat help --commands` and `xnat COMMAND --help`); describe the option in
+ * user/xnat.8 and README.md.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -31,128 +35,151 @@
 #include "netns.h"
 #include "version.h"
 
-/* Keys of long-only options: past any character getopt could return. */
-enum {
-	OPT_QUICK = 0x100,
+enum opt_id {
+	OPT_NONE,         /* ends a command's option list */
+	/* global */
+	OPT_NETNS,
+	OPT_JSON,
+	OPT_PRETTY,
+	OPT_VERBOSE,
+	OPT_HELP,
+	/* per command */
+	OPT_CONFIG,
+	OPT_PRINT,
+	OPT_WATCH,
+	OPT_FORMAT,
+	OPT_SORT,
+	OPT_COUNT,
+	OPT_RATE,
+	OPT_LISTEN,
+	OPT_COMMANDS,
+	OPT_QUICK,
 	OPT_OUT,
 	OPT_REPS,
 	OPT_MODES,
 	OPT_PROFILES,
-	OPT_PRINT,
-	OPT_COMMANDS,
-	OPT_VERSION,
+	N_OPTS,
 };
 
 enum opt_kind {
-	OPT_FLAG,       /* bool */
-	OPT_STRING,     /* const char * */
+	OPT_FLAG,       /* bool (verbose: counted) */
+	OPT_STRING,     /* const char *, checked by the command */
 	OPT_INT,        /* int in [min, max] */
 	OPT_SECONDS,    /* double in (0, max] */
 };
 
 struct opt_def {
-	int key;                /* short letter, or an OPT_ value */
-	const char *name;       /* long name */
+	char letter;            /* short option, or 0 */
+	const char *name;       /* long option */
 	const char *metavar;    /* NULL for a flag */
 	const char *help;
 	enum opt_kind kind;
 	size_t offset;          /* of the field in struct opts */
 	long min, max;
+	bool global;
 };
 
-#define OPT(k, n, mv, h, kd, field) \
-	.key = k, .name = n, .metavar = mv, .help = h, .kind = kd, \
+#define OPT(l, n, mv, h, kd, field) \
+	.letter = l, .name = n, .metavar = mv, .help = h, .kind = kd, \
 	.offset = offsetof(struct opts, field)
-#define FLAG(k, n, field, h) { OPT(k, n, NULL, h, OPT_FLAG, field) }
-#define STRING(k, n, mv, field, h) { OPT(k, n, mv, h, OPT_STRING, field) }
-#define INT(k, n, mv, field, lo, hi, h) \
-	{ OPT(k, n, mv, h, OPT_INT, field), .min = lo, .max = hi }
-#define SECONDS(k, n, mv, field, hi, h) \
-	{ OPT(k, n, mv, h, OPT_SECONDS, field), .max = hi }
+#define FLAG(l, n, field, h) { OPT(l, n, NULL, h, OPT_FLAG, field) }
+#define STRING(l, n, mv, field, h) { OPT(l, n, mv, h, OPT_STRING, field) }
+#define INT(l, n, mv, field, lo, hi, h) \
+	{ OPT(l, n, mv, h, OPT_INT, field), .min = lo, .max = hi }
+#define SECONDS(l, n, mv, field, hi, h) \
+	{ OPT(l, n, mv, h, OPT_SECONDS, field), .max = hi }
+#define GLOBAL(...) { __VA_ARGS__, .global = true }
 
-/* Global options: every command takes them. */
-static const struct opt_def global_options[] = {
-	STRING('n', "netns", "NAME", netns,
-	       "act in network namespace NAME (like ip -n)"),
-	FLAG('j', "json", json, "JSON output; errors as {\"error\": ...}"),
-	FLAG('p', "pretty", pretty, "indented JSON output (implies -j)"),
-	FLAG('v', "verbose", verbose, "more diagnostics (-vv: libbpf debug)"),
-	FLAG('h', "help", help, "this text"),
-};
+static const struct opt_def options[N_OPTS] = {
+	[OPT_NETNS] = GLOBAL(OPT('n', "netns", "NAME",
+		"act in network namespace NAME (like ip -n)", OPT_STRING, netns)),
+	[OPT_JSON] = GLOBAL(OPT('j', "json", NULL,
+		"JSON output; errors as {\"error\": ...}", OPT_FLAG, json)),
+	[OPT_PRETTY] = GLOBAL(OPT('p', "pretty", NULL,
+		"indented JSON output (implies -j)", OPT_FLAG, pretty)),
+	[OPT_VERBOSE] = GLOBAL(OPT('v', "verbose", NULL,
+		"more diagnostics (-vv: libbpf debug)", OPT_FLAG, verbose)),
+	[OPT_HELP] = GLOBAL(OPT('h', "help", NULL,
+		"this text", OPT_FLAG, help)),
 
-/* Every command option, once; commands[] says which command takes which. */
-static const struct opt_def options[] = {
-	STRING('c', "config", "FILE", config,
-	       "router config (default " XNAT_DEFAULT_CONFIG ")"),
-	SECONDS('w', "watch", "S", watch, 86400,
+	[OPT_CONFIG] = STRING('c', "config", "FILE", config,
+		"router config (default " XNAT_DEFAULT_CONFIG ")"),
+	[OPT_PRINT] = FLAG(0, "print", print,
+		"also print the nftables ruleset the config loads"),
+	[OPT_WATCH] = SECONDS('w', "watch", "S", watch, 86400,
 		"refresh every S seconds, with rates"),
-	FLAG(OPT_PRINT, "print", print,
-	     "also print the nftables ruleset the config loads"),
-	FLAG(OPT_COMMANDS, "commands", commands,
-	     "only the command names, one a line (for completion)"),
-	FLAG(OPT_QUICK, "quick", quick, "the CI subset, under 2 minutes"),
-	STRING(OPT_OUT, "out", "DIR", out_dir,
-	       "results directory (./bench-results)"),
-	INT(OPT_REPS, "reps", "N", reps, 1, 50, "repetitions (3; --quick 1)"),
-	STRING(OPT_MODES, "modes", "LIST", modes,
-	       "kernel-fwd,kernel-nat,xdp-nat,xdp-nat-slow,xdp-fwd,drop (all)"),
-	STRING(OPT_PROFILES, "profiles", "LIST", profiles,
-	       "64,500,1500,imix 1,10k up,both udp,newflow,tcp (each group filters; all by default)"),
+	[OPT_FORMAT] = STRING(0, "format", "F", format,
+		"text, json or prometheus"),
+	[OPT_SORT] = STRING(0, "sort", "KEY", sort,
+		"bytes, packets, age or idle"),
+	[OPT_COUNT] = STRING('c', "count", "COUNT", count,
+		"stop after COUNT events"),
+	[OPT_RATE] = STRING(0, "rate", "N", rate,
+		"at most N events/s per CPU (1000)"),
+	[OPT_LISTEN] = STRING(0, "listen", "A:P", listen,
+		"address and port to serve on"),
+	[OPT_COMMANDS] = FLAG(0, "commands", commands,
+		"only the command names, one a line (for completion)"),
+	[OPT_QUICK] = FLAG(0, "quick", quick, "the CI subset, under 2 minutes"),
+	[OPT_OUT] = STRING(0, "out", "DIR", out_dir,
+		"results directory (./bench-results)"),
+	[OPT_REPS] = INT(0, "reps", "N", reps, 1, 50,
+		"repetitions (3; --quick 1)"),
+	[OPT_MODES] = STRING(0, "modes", "LIST", modes,
+		"kernel-fwd,kernel-nat,xdp-nat,xdp-nat-slow,xdp-fwd,drop (all)"),
+	[OPT_PROFILES] = STRING(0, "profiles", "LIST", profiles,
+		"64,500,1500,imix 1,10k up,both udp,newflow,tcp (each group filters; all by default)"),
 };
 
-#define N_GLOBAL (sizeof(global_options) / sizeof(global_options[0]))
-#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
 #define CMD_MAX_OPTS 8
 
 struct cmd {
 	const char *name;
 	int (*fn)(const struct opts *o);
 	const char *summary;
-	int opts[CMD_MAX_OPTS];  /* keys into options[], 0-terminated */
-	const char *arg;         /* one optional argument (o->arg), or NULL */
+	enum opt_id opts[CMD_MAX_OPTS];  /* OPT_NONE-terminated */
+	const char *args;        /* metavar of the words after it, or NULL */
+	int max_args;            /* how many words may follow */
 };
 
 static int cmd_help(const struct opts *o);
 
 static const struct cmd commands[] = {
-	{ .name = "up", .fn = cmd_up, .opts = { 'c' },
+	{ .name = "up", .fn = cmd_up, .opts = { OPT_CONFIG },
 	  .summary = "attach and configure (or reload hitlessly)" },
 	{ .name = "down", .fn = cmd_down,
 	  .summary = "detach, remove state and kernel settings" },
-	{ .name = "run", .fn = cmd_run, .opts = { 'c' },
+	{ .name = "run", .fn = cmd_run, .opts = { OPT_CONFIG },
 	  .summary = "up, then stay in the foreground for systemd; SIGHUP reloads, SIGTERM takes it down" },
-	{ .name = "check", .fn = cmd_check, .opts = { 'c', OPT_PRINT },
+	{ .name = "check", .fn = cmd_check, .opts = { OPT_CONFIG, OPT_PRINT },
 	  .summary = "validate a config and change nothing; every error with file:line" },
 	{ .name = "status", .fn = cmd_status,
 	  .summary = "mode, interfaces, NAT address and ports, uptime, nft table; exit 3 when not up" },
-	{ .name = "flows", .fn = cmd_flows,
+	{ .name = "flows", .fn = cmd_flows, .opts = { OPT_SORT },
 	  .summary = "the flow table (xdp) or the kernel's NAT connections (kernel mode)" },
-	{ .name = "stats", .fn = cmd_stats, .opts = { 'w' },
+	{ .name = "stats", .fn = cmd_stats, .opts = { OPT_WATCH, OPT_FORMAT },
 	  .summary = "counters: fast path, slow path, passed, dropped by reason; nft counters in kernel mode" },
+	{ .name = "trace", .fn = cmd_trace, .opts = { OPT_COUNT, OPT_RATE },
+	  .args = "FILTER...", .max_args = 16,
+	  .summary = "live: one line per packet, its path and reason; FILTER: host ADDR, port N, proto P, reason GLOB" },
+	{ .name = "metrics", .fn = cmd_metrics, .opts = { OPT_LISTEN },
+	  .summary = "serve the counters on http://A:P/metrics (Prometheus)" },
 	{ .name = "bench", .fn = cmd_bench,
 	  .opts = { OPT_QUICK, OPT_OUT, OPT_REPS, OPT_MODES, OPT_PROFILES },
 	  .summary = "build a namespace testbed, measure every mode, print tables" },
-	{ .name = "help", .fn = cmd_help, .opts = { OPT_COMMANDS }, .arg = "COMMAND",
+	{ .name = "help", .fn = cmd_help, .opts = { OPT_COMMANDS },
+	  .args = "COMMAND", .max_args = 1,
 	  .summary = "this text, or a command's options" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-static const struct opt_def *find_option(int key)
+static bool cmd_takes(const struct cmd *c, enum opt_id id)
 {
-	for (size_t i = 0; i < N_GLOBAL; i++)
-		if (global_options[i].key == key)
-			return &global_options[i];
-	for (size_t i = 0; i < N_OPTIONS; i++)
-		if (options[i].key == key)
-			return &options[i];
-	return NULL;
-}
-
-static bool cmd_takes(const struct cmd *c, int key)
-{
+	if (options[id].global)
+		return true;
 	for (int i = 0; i < CMD_MAX_OPTS && c->opts[i]; i++)
-		if (c->opts[i] == key)
+		if (c->opts[i] == id)
 			return true;
 	return false;
 }
@@ -171,8 +198,8 @@ static void print_option(FILE *f, const struct opt_def *d)
 	char head[64];
 	int n;
 
-	if (d->key < 0x100)
-		n = snprintf(head, sizeof(head), "-%c, --%s", d->key, d->name);
+	if (d->letter)
+		n = snprintf(head, sizeof(head), "-%c, --%s", d->letter, d->name);
 	else
 		n = snprintf(head, sizeof(head), "    --%s", d->name);
 	if (d->metavar && n > 0 && (size_t)n < sizeof(head))
@@ -183,30 +210,31 @@ static void print_option(FILE *f, const struct opt_def *d)
 		fprintf(f, "  %-20s %s\n", head, d->help);
 }
 
-/* The options of C in its synopsis: "[-c FILE] [--print]". */
+/* "Usage: xnat [global options] check [-c FILE] [--print]" */
 static void print_synopsis(FILE *f, const struct cmd *c)
 {
 	fprintf(f, "Usage: xnat [global options] %s", c->name);
-	if (c->arg)
-		fprintf(f, " [%s]", c->arg);
 	for (int i = 0; i < CMD_MAX_OPTS && c->opts[i]; i++) {
-		const struct opt_def *d = find_option(c->opts[i]);
+		const struct opt_def *d = &options[c->opts[i]];
 
-		if (d->key < 0x100)
-			fprintf(f, " [-%c%s%s]", d->key, d->metavar ? " " : "",
-				d->metavar ? d->metavar : "");
+		if (d->letter)
+			fprintf(f, " [-%c", d->letter);
 		else
-			fprintf(f, " [--%s%s%s]", d->name, d->metavar ? " " : "",
-				d->metavar ? d->metavar : "");
+			fprintf(f, " [--%s", d->name);
+		fprintf(f, "%s%s]", d->metavar ? " " : "",
+			d->metavar ? d->metavar : "");
 	}
+	if (c->args)
+		fprintf(f, " [%s]", c->args);
 	fprintf(f, "\n");
 }
 
 static void print_globals(FILE *f)
 {
 	fprintf(f, "\nGlobal options:\n");
-	for (size_t i = 0; i < N_GLOBAL; i++)
-		print_option(f, &global_options[i]);
+	for (int id = 0; id < N_OPTS; id++)
+		if (options[id].global)
+			print_option(f, &options[id]);
 }
 
 static void usage_command(FILE *f, const struct cmd *c)
@@ -216,7 +244,7 @@ static void usage_command(FILE *f, const struct cmd *c)
 	if (c->opts[0]) {
 		fprintf(f, "\nOptions:\n");
 		for (int i = 0; i < CMD_MAX_OPTS && c->opts[i]; i++)
-			print_option(f, find_option(c->opts[i]));
+			print_option(f, &options[c->opts[i]]);
 	}
 	print_globals(f);
 }
@@ -243,14 +271,14 @@ static int cmd_help(const struct opts *o)
 			printf("%s\n", commands[i].name);
 		return EXIT_OK;
 	}
-	if (!o->arg) {
+	if (!o->nargs) {
 		usage(stdout);
 		return EXIT_OK;
 	}
-	c = find_command(o->arg);
+	c = find_command(o->args[0]);
 	if (!c)
 		return fail(o, EXIT_USAGE, "help: unknown command '%s' (xnat help lists them)",
-			    o->arg);
+			    o->args[0]);
 	usage_command(stdout, c);
 	return EXIT_OK;
 }
@@ -274,11 +302,11 @@ int fail(const struct opts *o, int code, const char *fmt, ...)
 	return code;
 }
 
-/* "--watch" as the user would name it in a message. */
+/* "-w/--watch" or "--quick", as the user would name it in a message. */
 static const char *opt_label(const struct opt_def *d, char *buf, size_t len)
 {
-	if (d->key < 0x100)
-		snprintf(buf, len, "-%c/--%s", d->key, d->name);
+	if (d->letter)
+		snprintf(buf, len, "-%c/--%s", d->letter, d->name);
 	else
 		snprintf(buf, len, "--%s", d->name);
 	return buf;
@@ -328,78 +356,101 @@ static int set_option(struct opts *o, const struct opt_def *d, const char *arg)
 	return EXIT_USAGE;
 }
 
-/* The getopt tables: every option of every command, checked per command
- * once the command is known (options may come before or after it). */
+/* getopt returns the letter for a short option and LONG_BASE + id for a
+ * long one; which option a letter means depends on the command. */
+#define LONG_BASE 0x100
+#define VERSION_KEY (LONG_BASE + N_OPTS)
+
 static void build_getopt(struct option *lo, char *shorts)
 {
-	const struct opt_def *d;
 	size_t n = 0, s = 0;
 
 	shorts[s++] = ':';   /* a missing argument is ':', not '?' */
-	for (size_t i = 0; i < N_GLOBAL + N_OPTIONS; i++) {
-		d = i < N_GLOBAL ? &global_options[i] : &options[i - N_GLOBAL];
+	for (int id = 1; id < N_OPTS; id++) {
+		const struct opt_def *d = &options[id];
+
 		lo[n++] = (struct option){ d->name, d->metavar ? required_argument :
-					   no_argument, NULL, d->key };
-		if (d->key < 0x100) {
-			shorts[s++] = (char)d->key;
+					   no_argument, NULL, LONG_BASE + id };
+		if (d->letter && !memchr(shorts, d->letter, s)) {
+			shorts[s++] = d->letter;
 			if (d->metavar)
 				shorts[s++] = ':';
 		}
 	}
-	lo[n++] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
+	lo[n++] = (struct option){ "version", no_argument, NULL, VERSION_KEY };
 	lo[n] = (struct option){};
 	shorts[s] = 0;
 }
 
+/* The option KEY names for command C: by id, or by letter among those C
+ * takes (else the first with that letter, which C then refuses). */
+static enum opt_id resolve_key(const struct cmd *c, int key)
+{
+	enum opt_id first = OPT_NONE;
+
+	if (key >= LONG_BASE)
+		return key - LONG_BASE;
+	for (int id = 1; id < N_OPTS; id++) {
+		if (options[id].letter != key)
+			continue;
+		if (cmd_takes(c, id))
+			return id;
+		if (!first)
+			first = id;
+	}
+	return first;
+}
+
 struct given {
-	const struct opt_def *def;
+	int key;
 	const char *arg;
 };
 
 int main(int argc, char **argv)
 {
-	struct option long_opts[N_GLOBAL + N_OPTIONS + 2];
-	char shorts[2 * (N_GLOBAL + N_OPTIONS) + 2], label[40];
+	struct option long_opts[N_OPTS + 1];
+	char shorts[2 * N_OPTS + 2], label[40];
 	struct given given[64];
 	const struct cmd *cmd;
 	struct opts o = {};
 	int c, n_given = 0, rc;
+	bool help = false;
 
 	build_getopt(long_opts, shorts);
 	opterr = 0;
+	/* Options may come before or after the command (GNU permutation);
+	 * what they mean is decided once the command is known. */
 	while ((c = getopt_long(argc, argv, shorts, long_opts, NULL)) != -1) {
-		if (c == OPT_VERSION) {
+		if (c == VERSION_KEY) {
 			printf("xnat %s\n", XNAT_VERSION);
 			return EXIT_OK;
 		}
 		if (c == '?') {
-			if (optopt)
+			if (optopt && optopt < LONG_BASE)
 				return fail(&o, EXIT_USAGE, "unknown option '-%c' (xnat help)",
 					    optopt);
 			return fail(&o, EXIT_USAGE, "unknown option '%s' (xnat help)",
 				    argv[optind - 1]);
 		}
-		if (c == ':') {
-			const struct opt_def *d = find_option(optopt);
-
-			return fail(&o, EXIT_USAGE, "%s needs an argument (%s)",
-				    d ? opt_label(d, label, sizeof(label)) : argv[optind - 1],
-				    d && d->metavar ? d->metavar : "?");
-		}
+		if (c == ':')
+			return fail(&o, EXIT_USAGE, "option '%s' needs an argument",
+				    argv[optind - 1]);
 		if (n_given == (int)(sizeof(given) / sizeof(given[0])))
 			return fail(&o, EXIT_USAGE, "too many options");
-		given[n_given++] = (struct given){ find_option(c), optarg };
-		/* Known early so that errors below are JSON with -j. */
-		if (c == 'j' || c == 'p')
+		given[n_given++] = (struct given){ c, optarg };
+		/* Known early, so that every error below is JSON with -j. */
+		if (c == 'j' || c == 'p' || c == LONG_BASE + OPT_JSON ||
+		    c == LONG_BASE + OPT_PRETTY)
 			o.json = true;
+		if (c == 'h' || c == LONG_BASE + OPT_HELP)
+			help = true;
 	}
 
 	if (optind == argc) {
-		for (int i = 0; i < n_given; i++)
-			if (given[i].def->key == 'h') {
-				usage(stdout);
-				return EXIT_OK;
-			}
+		if (help) {
+			usage(stdout);
+			return EXIT_OK;
+		}
 		if (o.json)
 			return fail(&o, EXIT_USAGE, "no command (xnat help)");
 		usage(stderr);
@@ -409,22 +460,21 @@ int main(int argc, char **argv)
 	if (!cmd)
 		return fail(&o, EXIT_USAGE, "unknown command '%s' (xnat help lists them)",
 			    argv[optind]);
-	if (cmd->arg && optind + 1 < argc)
-		o.arg = argv[optind + 1];
-	if (optind + 1 + !!cmd->arg < argc)
+	o.nargs = argc - optind - 1;
+	o.args = argv + optind + 1;
+	if (o.nargs > cmd->max_args)
 		return fail(&o, EXIT_USAGE, "%s: unexpected argument '%s'",
-			    cmd->name, argv[optind + 1 + !!cmd->arg]);
+			    cmd->name, o.args[cmd->max_args]);
 
 	for (int i = 0; i < n_given; i++) {
-		const struct opt_def *d = given[i].def;
-		bool global = d >= global_options && d < global_options + N_GLOBAL;
+		enum opt_id id = resolve_key(cmd, given[i].key);
 
-		if (!global && !cmd_takes(cmd, d->key))
+		if (!cmd_takes(cmd, id))
 			return fail(&o, EXIT_USAGE,
 				    "option %s does not apply to '%s' (xnat %s --help)",
-				    opt_label(d, label, sizeof(label)), cmd->name,
-				    cmd->name);
-		if ((rc = set_option(&o, d, given[i].arg)))
+				    opt_label(&options[id], label, sizeof(label)),
+				    cmd->name, cmd->name);
+		if ((rc = set_option(&o, &options[id], given[i].arg)))
 			return rc;
 	}
 	if (o.help) {
@@ -435,7 +485,7 @@ int main(int argc, char **argv)
 		o.json = true;
 	if (cmd->fn == cmd_help)
 		return cmd_help(&o);
-	if (cmd_takes(cmd, 'c') && !o.config)
+	if (cmd_takes(cmd, OPT_CONFIG) && !o.config)
 		o.config = XNAT_DEFAULT_CONFIG;
 
 	log_setup(o.verbose, o.json);
