@@ -153,7 +153,7 @@ struct vlan_key {
 _Static_assert(sizeof(struct vlan_key) == 8, "vlan_key layout");
 
 /* Bits of xnat_config.flags. */
-#define XNAT_F_FASTPATH_OFF (1U << 0) /* route every packet (benchmarks) */
+#define XNAT_F_FASTPATH_OFF (1U << 0) /* [router] fastpath = off: route every packet */
 /* [nat] filtering = endpoint-independent: any remote may reach a mapping
  * (RFC 4787 REQ-8 "application transparency"); clear: only remote
  * addresses the inside endpoint has sent to (address-dependent). */
