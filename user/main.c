@@ -41,7 +41,7 @@ static const struct cmd commands[] = {
 	{ "run", cmd_run, "-c FILE", "up, then stay in the foreground; SIGHUP reloads, SIGTERM takes it down", 0 },
 	{ "status", cmd_status, "[--json]", "mode, interfaces, program ids, table fill", 0 },
 	{ "flows", cmd_flows, "[--json]", "the flow table, one entry (direction) a line", 0 },
-	{ "stats", cmd_stats, "[--json] [-w S]", "counters: fast path, slow path, passed, dropped by reason", 0 },
+	{ "stats", cmd_stats, "[--json] [-w S] [--format F]", "counters: fast path, slow path, passed, dropped by reason", 0 },
 	{ "bench", cmd_bench, "[--quick] [...]", "build a namespace testbed, measure every mode, print tables", 0 },
 	{ "trace", cmd_trace, "[FILTER] [-c N]", "live: one line per packet, its path and reason", 16 },
 	{ "metrics", cmd_metrics, "--listen A:P", "serve the counters on http://A:P/metrics (Prometheus)", 0 },
