@@ -156,7 +156,7 @@ static __always_inline int mapping_get(struct pkt *p,
 		/* EEXIST: another CPU mapped EP meanwhile; this packet goes
 		 * up once, the next one uses that mapping. */
 		return pkt_stop(p, XDP_PASS, err == -EEXIST ?
-				XNAT_PASS_KERNEL_FLOW : XNAT_PASS_TABLE_FULL);
+				XNAT_PASS_INSERT_RACE : XNAT_PASS_TABLE_FULL);
 	}
 	m = bpf_map_lookup_elem(&xnat_mappings, ep);
 	if (m && !bpf_timer_init(&m->timer, &xnat_mappings,

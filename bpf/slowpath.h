@@ -130,7 +130,7 @@ static __always_inline int new_flow_insert(struct pkt *p, struct new_flow *nf,
 		/* EEXIST: another CPU created this very flow meanwhile; the
 		 * packet goes to the kernel once, the next one hits. */
 		return pkt_stop(p, XDP_PASS, err == -EEXIST ?
-				XNAT_PASS_KERNEL_FLOW : XNAT_PASS_TABLE_FULL);
+				XNAT_PASS_INSERT_RACE : XNAT_PASS_TABLE_FULL);
 	}
 	if (nf->ov.nat == FLOW_NAT_SNAT)
 		peer_record(&ep, nf->ov.new_sport, p->key.daddr.v4);
@@ -225,7 +225,7 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 	/* Echo replies from inside answer pings we never forwarded. */
 	if ((p->key.proto == IPPROTO_ICMP || p->key.proto == IPPROTO_ICMPV6) &&
 	    !p->icmp_echo_request)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_ECHO_REPLY);
 
 	if (p->ip4 && cfg->nat_addr && p->key.daddr.v4 == cfg->nat_addr) {
 		rc = slow_hairpin(ctx, p, nf, cfg, in);
