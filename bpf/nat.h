@@ -51,9 +51,9 @@ enum flow_mapping {
  * The inside endpoint whose mapping a flow uses, in EP: the source of
  * outgoing (SNAT, hairpin) flows, the destination of inbound ones.
  */
-static __always_inline enum flow_mapping flow_mapping_ep(const struct flow_key *okey,
-					   const struct flow_value *ov,
-					   struct nat_endpoint *ep)
+static __always_inline enum flow_mapping
+flow_mapping_ep(const struct flow_key *okey, const struct flow_value *ov,
+		struct nat_endpoint *ep)
 {
 	__builtin_memset(ep, 0, sizeof(*ep));
 	ep->proto = okey->proto;
@@ -184,9 +184,9 @@ static __always_inline void peer_record(const struct nat_endpoint *ep,
 }
 
 enum nat_inbound {
-	NAT_INBOUND_ALLOWED = 0,    /* EP filled */
-	NAT_INBOUND_FILTERED,       /* a mapping owns it, filtering refuses */
-	NAT_INBOUND_NO_MAPPING,     /* no mapping open to inbound owns it */
+	NAT_INBOUND_ALLOWED = 0, /* EP filled */
+	NAT_INBOUND_FILTERED,    /* a mapping owns it, filtering refuses */
+	NAT_INBOUND_NO_MAPPING,  /* no mapping open to inbound owns it */
 };
 
 /*
@@ -195,9 +195,9 @@ enum nat_inbound {
  * address-dependent filtering only an address the endpoint has sent to,
  * through this same mapping.
  */
-static __always_inline enum nat_inbound inbound_allowed(const struct pkt *p,
-					   const struct xnat_config *cfg,
-					   struct nat_endpoint *ep)
+static __always_inline enum nat_inbound
+inbound_allowed(const struct pkt *p, const struct xnat_config *cfg,
+		struct nat_endpoint *ep)
 {
 	struct nat_port_key pk = { .port = p->key.dport,
 				   .proto = p->key.proto };
