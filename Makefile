@@ -16,17 +16,19 @@ PREFIX   ?= /usr/local
 CLANG_BPF_SYS_INCLUDES = $(eval CLANG_BPF_SYS_INCLUDES := $$(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }'))$(CLANG_BPF_SYS_INCLUDES)
 
-BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Ibpf \
 	      $(CLANG_BPF_SYS_INCLUDES)
 CFLAGS   ?= -g -O2
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -I$(OUTPUT) -Iuser -Ibpf \
 	    -D_GNU_SOURCE
 LDLIBS   := -lxdp -lbpf -linih -lnftables -lelf -lz
 
-BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+# bpf/ is the router's data path, bpf/bench/ the bench's programs; their
+# objects and skeletons all go flat into $(OUTPUT)/.
+BPF_SRCS  := $(wildcard bpf/*.bpf.c bpf/bench/*.bpf.c)
 BPF_HDRS  := $(wildcard bpf/*.h)
-BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
-SKELS     := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+BPF_OBJS  := $(addprefix $(OUTPUT)/,$(notdir $(BPF_SRCS:.bpf.c=.bpf.o)))
+SKELS     := $(BPF_OBJS:.bpf.o=.skel.h)
 # The commands, and the library under them that unit tests link too.
 CMD_SRCS  := user/main.c $(wildcard user/cmd_*.c)
 LIB_SRCS  := $(filter-out $(CMD_SRCS),$(wildcard user/*.c))
@@ -68,7 +70,8 @@ $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
 need_tools = for t in $(1); do command -v $$t >/dev/null || \
 	{ echo "$$t not found: run 'make deps' as root to install what the build needs" >&2; exit 1; }; done
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(OUTPUT)
+vpath %.bpf.c bpf bpf/bench
+$(OUTPUT)/%.bpf.o: %.bpf.c $(BPF_HDRS) | $(OUTPUT)
 	$(Q)$(call need_tools,$(CLANG) $(BPFTOOL))
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@

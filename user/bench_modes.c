@@ -8,7 +8,7 @@
  *   xdp-nat       `xnat up` with mode = xdp
  *   xdp-nat-slow  the same with XNAT_F_FASTPATH_OFF in the pinned config
  *                 map: every packet of a known flow is routed again
- *   xdp-fwd       the bare forwarder bpf/xnat_fwd.bpf.c on both ports
+ *   xdp-fwd       the bare forwarder bpf/bench/xnat_fwd.bpf.c on both ports
  *   drop          xdp_drop on the router's ports: the chain's floor
  *
  * Every mode starts from a clean router (xnat down, programs detached), so
@@ -125,7 +125,7 @@ static int fwd_up(struct bench *b)
 	b->fwd = xnat_fwd_bpf__open_and_load();
 	if (!b->fwd) {
 		err = -errno;
-		pr_warn("xnat bench: failed to load bpf/xnat_fwd.bpf.c: %s\n",
+		pr_warn("xnat bench: failed to load bpf/bench/xnat_fwd.bpf.c: %s\n",
 			strerror(-err));
 		return err;
 	}

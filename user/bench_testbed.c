@@ -492,7 +492,7 @@ int bench_testbed_up(struct bench *b)
 	b->progs = xnat_bench_bpf__open_and_load();
 	if (!b->progs) {
 		err = -errno;
-		pr_warn("xnat bench: failed to load bpf/xnat_bench.bpf.c: %s\n",
+		pr_warn("xnat bench: failed to load bpf/bench/xnat_bench.bpf.c: %s\n",
 			strerror(-err));
 		return err;
 	}

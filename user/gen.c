@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The benchmark's packet generator and sink; see gen.h for the contract and
- * bpf/xnat_gen.bpf.c, bpf/xnat_sink.bpf.c for the programs.
+ * bpf/bench/xnat_gen.bpf.c, bpf/bench/xnat_sink.bpf.c for the programs.
  *
  * A run is a loop of BPF_PROG_RUN calls in live-frames mode. Unpaced, each
  * call is sized to last about GEN_CALL_S at the rate the previous call
@@ -51,7 +51,7 @@
 #define GEN_BATCH 64
 #define NSEC_PER_SEC 1000000000ULL
 
-/* Sync note: struct gen_state of bpf/xnat_gen.bpf.c. */
+/* Sync note: struct gen_state of bpf/bench/xnat_gen.bpf.c. */
 struct gen_state {
 	uint64_t packets;
 	uint64_t bytes;

@@ -2,14 +2,14 @@
 /*
  * The benchmark's packet generator and sink.
  *
- * The generator is bpf/xnat_gen.bpf.c run through BPF_PROG_RUN in live-frames
+ * The generator is bpf/bench/xnat_gen.bpf.c run through BPF_PROG_RUN in live-frames
  * mode (BPF_F_TEST_XDP_LIVE_FRAMES): the kernel builds frames from a template
  * and the program rewrites each one (flow index, size, checksums) and sends
  * it with XDP_TX out of the port given as ingress, i.e. to the veth peer, the
  * router. It offers several Mpps from one core, far above what any router
  * mode forwards here (shared/TESTBED.md).
  *
- * The sink is bpf/xnat_sink.bpf.c attached to the receiving host's port: it
+ * The sink is bpf/bench/xnat_sink.bpf.c attached to the receiving host's port: it
  * counts frames per CPU and drops them, so offered, forwarded and lost
  * packets are all known.
  */

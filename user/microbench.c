@@ -7,7 +7,7 @@
  * neighbours, NAT to wan0's address. The data path's maps are filled the
  * way user/maps.c fills them; keep the two in step when a map changes.
  *
- * Every call runs the harness bpf/xnat_mbench.bpf.c, which restores the
+ * Every call runs the harness bpf/bench/xnat_mbench.bpf.c, which restores the
  * packet and tail-calls the program under test. The harness stays attached
  * (generic XDP on the private namespace's lo, which is down) so that calls
  * with repeat > 1 do not pay for adding it to the XDP dispatcher each time.

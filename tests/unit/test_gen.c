@@ -651,7 +651,7 @@ static bool test_live_other_thread(void)
 	return ok;
 }
 
-/* ---- The bare forwarder (bpf/xnat_fwd.bpf.c) ------------------------------ */
+/* ---- The bare forwarder (bpf/bench/xnat_fwd.bpf.c) ------------------------------ */
 
 /* Its own router in the test namespace: fwdin (198.18.10.1/24,
  * 2001:2:0:10::1/64) and fwdout (198.19.10.1/24, 2001:2:0:11::1/64), the
