@@ -19,7 +19,7 @@ CLANG_BPF_SYS_INCLUDES = $(eval CLANG_BPF_SYS_INCLUDES := $$(shell $(CLANG) -v -
 BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Ibpf \
 	      $(CLANG_BPF_SYS_INCLUDES)
 CFLAGS   ?= -g -O2
-CFLAGS   += -Wall -Wextra -Wno-unused-parameter -I$(OUTPUT) -Iuser -Ibpf \
+CFLAGS   += -Wall -Wextra -Wno-unused-parameter -I$(OUTPUT) -Iuser -Iuser/lib -Ibpf \
 	    -D_GNU_SOURCE
 LDLIBS   := -lxdp -lbpf -linih -lnftables -lelf -lz
 
@@ -29,9 +29,11 @@ BPF_SRCS  := $(wildcard bpf/*.bpf.c bpf/bench/*.bpf.c)
 BPF_HDRS  := $(wildcard bpf/*.h)
 BPF_OBJS  := $(addprefix $(OUTPUT)/,$(notdir $(BPF_SRCS:.bpf.c=.bpf.o)))
 SKELS     := $(BPF_OBJS:.bpf.o=.skel.h)
-# The commands, and the library under them that unit tests link too.
-CMD_SRCS  := user/main.c $(wildcard user/cmd_*.c)
-LIB_SRCS  := $(filter-out $(CMD_SRCS),$(wildcard user/*.c))
+# The commands, and the library under them that unit tests link too:
+# user/ the router, user/lib/ the shared helpers, user/bench/ the bench.
+USER_HDRS := $(wildcard user/*.h user/lib/*.h user/bench/*.h)
+CMD_SRCS  := user/main.c $(wildcard user/cmd_*.c user/bench/cmd_*.c)
+LIB_SRCS  := $(filter-out $(CMD_SRCS),$(wildcard user/*.c user/lib/*.c user/bench/*.c))
 CMD_OBJS  := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(CMD_SRCS))
 LIB_OBJS  := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -62,7 +64,7 @@ help:
 deps:
 	$(Q)scripts/deps.sh
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
+$(OUTPUT) $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
 
 # A missing tool is named with the way to get it, not left to a shell's
@@ -80,7 +82,8 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .skel.h,,$(notdir $@))_bpf > $@
 
-$(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) $(BPF_HDRS) $(SKELS) | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
+	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
@@ -90,7 +93,7 @@ xnat: $(CMD_OBJS) $(LIB_OBJS)
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS) $(SKELS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser/bench $< $(LIB_OBJS) $(LDLIBS) -o $@
 
 # The targets that install what is missing build in a second make, so that
 # nothing of the build (not even a variable) is decided before deps ran.

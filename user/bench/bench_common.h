@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "gen.h"
-#include "../bpf/xnat_common.h"
+#include "xnat_common.h"
 
 /* ---- what is measured ------------------------------------------------- */
 
