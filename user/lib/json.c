@@ -1,102 +1,150 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Streaming JSON writer; see json.h. */
 #include <inttypes.h>
-#include <stdio.h>
+#include <math.h>
 #include "json.h"
 
-#define JSON_MAX_DEPTH 16
-
-static bool first[JSON_MAX_DEPTH] = { true };
-static int depth;
-static bool pretty;
-
-void json_set_pretty(bool p)
+void jsonw_init(struct json_writer *w, FILE *f, bool pretty)
 {
-	pretty = p;
+	w->f = f;
+	w->pretty = pretty;
+	w->depth = 0;
+	w->first[0] = true;
 }
 
-static void put_string(const char *s)
+static void put_string(struct json_writer *w, const char *s)
 {
-	putchar('"');
+	fputc('"', w->f);
 	for (; *s; s++) {
 		unsigned char c = *s;
 
 		if (c == '"' || c == '\\')
-			printf("\\%c", c);
+			fprintf(w->f, "\\%c", c);
 		else if (c < 0x20)
-			printf("\\u%04x", c);
+			fprintf(w->f, "\\u%04x", c);
 		else
-			putchar(c);
+			fputc(c, w->f);
 	}
-	putchar('"');
+	fputc('"', w->f);
 }
 
 /* Comma, newline and indent before a member, then its key. */
-static void member(const char *key)
+static void member(struct json_writer *w, const char *key)
 {
-	if (!first[depth])
-		putchar(',');
-	first[depth] = false;
-	if (pretty && depth)
-		printf("\n%*s", depth * 2, "");
+	if (!w->first[w->depth])
+		fputc(',', w->f);
+	w->first[w->depth] = false;
+	if (w->pretty && w->depth)
+		fprintf(w->f, "\n%*s", w->depth * 2, "");
 	if (key) {
-		put_string(key);
-		printf(pretty ? ": " : ":");
+		put_string(w, key);
+		fputs(w->pretty ? ": " : ":", w->f);
 	}
 }
 
-static void open(const char *key, char c)
+static void container_begin(struct json_writer *w, const char *key, char c)
 {
-	member(key);
-	putchar(c);
-	if (depth < JSON_MAX_DEPTH - 1)
-		first[++depth] = true;
+	member(w, key);
+	fputc(c, w->f);
+	if (w->depth < JSON_MAX_DEPTH - 1)
+		w->first[++w->depth] = true;
 }
 
-static void close_(char c)
+static void container_end(struct json_writer *w, char c)
 {
-	bool empty = first[depth];
+	bool empty = w->first[w->depth];
 
-	if (depth)
-		depth--;
-	if (pretty && !empty)
-		printf("\n%*s", depth * 2, "");
-	putchar(c);
+	if (w->depth)
+		w->depth--;
+	if (w->pretty && !empty)
+		fprintf(w->f, "\n%*s", w->depth * 2, "");
+	fputc(c, w->f);
 }
 
-void json_obj_begin(const char *key) { open(key, '{'); }
-void json_obj_end(void) { close_('}'); }
-void json_arr_begin(const char *key) { open(key, '['); }
-void json_arr_end(void) { close_(']'); }
-
-void json_str(const char *key, const char *val)
+void jsonw_obj_begin(struct json_writer *w, const char *key)
 {
-	member(key);
-	put_string(val);
+	container_begin(w, key, '{');
 }
 
-void json_u64(const char *key, uint64_t val)
+void jsonw_obj_end(struct json_writer *w)
 {
-	member(key);
-	printf("%" PRIu64, val);
+	container_end(w, '}');
 }
 
-void json_i64(const char *key, int64_t val)
+void jsonw_arr_begin(struct json_writer *w, const char *key)
 {
-	member(key);
-	printf("%" PRId64, val);
+	container_begin(w, key, '[');
 }
 
-void json_bool(const char *key, bool val)
+void jsonw_arr_end(struct json_writer *w)
 {
-	member(key);
-	printf(val ? "true" : "false");
+	container_end(w, ']');
 }
 
-void json_done(void)
+void jsonw_str(struct json_writer *w, const char *key, const char *val)
 {
-	putchar('\n');
-	depth = 0;
-	first[0] = true;
-	fflush(stdout);
+	member(w, key);
+	put_string(w, val);
 }
+
+void jsonw_u64(struct json_writer *w, const char *key, uint64_t val)
+{
+	member(w, key);
+	fprintf(w->f, "%" PRIu64, val);
+}
+
+void jsonw_i64(struct json_writer *w, const char *key, int64_t val)
+{
+	member(w, key);
+	fprintf(w->f, "%" PRId64, val);
+}
+
+void jsonw_double(struct json_writer *w, const char *key, double val)
+{
+	member(w, key);
+	if (isfinite(val))
+		fprintf(w->f, "%.6g", val);
+	else
+		fputs("null", w->f);
+}
+
+void jsonw_bool(struct json_writer *w, const char *key, bool val)
+{
+	member(w, key);
+	fputs(val ? "true" : "false", w->f);
+}
+
+void jsonw_null(struct json_writer *w, const char *key)
+{
+	member(w, key);
+	fputs("null", w->f);
+}
+
+void jsonw_done(struct json_writer *w)
+{
+	fputc('\n', w->f);
+	w->depth = 0;
+	w->first[0] = true;
+	fflush(w->f);
+}
+
+/* ---- the commands' document on stdout ---------------------------------- */
+
+static struct json_writer out = { .first = { true } };
+
+static struct json_writer *stdout_writer(void)
+{
+	out.f = stdout;
+	return &out;
+}
+
+void json_set_pretty(bool pretty) { out.pretty = pretty; }
+void json_obj_begin(const char *key) { jsonw_obj_begin(stdout_writer(), key); }
+void json_obj_end(void) { jsonw_obj_end(stdout_writer()); }
+void json_arr_begin(const char *key) { jsonw_arr_begin(stdout_writer(), key); }
+void json_arr_end(void) { jsonw_arr_end(stdout_writer()); }
+void json_str(const char *key, const char *val) { jsonw_str(stdout_writer(), key, val); }
+void json_u64(const char *key, uint64_t val) { jsonw_u64(stdout_writer(), key, val); }
+void json_i64(const char *key, int64_t val) { jsonw_i64(stdout_writer(), key, val); }
+void json_bool(const char *key, bool val) { jsonw_bool(stdout_writer(), key, val); }
+void json_done(void) { jsonw_done(stdout_writer()); }
