@@ -7,14 +7,20 @@
 #ifndef XNAT_LOG_H
 #define XNAT_LOG_H
 
-enum log_level { LOG_WARN = 0, LOG_INFO = 1, LOG_DEBUG = 2, LOG_VERBOSE = 3 };
+/* XNAT_ prefixed: syslog.h defines LOG_WARNING, XNAT_LOG_INFO and XNAT_LOG_DEBUG. */
+enum xnat_log_level {
+	XNAT_LOG_WARN = 0,
+	XNAT_LOG_INFO = 1,
+	XNAT_LOG_DEBUG = 2,
+	XNAT_LOG_VERBOSE = 3,
+};
 
 void log_setup(int verbosity, int json);
-void log_print(enum log_level level, const char *fmt, ...)
+void log_print(enum xnat_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-#define pr_warn(...) log_print(LOG_WARN, __VA_ARGS__)
-#define pr_info(...) log_print(LOG_INFO, __VA_ARGS__)
-#define pr_debug(...) log_print(LOG_DEBUG, __VA_ARGS__)
+#define pr_warn(...) log_print(XNAT_LOG_WARN, __VA_ARGS__)
+#define pr_info(...) log_print(XNAT_LOG_INFO, __VA_ARGS__)
+#define pr_debug(...) log_print(XNAT_LOG_DEBUG, __VA_ARGS__)
 
 #endif /* XNAT_LOG_H */
