@@ -7,7 +7,7 @@
 #ifndef XNAT_LOG_H
 #define XNAT_LOG_H
 
-/* XNAT_ prefixed: syslog.h defines LOG_WARNING, XNAT_LOG_INFO and XNAT_LOG_DEBUG. */
+/* XNAT_ prefixed: <syslog.h> defines LOG_INFO and LOG_DEBUG. */
 enum xnat_log_level {
 	XNAT_LOG_WARN = 0,
 	XNAT_LOG_INFO = 1,
