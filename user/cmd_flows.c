@@ -15,17 +15,7 @@
 #include "cmd.h"
 #include "json.h"
 #include "loader.h"
-
-static const char *proto_name(__u8 proto)
-{
-	switch (proto) {
-	case IPPROTO_TCP: return "tcp";
-	case IPPROTO_UDP: return "udp";
-	case IPPROTO_ICMP: return "icmp";
-	case IPPROTO_ICMPV6: return "icmpv6";
-	}
-	return "?";
-}
+#include "names.h"
 
 static const char *nat_name(__u8 nat)
 {
@@ -54,13 +44,6 @@ static void endpoint(char *buf, size_t len, __u8 family,
 	inet_ntop(family == XNAT_AF_INET ? AF_INET : AF_INET6, a, ip, sizeof(ip));
 	snprintf(buf, len, family == XNAT_AF_INET ? "%s:%u" : "[%s]:%u", ip,
 		 ntohs(port));
-}
-
-static const char *ifname(__u32 ifindex, char *buf)
-{
-	if (!if_indextoname(ifindex, buf))
-		snprintf(buf, IF_NAMESIZE, "#%u", ifindex);
-	return buf;
 }
 
 static __u64 now_ns(void)
@@ -105,8 +88,8 @@ static void print_entry(int fd, const struct opts *o, const struct flow_key *k,
 		json_str("proto", proto_name(k->proto));
 		json_str("dir", v->dir == FLOW_DIR_ORIG ? "orig" : "reply");
 		json_str("nat", nat_name(v->nat));
-		json_str("ingress", ifname(k->ifindex, in));
-		json_str("egress", ifname(v->egress_ifindex, out));
+		json_str("ingress", ifname_of(k->ifindex, in));
+		json_str("egress", ifname_of(v->egress_ifindex, out));
 		json_str("src", src);
 		json_str("dst", dst);
 		json_str("new_src", nsrc);
@@ -124,8 +107,8 @@ static void print_entry(int fd, const struct opts *o, const struct flow_key *k,
 	 * where it leaves. Widths fit IPv4; IPv6 lines run longer. */
 	printf("%-6s %-5s %-4s %-6s %-21s %-21s => %-6s %-21s %-21s %-11s %5llu %9llu %11llu\n",
 	       proto_name(k->proto), v->dir == FLOW_DIR_ORIG ? "orig" : "reply",
-	       nat_name(v->nat), ifname(k->ifindex, in), src, dst,
-	       ifname(v->egress_ifindex, out), nsrc, ndst,
+	       nat_name(v->nat), ifname_of(k->ifindex, in), src, dst,
+	       ifname_of(v->egress_ifindex, out), nsrc, ndst,
 	       state_name(k->proto, st), (unsigned long long)idle,
 	       (unsigned long long)v->packets, (unsigned long long)v->bytes);
 }

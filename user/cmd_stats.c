@@ -7,29 +7,25 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
 #include "json.h"
 #include "loader.h"
+#include "percpu.h"
 #include "reasons.h"
 
 static int read_counters(int fd, struct xnat_counter *sum)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct xnat_counter percpu[ncpu > 0 ? ncpu : 1];
+	int err;
 
-	if (ncpu <= 0)
-		return ncpu;
+	/* A reason the map does not have (an older program) reads as 0. */
 	for (__u32 r = 0; r < XNAT_REASON_MAX; r++) {
-		sum[r].packets = sum[r].bytes = 0;
-		if (bpf_map_lookup_elem(fd, &r, percpu))
-			continue;
-		for (int c = 0; c < ncpu; c++) {
-			sum[r].packets += percpu[c].packets;
-			sum[r].bytes += percpu[c].bytes;
-		}
+		err = percpu_counter_sum(fd, r, &sum[r]);
+		if (err && err != -ENOENT)
+			return err;
 	}
 	return 0;
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "names.h"
 
 /* Ports below this are privileged: never NAT ports, never ephemeral. */
 #define PORT_FIRST_UNPRIVILEGED 1024
@@ -351,11 +352,6 @@ static int parse_u32(struct parser *p, const struct key_def *k, const char *v)
 			    v, k->min, k->max);
 	*(uint32_t *)((char *)p->cfg + k->offset) = n;
 	return 0;
-}
-
-static const char *proto_name(uint8_t proto)
-{
-	return proto == IPPROTO_TCP ? "tcp" : "udp";
 }
 
 /* Key "tcp/8080" or "udp/53". */

@@ -16,6 +16,7 @@
 
 #include "kernel_mode.h"
 #include "log.h"
+#include "names.h"
 
 #define SYSCTL_IP_FORWARD "net/ipv4/ip_forward"
 #define SYSCTL_IP6_FORWARD "net/ipv6/conf/all/forwarding"
@@ -63,11 +64,6 @@ static int nft_run(const char *cmds, char *err)
 out:
 	nft_ctx_free(ctx);
 	return ret;
-}
-
-static const char *proto_name(uint8_t proto)
-{
-	return proto == IPPROTO_TCP ? "tcp" : "udp";
 }
 
 /*

@@ -18,6 +18,7 @@
 #include "netns.h"
 #include "../bpf/xnat_common.h"
 #include "state.h"
+#include "sysctl.h"
 
 #define RUN_ROOT "/run/xnat"
 
@@ -144,44 +145,6 @@ int state_remove(void)
 	rmdir(pin_dir);
 	rmdir(XNAT_PIN_ROOT_DIR);
 	return 0;
-}
-
-static int sysctl_read(const char *path, char *buf, size_t len)
-{
-	char full[160];
-	ssize_t n;
-	int fd;
-
-	snprintf(full, sizeof(full), "/proc/sys/%s", path);
-	fd = open(full, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	/* ip_local_port_range reads back tab separated. */
-	for (char *c = buf; *c; c++)
-		if (*c == '\t')
-			*c = ' ';
-	return 0;
-}
-
-static int sysctl_write(const char *path, const char *value)
-{
-	char full[160];
-	int fd, err = 0;
-
-	snprintf(full, sizeof(full), "/proc/sys/%s", path);
-	fd = open(full, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, strlen(value)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
 }
 
 int state_sysctl_set(struct xnat_state *st, const char *path, const char *value)

@@ -32,6 +32,7 @@
 #include "bench_common.h"
 #include "loader.h"
 #include "log.h"
+#include "percpu.h"
 #include "reasons.h"
 
 const char *const bench_mode_names[BM_MAX] = {
@@ -310,25 +311,21 @@ int bench_mode_leave(struct bench *b)
 /* xnat's per-CPU counters, summed, classified by their stable names. */
 static int read_xnat_stats(struct bench *b, struct bench_router_counters *c)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct xnat_counter percpu[ncpu > 0 ? ncpu : 1];
 	char path[128];
 	int fd;
 
-	if (ncpu <= 0)
-		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/%lu/%s", XNAT_PIN_ROOT_DIR, b->rtr_ino,
 		 MAP_STATS);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return -errno;
 	for (__u32 r = 0; r < XNAT_REASON_MAX; r++) {
-		uint64_t n = 0;
+		struct xnat_counter sum;
+		uint64_t n;
 
-		if (bpf_map_lookup_elem(fd, &r, percpu))
+		if (percpu_counter_sum(fd, r, &sum))
 			continue;
-		for (int i = 0; i < ncpu; i++)
-			n += percpu[i].packets;
+		n = sum.packets;
 		c->reason[r] = n;
 		if (r == XNAT_FWD_FAST)
 			c->fwd_fast += n;
@@ -347,16 +344,9 @@ static int read_xnat_stats(struct bench *b, struct bench_router_counters *c)
 
 static uint64_t read_drop_seen(struct bench *b)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 percpu[ncpu > 0 ? ncpu : 1];
-	__u32 zero = 0;
-	uint64_t n = 0;
+	__u64 n;
 
-	if (ncpu <= 0 || bpf_map_lookup_elem(bpf_map__fd(b->progs->maps.bench_dropped),
-					     &zero, percpu))
-		return 0;
-	for (int i = 0; i < ncpu; i++)
-		n += percpu[i];
+	percpu_u64_sum(bpf_map__fd(b->progs->maps.bench_dropped), 0, &n);
 	return n;
 }
 

@@ -32,6 +32,7 @@
 #include "xnat_bench.skel.h"
 #include "bench_common.h"
 #include "log.h"
+#include "sysctl.h"
 
 volatile sig_atomic_t bench_stop;
 
@@ -108,23 +109,9 @@ int bench_enter(struct bench *b, enum bench_ns ns)
 	return 0;
 }
 
-static int write_file(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
-	size_t len = strlen(value);
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, len) != (ssize_t)len)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 int bench_sysctl(struct bench *b, enum bench_ns ns, const char *path,
 		 const char *value)
 {
-	char full[160];
 	int err;
 
 	/* /proc/sys/net belongs to the network namespace of the thread
@@ -132,8 +119,7 @@ int bench_sysctl(struct bench *b, enum bench_ns ns, const char *path,
 	err = bench_enter(b, ns);
 	if (err)
 		return err;
-	snprintf(full, sizeof(full), "/proc/sys/%s", path);
-	err = write_file(full, value);
+	err = sysctl_write(path, value);
 	bench_enter(b, NS_MAX);
 	if (err)
 		pr_warn("xnat bench: sysctl %s = %s in %s: %s\n", path, value,
@@ -144,19 +130,13 @@ int bench_sysctl(struct bench *b, enum bench_ns ns, const char *path,
 long long bench_sysctl_read(struct bench *b, enum bench_ns ns,
 			    const char *path)
 {
-	char full[160];
+	char buf[32];
 	long long v = -1;
-	FILE *f;
 
 	if (bench_enter(b, ns))
 		return -1;
-	snprintf(full, sizeof(full), "/proc/sys/%s", path);
-	f = fopen(full, "re");
-	if (f) {
-		if (fscanf(f, "%lld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
+	if (!sysctl_read(path, buf, sizeof(buf)) && sscanf(buf, "%lld", &v) != 1)
+		v = -1;
 	bench_enter(b, NS_MAX);
 	return v;
 }

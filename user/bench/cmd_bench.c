@@ -23,6 +23,7 @@
 #include <sys/utsname.h>
 #include "bench_common.h"
 #include "cmd.h"
+#include "fsutil.h"
 #include "log.h"
 #include "microbench.h"
 
@@ -37,24 +38,6 @@
 static void on_signal(int sig)
 {
 	bench_stop = 1;
-}
-
-static int mkdir_p(const char *path)
-{
-	char buf[256];
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *c = buf + 1; *c; c++) {
-		if (*c != '/')
-			continue;
-		*c = 0;
-		if (mkdir(buf, 0755) && errno != EEXIST)
-			return -errno;
-		*c = '/';
-	}
-	if (mkdir(buf, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
 }
 
 static bool have_tool(const char *name)
@@ -302,7 +285,7 @@ int cmd_bench(const struct opts *o)
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		plan.cpu_wan_gen = 0;
 	command_line(&plan, o);
-	err = mkdir_p(plan.out_dir);
+	err = mkdir_p(plan.out_dir, 0755);
 	if (err)
 		return fail(o, EXIT_SYSTEM, "cannot create %s: %s", plan.out_dir,
 			    strerror(-err));

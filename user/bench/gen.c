@@ -36,6 +36,7 @@
 #include "xnat_sink.skel.h"
 #include "gen.h"
 #include "log.h"
+#include "percpu.h"
 
 /* Wall time one unpaced call aims at: long enough that the per-call cost
  * (page pool setup, syscall) vanishes, short enough to end on time. */
@@ -74,7 +75,6 @@ struct gen {
 struct sink {
 	struct xnat_sink_bpf *skel;
 	int link_fd;
-	int ncpus;
 	const char *mode;
 };
 
@@ -600,12 +600,6 @@ int sink_open_port(struct sink **sp, int ifindex, uint16_t dst_port)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->ncpus = libbpf_num_possible_cpus();
-	if (s->ncpus <= 0) {
-		err = s->ncpus ? s->ncpus : -EINVAL;
-		pr_warn("Sink: cannot count the CPUs: %s\n", strerror(-err));
-		goto err_free;
-	}
 	s->skel = xnat_sink_bpf__open();
 	if (!s->skel) {
 		err = -errno;
@@ -653,21 +647,15 @@ err_free:
 
 int sink_read(struct sink *s, uint64_t *packets, uint64_t *bytes)
 {
-	struct xnat_counter c[s->ncpus];
-	__u32 zero = 0;
-	int i, err;
+	struct xnat_counter sum;
+	int err;
 
-	*packets = *bytes = 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.sink_stats), &zero, c)) {
-		err = -errno;
+	err = percpu_counter_sum(bpf_map__fd(s->skel->maps.sink_stats), 0, &sum);
+	*packets = sum.packets;
+	*bytes = sum.bytes;
+	if (err)
 		pr_warn("Sink: reading its counters failed: %s\n", strerror(-err));
-		return err;
-	}
-	for (i = 0; i < s->ncpus; i++) {
-		*packets += c[i].packets;
-		*bytes += c[i].bytes;
-	}
-	return 0;
+	return err;
 }
 
 void sink_close(struct sink *s)

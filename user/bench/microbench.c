@@ -36,7 +36,9 @@
 #include "loader.h"
 #include "log.h"
 #include "microbench.h"
+#include "percpu.h"
 #include "reasons.h"
+#include "sysctl.h"
 
 #define MB_LAN_HOST  "198.18.1.10"
 #define MB_NAT_ADDR  "198.19.0.1" /* wan0's address */
@@ -77,18 +79,6 @@ struct mb {
 	uint8_t pkt[MB_FRAME_LEN];
 };
 
-static int write_sysctl(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 /* The router, in the current (fresh) network namespace. */
 static int testbed_up(struct mb *m)
 {
@@ -96,9 +86,9 @@ static int testbed_up(struct mb *m)
 	int err, rc;
 
 	/* IPv6 off: no neighbour discovery or MLD chatter in the testbed. */
-	write_sysctl("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
-	write_sysctl("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
-	err = write_sysctl("/proc/sys/net/ipv4/ip_forward", "1");
+	sysctl_write("net/ipv6/conf/default/disable_ipv6", "1");
+	sysctl_write("net/ipv6/conf/all/disable_ipv6", "1");
+	err = sysctl_write("net/ipv4/ip_forward", "1");
 	if (err) {
 		pr_warn("Microbenchmark: cannot enable forwarding: %s\n",
 			strerror(-err));
@@ -308,16 +298,14 @@ static void build_packet(uint8_t *pkt)
 /* Packets counted under each reason, summed over CPUs. */
 static int stats_read(struct mb *m, uint64_t *packets)
 {
-	struct xnat_counter c[m->ncpus];
-	__u32 r;
-	int i;
+	struct xnat_counter sum;
+	int err;
 
-	for (r = 0; r < (__u32)m->nreasons; r++) {
-		if (bpf_map_lookup_elem(m->stats_fd, &r, c))
-			return -errno;
-		packets[r] = 0;
-		for (i = 0; i < m->ncpus; i++)
-			packets[r] += c[i].packets;
+	for (__u32 r = 0; r < (__u32)m->nreasons; r++) {
+		err = percpu_counter_sum(m->stats_fd, r, &sum);
+		if (err)
+			return err;
+		packets[r] = sum.packets;
 	}
 	return 0;
 }
