@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "json.h"
 #include "loader.h"
+#include "pins.h"
 #include "names.h"
 
 static const char *nat_name(__u8 nat)
@@ -120,7 +121,7 @@ int cmd_flows(const struct opts *o)
 	void *prev = NULL;
 	int fd, n = 0;
 
-	fd = loader_map_fd(MAP_FLOWS);
+	fd = pins_map_open(MAP_FLOWS);
 	if (fd < 0)
 		return fail(o, EXIT_SYSTEM,
 			    "no flow table: xnat is not up in xdp mode here");

@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "json.h"
 #include "loader.h"
+#include "pins.h"
 #include "percpu.h"
 #include "reasons.h"
 
@@ -73,7 +74,7 @@ static void print_text(const struct xnat_counter *sum,
 int cmd_stats(const struct opts *o)
 {
 	struct xnat_counter sum[XNAT_REASON_MAX], prev[XNAT_REASON_MAX];
-	int fd = loader_map_fd(MAP_STATS), first = 1;
+	int fd = pins_map_open(MAP_STATS), first = 1;
 
 	if (fd < 0)
 		return fail(o, EXIT_SYSTEM,

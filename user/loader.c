@@ -19,18 +19,10 @@
 #include "iface.h"
 #include "log.h"
 #include "loader.h"
+#include "maps.h"
+#include "pins.h"
 #include "fsutil.h"
 #include "names.h"
-
-int loader_map_fd(const char *name)
-{
-	char path[160];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", state_pin_dir(), name);
-	fd = bpf_obj_get(path);
-	return fd < 0 ? -errno : fd;
-}
 
 /* A pinned flow table of another size cannot be reused: say so plainly
  * rather than let libbpf fail with "couldn't reuse pinned map". */
@@ -40,7 +32,7 @@ static int check_flow_table_size(const struct config *cfg, char *err)
 	__u32 len = sizeof(info);
 	int fd, ret;
 
-	fd = loader_map_fd(MAP_FLOWS);
+	fd = pins_map_open(MAP_FLOWS);
 	if (fd < 0)
 		return 0;
 	ret = bpf_obj_get_info_by_fd(fd, &info, &len);
@@ -65,7 +57,7 @@ static int check_flow_table_size(const struct config *cfg, char *err)
  */
 static int pin_maps(struct bpf_object *obj, bool check_only, char *errbuf)
 {
-	const char *dir = state_pin_dir();
+	const char *dir = pins_dir();
 	struct bpf_map_info info;
 	struct bpf_map *map;
 	char path[160];
@@ -115,7 +107,7 @@ static int pin_maps(struct bpf_object *obj, bool check_only, char *errbuf)
 
 static int unpin_maps(void)
 {
-	const char *dir = state_pin_dir();
+	const char *dir = pins_dir();
 	struct dirent *de;
 	char path[320];
 	DIR *d;

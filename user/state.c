@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include "log.h"
 #include "netns.h"
+#include "pins.h"
 #include "../bpf/xnat_common.h"
 #include "state.h"
 #include "sysctl.h"
@@ -28,15 +29,9 @@ static void paths_init(void)
 {
 	unsigned long id = netns_id();
 
-	snprintf(pin_dir, sizeof(pin_dir), "%s/%lu", XNAT_PIN_ROOT_DIR, id);
+	pins_dir_of(id, pin_dir, sizeof(pin_dir));
 	snprintf(run_dir, sizeof(run_dir), "%s/%lu", RUN_ROOT, id);
 	snprintf(state_file, sizeof(state_file), "%s/state", run_dir);
-}
-
-const char *state_pin_dir(void)
-{
-	paths_init();
-	return pin_dir;
 }
 
 const char *state_run_dir(void)

@@ -30,9 +30,9 @@
 #include "xnat_bench.skel.h"
 #include "xnat_fwd.skel.h"
 #include "bench_common.h"
-#include "loader.h"
 #include "log.h"
 #include "percpu.h"
+#include "pins.h"
 #include "reasons.h"
 
 const char *const bench_mode_names[BM_MAX] = {
@@ -154,11 +154,10 @@ static int set_fastpath_off(struct bench *b)
 	__u32 zero = 0;
 	int fd, err = 0;
 
-	snprintf(path, sizeof(path), "%s/%lu/%s", XNAT_PIN_ROOT_DIR, b->rtr_ino,
-		 MAP_CONFIG);
-	fd = bpf_obj_get(path);
+	pins_map_path_of(b->rtr_ino, MAP_CONFIG, path, sizeof(path));
+	fd = pins_map_open_of(b->rtr_ino, MAP_CONFIG);
 	if (fd < 0) {
-		err = -errno;
+		err = fd;
 		pr_warn("xnat bench: cannot open %s: %s\n", path, strerror(-err));
 		return err;
 	}
@@ -311,14 +310,10 @@ int bench_mode_leave(struct bench *b)
 /* xnat's per-CPU counters, summed, classified by their stable names. */
 static int read_xnat_stats(struct bench *b, struct bench_router_counters *c)
 {
-	char path[128];
-	int fd;
+	int fd = pins_map_open_of(b->rtr_ino, MAP_STATS);
 
-	snprintf(path, sizeof(path), "%s/%lu/%s", XNAT_PIN_ROOT_DIR, b->rtr_ino,
-		 MAP_STATS);
-	fd = bpf_obj_get(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	for (__u32 r = 0; r < XNAT_REASON_MAX; r++) {
 		struct xnat_counter sum;
 		uint64_t n;

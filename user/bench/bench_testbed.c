@@ -32,6 +32,7 @@
 #include "xnat_bench.skel.h"
 #include "bench_common.h"
 #include "log.h"
+#include "pins.h"
 #include "sysctl.h"
 
 volatile sig_atomic_t bench_stop;
@@ -531,7 +532,7 @@ static void remove_xnat_leftovers(struct bench *b)
 
 	if (!b->rtr_ino)
 		return;
-	snprintf(dir, sizeof(dir), "/sys/fs/bpf/xnat/%lu", b->rtr_ino);
+	pins_dir_of(b->rtr_ino, dir, sizeof(dir));
 	if (!stat(dir, &st)) {
 		pr_warn("xnat bench: %s left behind by xnat down; removing it\n",
 			dir);
