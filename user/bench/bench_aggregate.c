@@ -85,11 +85,6 @@ struct agg ratio_agg(const struct bench_plan *p, struct bench_results *r,
 	return agg_of(v, n);
 }
 
-bool mode_on(const struct bench_plan *p, enum bench_mode m)
-{
-	return p->modes & (1U << m);
-}
-
 struct agg newflow_agg(struct bench_results *r, enum bench_mode m)
 {
 	double v[64];

@@ -38,7 +38,6 @@ struct agg newflow_agg(struct bench_results *r, enum bench_mode m);
 /* TCP test T in mode M: WHAT 0 Mbit/s, 1 ping ms, 2 UDP ms. */
 struct agg tcp_agg(struct bench_results *r, enum bench_mode m,
 		   enum bench_tcp_test t, int what);
-bool mode_on(const struct bench_plan *p, enum bench_mode m);
 
 /* The same-run ratios the report shows: mode A over mode B. */
 #define BENCH_N_RATIOS 5

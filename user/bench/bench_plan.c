@@ -238,3 +238,8 @@ void *bench_array_push(void *arr, int *n, int *cap, size_t size, int first)
 	memset((char *)*a + (size_t)*n * size, 0, size);
 	return (char *)*a + (size_t)(*n)++ * size;
 }
+
+bool bench_plan_has_mode(const struct bench_plan *p, enum bench_mode m)
+{
+	return p->modes & (1U << m);
+}

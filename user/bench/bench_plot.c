@@ -37,7 +37,7 @@ int bench_report_plot(const struct bench_plan *p, struct bench_results *r,
 		return -errno;
 	fprintf(f, "# profile");
 	for (int m = 0; m < BM_MAX; m++)
-		if (mode_on(p, m))
+		if (bench_plan_has_mode(p, m))
 			fprintf(f, " %s(med min max)", bench_mode_names[m]);
 	fprintf(f, "\n");
 	for (int pi = 0; pi < p->n_profiles; pi++) {
@@ -45,7 +45,7 @@ int bench_report_plot(const struct bench_plan *p, struct bench_results *r,
 		for (int m = 0; m < BM_MAX; m++) {
 			struct agg a;
 
-			if (!mode_on(p, m))
+			if (!bench_plan_has_mode(p, m))
 				continue;
 			/* drop: the chain's rate, what the router's XDP took. */
 			a = cell_agg(p, r, m, pi, m == BM_DROP ? CS_CHAIN_PPS : CS_MAX);
@@ -79,7 +79,7 @@ int bench_report_plot(const struct bench_plan *p, struct bench_results *r,
 		   "plot ",
 		gp, png, r->date, p->reps, p->reps == 1 ? "" : "s");
 	for (int m = 0; m < BM_MAX; m++) {
-		if (!mode_on(p, m))
+		if (!bench_plan_has_mode(p, m))
 			continue;
 		fprintf(f, "%s'%s' using %d:%d:%d%s title '%s'", first ? "" : ", ",
 			first ? dat : "", col, col + 1, col + 2,

@@ -60,7 +60,7 @@ static void udp_tables(FILE *f, const struct bench_plan *p,
 				fprintf(f, " %-21s", bench_size_names[p->profiles[pi].size]);
 		fprintf(f, "\n");
 		for (int m = 0; m < BM_MAX; m++) {
-			if (!mode_on(p, m) || (m == BM_DROP && what == CS_NOLOSS))
+			if (!bench_plan_has_mode(p, m) || (m == BM_DROP && what == CS_NOLOSS))
 				continue;
 			fprintf(f, "%-13s", bench_mode_names[m]);
 			for (int pi = 0; pi < p->n_profiles; pi++) {
@@ -95,7 +95,7 @@ static void detail_table(FILE *f, const struct bench_plan *p,
 		"mode", "profile", "Mpps", "Mbit/s", "%1G", "%10G", "loss-free",
 		"%1G", "%10G", "offered", "forwarded", "lost");
 	for (int m = 0; m < BM_MAX; m++) {
-		if (!mode_on(p, m))
+		if (!bench_plan_has_mode(p, m))
 			continue;
 		for (int pi = 0; pi < p->n_profiles; pi++) {
 			const struct bench_profile *pr = &p->profiles[pi];
@@ -146,7 +146,7 @@ static void cost_table(FILE *f, const struct bench_plan *p,
 {
 	char cell[64];
 
-	if (!mode_on(p, BM_DROP))
+	if (!bench_plan_has_mode(p, BM_DROP))
 		return;
 	fprintf(f, "\nPer-packet router cost, ns: chain ns/packet (1e9 / forwarded pps at saturation)\n"
 		   "minus the drop chain's of the same repetition (generator and one hop), median (min-max)\n"
@@ -156,7 +156,7 @@ static void cost_table(FILE *f, const struct bench_plan *p,
 			fprintf(f, " %-21s", p->profiles[pi].name);
 	fprintf(f, "\n");
 	for (int m = 0; m < BM_MAX; m++) {
-		if (!mode_on(p, m))
+		if (!bench_plan_has_mode(p, m))
 			continue;
 		fprintf(f, "%-13s", bench_mode_names[m]);
 		for (int pi = 0; pi < p->n_profiles; pi++) {

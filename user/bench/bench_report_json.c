@@ -46,7 +46,7 @@ static void json_plan(struct json_writer *w, const struct bench_plan *p)
 	jsonw_double(w, "tcp_s", p->tcp_s);
 	jsonw_arr_begin(w, "modes");
 	for (int m = 0; m < BM_MAX; m++)
-		if (mode_on(p, m))
+		if (bench_plan_has_mode(p, m))
 			jsonw_str(w, NULL, bench_mode_names[m]);
 	jsonw_arr_end(w);
 	jsonw_arr_begin(w, "profiles");
@@ -121,7 +121,7 @@ static void json_results(struct json_writer *w, const struct bench_plan *p,
 {
 	jsonw_arr_begin(w, "results");
 	for (int m = 0; m < BM_MAX; m++) {
-		if (!mode_on(p, m))
+		if (!bench_plan_has_mode(p, m))
 			continue;
 		for (int pi = 0; pi < p->n_profiles; pi++) {
 			const struct bench_profile *pr = &p->profiles[pi];

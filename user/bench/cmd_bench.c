@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * xnat bench: build the namespace testbed, run every mode through the UDP
- * profiles, the new-flow test and the TCP tests, and report. The order is
- * repetition by repetition, and inside one every mode in turn, so that
- * drift on a shared machine hits all modes alike and every comparison can
- * be a ratio within one repetition.
+ * xnat bench: check what the run needs, build the namespace testbed, have
+ * bench_reps.c measure every selected mode, and report.
  *
  * Whatever happens (an error, Ctrl-C, SIGTERM), the testbed goes: the
  * signal handlers only set bench_stop, every loop checks it and unwinds,
@@ -25,15 +22,8 @@
 #include "cmd.h"
 #include "fsutil.h"
 #include "log.h"
-#include "microbench.h"
 
 #define DEFAULT_OUT "bench-results"
-/* xnat's flow table for the profiles (10,000 flows, two entries each,
- * plus the replies' side) and for the new-flow test. */
-#define FLOWS_PROFILES 65536
-#define FLOWS_NEWFLOW 1048576
-/* Offered rate of the new-flow test when no saturation rate is known. */
-#define NEWFLOW_DEFAULT_PPS 2e6
 
 static void on_signal(int sig)
 {
@@ -85,136 +75,6 @@ static void command_line(struct bench_plan *plan, const struct opts *o)
 #undef ADD
 }
 
-/* BPF_PROG_RUN ns/packet of the fast path, the fast path off and the bare
- * forwarder (user/microbench.c, in a namespace of its own). */
-static void microbench(struct bench_results *r)
-{
-	struct microbench_result mb;
-	int err;
-
-	bench_progress("BPF_PROG_RUN microbenchmark");
-	err = microbench_run(&mb, 0);
-	if (err && err != -EPROTO) {
-		snprintf(r->micro_note, sizeof(r->micro_note),
-			 "microbenchmark failed: %s", strerror(-err));
-		return;
-	}
-	r->micro_fast_ns = mb.c[MICROBENCH_FAST].net_ns;
-	r->micro_slow_ns = mb.c[MICROBENCH_FP_OFF].net_ns;
-	r->micro_fwd_ns = mb.c[MICROBENCH_FLOOR].net_ns;
-	snprintf(r->micro_note, sizeof(r->micro_note),
-		 "medians of %llu calls (%llu packets) on CPU %d, less the empty program's %.0f ns%s",
-		 (unsigned long long)mb.c[MICROBENCH_FAST].calls,
-		 (unsigned long long)mb.c[MICROBENCH_FAST].packets, mb.cpu,
-		 mb.c[MICROBENCH_EMPTY].median_ns,
-		 err == -EPROTO ? "; WARNING: a case left its path" : "");
-}
-
-static bool mode_on(const struct bench_plan *p, enum bench_mode m)
-{
-	return p->modes & (1U << m);
-}
-
-/* One repetition of the UDP profiles: every mode in turn. */
-static int udp_rep(struct bench *b, struct bench_results *r, int rep)
-{
-	const struct bench_plan *p = b->plan;
-	int err = 0;
-
-	for (int m = 0; m < BM_MAX && !err && !bench_stop; m++) {
-		bool warm[2] = { false, false };
-
-		if (!mode_on(p, m))
-			continue;
-		bench_progress("rep %d/%d: %s", rep + 1, p->reps, bench_mode_names[m]);
-		err = bench_mode_enter(b, m, FLOWS_PROFILES, true);
-		for (int pi = 0; pi < p->n_profiles && !err && !bench_stop; pi++) {
-			int f = p->profiles[pi].flows > 1;
-
-			/* Mappings (and conntrack entries) for this flow
-			 * count, before replies are sent or anything is
-			 * timed; they live on for the mode's session. */
-			if (!warm[f]) {
-				err = bench_udp_warm(b, r, pi);
-				warm[f] = true;
-				if (err)
-					break;
-			}
-			err = bench_udp_profile(b, r, rep, pi);
-		}
-		if (bench_mode_leave(b) && !err)
-			err = -EIO;
-	}
-	return err;
-}
-
-/* Saturation rate of 64 B / 10k / up in MODE and REP, if measured. */
-static double saturation(const struct bench_plan *p, struct bench_results *r,
-			 int rep, enum bench_mode m)
-{
-	for (int pi = 0; pi < p->n_profiles; pi++) {
-		const struct bench_profile *pr = &p->profiles[pi];
-		struct bench_cell *c;
-
-		if (pr->size != BS_64 || pr->flows == 1 || pr->both)
-			continue;
-		c = bench_cell(r, p, rep, m, pi);
-		if (c->ran && c->max_pps > 0)
-			return c->max_pps;
-	}
-	return 0;
-}
-
-static int newflow_rep(struct bench *b, struct bench_results *r, int rep)
-{
-	static const enum bench_mode modes[] = { BM_KERNEL_NAT, BM_XDP_NAT };
-	const struct bench_plan *p = b->plan;
-	int err = 0;
-
-	for (size_t i = 0; i < 2 && !err && !bench_stop; i++) {
-		double sat = saturation(p, r, rep, modes[i]);
-
-		if (!mode_on(p, modes[i]))
-			continue;
-		bench_progress("rep %d/%d: %s, %u new flows", rep + 1, p->reps,
-			       bench_mode_names[modes[i]], p->newflow_flows);
-		err = bench_mode_enter(b, modes[i], FLOWS_NEWFLOW, true);
-		/* Above the established-flow rate: flow setup is slower, so
-		 * the router works at saturation throughout. */
-		if (!err)
-			err = bench_newflow(b, r, rep,
-					    sat > 0 ? 1.25 * sat : NEWFLOW_DEFAULT_PPS);
-		if (bench_mode_leave(b) && !err)
-			err = -EIO;
-	}
-	return err;
-}
-
-static int tcp_rep(struct bench *b, struct bench_results *r, int rep)
-{
-	static const enum bench_mode modes[] = { BM_KERNEL_NAT, BM_XDP_NAT };
-	const struct bench_plan *p = b->plan;
-	int err = 0;
-
-	/* The sinks would swallow the TCP segments. */
-	bench_sinks_close(b);
-	for (size_t i = 0; i < 2 && !err && !bench_stop; i++) {
-		if (!mode_on(p, modes[i]))
-			continue;
-		bench_progress("rep %d/%d: %s, TCP", rep + 1, p->reps,
-			       bench_mode_names[modes[i]]);
-		/* No xdp_pass for the kernel: sockets' skbs need none, and
-		 * XDP on a veth would make the kernel path pay for it. */
-		err = bench_mode_enter(b, modes[i], FLOWS_PROFILES, false);
-		for (int t = 0; t < BT_MAX && !err && !bench_stop; t++)
-			if (p->tcp_all || t == BT_UP)
-				err = bench_tcp_run(b, r, rep, t);
-		if (bench_mode_leave(b) && !err)
-			err = -EIO;
-	}
-	return err;
-}
-
 static int write_outputs(const struct bench_plan *p, struct bench_results *r,
 			 bool json_stdout)
 {
@@ -252,25 +112,18 @@ static int write_outputs(const struct bench_plan *p, struct bench_results *r,
 	return err;
 }
 
-int cmd_bench(const struct opts *o)
+/* Everything the run needs before the testbed: the plan from the options,
+ * root, the tools, the results directory. EXIT_OK or fail()'s code. */
+static int prepare(const struct opts *o, struct bench_plan *plan)
 {
 	static const char *const tools[] = { "ip", "ethtool", "iperf3", "ping" };
-	struct sigaction sa = { .sa_handler = on_signal }, old[3];
-	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
-	struct bench_plan plan = {};
-	struct bench_results res;
-	struct bench b = {};
-	char err_msg[256];
-	struct utsname un;
-	double t0;
-	time_t now;
-	int err = 0, rc = EXIT_OK;
-	bool written = false;
-	ssize_t n;
+	char err_msg[256], path[512];
+	FILE *f;
+	int err;
 
 	if (o->netns)
 		return fail(o, EXIT_USAGE, "bench builds its own namespaces; drop -n");
-	if (bench_plan_init(&plan, o->quick, o->reps, o->modes, o->profiles,
+	if (bench_plan_init(plan, o->quick, o->reps, o->modes, o->profiles,
 			    err_msg, sizeof(err_msg)))
 		return fail(o, EXIT_USAGE, "%s", err_msg);
 	if (geteuid())
@@ -281,58 +134,118 @@ int cmd_bench(const struct opts *o)
 				    tools[i]);
 	if (!have_tool("gnuplot"))
 		pr_warn("xnat bench: gnuplot not found: no plot (scripts/deps.sh installs gnuplot-nox)\n");
-	plan.out_dir = o->out_dir ? o->out_dir : DEFAULT_OUT;
+	plan->out_dir = o->out_dir ? o->out_dir : DEFAULT_OUT;
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		plan.cpu_wan_gen = 0;
-	command_line(&plan, o);
-	err = mkdir_p(plan.out_dir, 0755);
+		plan->cpu_wan_gen = 0;
+	command_line(plan, o);
+	err = mkdir_p(plan->out_dir, 0755);
 	if (err)
-		return fail(o, EXIT_SYSTEM, "cannot create %s: %s", plan.out_dir,
+		return fail(o, EXIT_SYSTEM, "cannot create %s: %s", plan->out_dir,
 			    strerror(-err));
-	{
-		char path[512];
-		FILE *f;
+	snprintf(path, sizeof(path), "%s/bench.log", plan->out_dir);
+	f = fopen(path, "we");
+	if (f)
+		fclose(f);
+	return EXIT_OK;
+}
 
-		snprintf(path, sizeof(path), "%s/bench.log", plan.out_dir);
-		f = fopen(path, "we");
-		if (f)
-			fclose(f);
-	}
-	if (bench_results_init(&res, &plan))
-		return fail(o, EXIT_SYSTEM, "out of memory");
+/* The run's identity before anything is built: our namespace and binary,
+ * the namespaces' names, a temporary directory. EXIT_OK or fail()'s code. */
+static int bench_init(const struct opts *o, struct bench *b,
+		      const struct bench_plan *plan)
+{
+	ssize_t n;
 
-	b.plan = &plan;
-	b.mode = BM_MAX;
+	b->plan = plan;
+	b->mode = BM_MAX;
 	for (int i = 0; i < NS_MAX; i++)
-		b.ns_fd[i] = -1;
-	b.host_ns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	n = readlink("/proc/self/exe", b.xnat_path, sizeof(b.xnat_path) - 1);
-	if (b.host_ns_fd < 0 || n <= 0) {
-		bench_results_free(&res);
+		b->ns_fd[i] = -1;
+	b->host_ns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	n = readlink("/proc/self/exe", b->xnat_path, sizeof(b->xnat_path) - 1);
+	if (b->host_ns_fd < 0 || n <= 0)
 		return fail(o, EXIT_SYSTEM, "cannot find our own network namespace or binary");
-	}
-	b.xnat_path[n] = 0;
-	snprintf(b.ns_name[NS_LAN], sizeof(b.ns_name[0]), "xnat-bench-lan-%d", getpid());
-	snprintf(b.ns_name[NS_RTR], sizeof(b.ns_name[0]), "xnat-bench-rtr-%d", getpid());
-	snprintf(b.ns_name[NS_WAN], sizeof(b.ns_name[0]), "xnat-bench-wan-%d", getpid());
-	snprintf(b.tmp_dir, sizeof(b.tmp_dir), "/tmp/xnat-bench.XXXXXX");
-	if (!mkdtemp(b.tmp_dir)) {
-		b.tmp_dir[0] = 0;
-		close(b.host_ns_fd);
-		bench_results_free(&res);
+	b->xnat_path[n] = 0;
+	snprintf(b->ns_name[NS_LAN], sizeof(b->ns_name[0]), "xnat-bench-lan-%d", getpid());
+	snprintf(b->ns_name[NS_RTR], sizeof(b->ns_name[0]), "xnat-bench-rtr-%d", getpid());
+	snprintf(b->ns_name[NS_WAN], sizeof(b->ns_name[0]), "xnat-bench-wan-%d", getpid());
+	snprintf(b->tmp_dir, sizeof(b->tmp_dir), "/tmp/xnat-bench.XXXXXX");
+	if (!mkdtemp(b->tmp_dir)) {
+		b->tmp_dir[0] = 0;
+		close(b->host_ns_fd);
 		return fail(o, EXIT_SYSTEM, "cannot create a temporary directory: %s",
 			    strerror(errno));
 	}
+	return EXIT_OK;
+}
 
+/* When and where the run happens, for the report's header. */
+static void stamp(struct bench_results *res)
+{
+	struct utsname un;
+	time_t now = time(NULL);
+
+	strftime(res->date, sizeof(res->date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+	if (!uname(&un))
+		snprintf(res->kernel, sizeof(res->kernel), "%s", un.release);
+	res->ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* Write what was measured and say how the run ended; the exit code. */
+static int finish(const struct opts *o, const struct bench_plan *plan,
+		  struct bench_results *res, int err)
+{
+	bool written = false;
+	char msg[256];
+
+	if (res->n_samples || res->n_newflow || res->n_tcp) {
+		write_outputs(plan, res, o->json);
+		written = true;
+	}
+	if (!bench_stop && !err) {
+		bench_progress("done in %.0f s", res->elapsed_s);
+		return EXIT_OK;
+	}
+	if (bench_stop)
+		snprintf(msg, sizeof(msg),
+			 "interrupted; testbed removed, partial results in %s/",
+			 plan->out_dir);
+	else
+		snprintf(msg, sizeof(msg),
+			 "bench failed: %s; testbed removed (log: %s/bench.log)",
+			 strerror(err < 0 ? -err : err), plan->out_dir);
+	/* With --json, stdout already holds the (partial) document: one JSON
+	 * document there, the error on stderr. */
+	if (o->json && written) {
+		pr_warn("xnat: %s\n", msg);
+		return EXIT_SYSTEM;
+	}
+	return fail(o, EXIT_SYSTEM, "%s", msg);
+}
+
+int cmd_bench(const struct opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_signal }, old[3];
+	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	struct bench_plan plan = {};
+	struct bench_results res;
+	struct bench b = {};
+	int err, rc;
+	double t0;
+
+	rc = prepare(o, &plan);
+	if (rc)
+		return rc;
+	if (bench_results_init(&res, &plan))
+		return fail(o, EXIT_SYSTEM, "out of memory");
+	rc = bench_init(o, &b, &plan);
+	if (rc) {
+		bench_results_free(&res);
+		return rc;
+	}
 	/* No SA_RESTART: blocking calls return and the loops see the flag. */
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &sa, &old[i]);
-
-	now = time(NULL);
-	strftime(res.date, sizeof(res.date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
-	if (!uname(&un))
-		snprintf(res.kernel, sizeof(res.kernel), "%s", un.release);
-	res.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	stamp(&res);
 	t0 = bench_now();
 
 	bench_progress("xnat bench: %s; namespaces %s, %s, %s; results in %s/",
@@ -342,52 +255,15 @@ int cmd_bench(const struct opts *o)
 	if (err)
 		bench_progress("testbed setup failed");
 	if (!err && !bench_stop)
-		microbench(&res);
-
-	for (int rep = 0; rep < plan.reps && !err && !bench_stop; rep++) {
-		if (plan.kinds & (BK_UDP | BK_NEWFLOW))
-			err = bench_sinks_open(&b);
-		if (!err && (plan.kinds & BK_UDP))
-			err = udp_rep(&b, &res, rep);
-		if (!err && !bench_stop && (plan.kinds & BK_NEWFLOW))
-			err = newflow_rep(&b, &res, rep);
-		if (!err && !bench_stop && (plan.kinds & BK_TCP))
-			err = tcp_rep(&b, &res, rep);
-	}
+		err = bench_measure(&b, &res);
 
 	res.interrupted = bench_stop || err;
 	res.elapsed_s = bench_now() - t0;
 	bench_progress("removing the testbed");
-	bench_testbed_down(&b);
+	bench_teardown(&b);
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &old[i], NULL);
-
-	if (res.n_samples || res.n_newflow || res.n_tcp) {
-		write_outputs(&plan, &res, o->json);
-		written = true;
-	}
-	if (bench_stop || err) {
-		char msg[256];
-
-		if (bench_stop)
-			snprintf(msg, sizeof(msg),
-				 "interrupted; testbed removed, partial results in %s/",
-				 plan.out_dir);
-		else
-			snprintf(msg, sizeof(msg),
-				 "bench failed: %s; testbed removed (log: %s/bench.log)",
-				 strerror(err < 0 ? -err : err), plan.out_dir);
-		/* With --json, stdout already holds the (partial) document:
-		 * one JSON document there, the error on stderr. */
-		if (o->json && written) {
-			pr_warn("xnat: %s\n", msg);
-			rc = EXIT_SYSTEM;
-		} else {
-			rc = fail(o, EXIT_SYSTEM, "%s", msg);
-		}
-	} else {
-		bench_progress("done in %.0f s", res.elapsed_s);
-	}
+	rc = finish(o, &plan, &res, err);
 	bench_results_free(&res);
 	return rc;
 }
