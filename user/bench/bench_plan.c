@@ -86,18 +86,11 @@ static const char *unknown_token(const char *list, const char *const *known)
 	return NULL;
 }
 
-int bench_plan_init(struct bench_plan *plan, bool quick, int reps,
-		    const char *modes, const char *profiles, char *err,
-		    size_t errlen)
-{
-	static const char *const profile_tokens[] = {
-		"64", "500", "1500", "imix", "1", "10k", "up", "both",
-		"udp", "newflow", "tcp", NULL
-	};
-	static const char *const size_tok[BS_MAX] = { "64", "500", "1500", "imix" };
-	bool any_size = false, any_flows = false, any_dir = false, any_kind = false;
-	const char *bad;
+static const char *const size_tok[BS_MAX] = { "64", "500", "1500", "imix" };
 
+/* What --quick (or its absence) sets. */
+static void plan_defaults(struct bench_plan *plan, bool quick, int reps)
+{
 	plan->quick = quick;
 	plan->reps = reps > 0 ? reps : quick ? 1 : 3;
 	plan->loss_max = 0.001;
@@ -113,53 +106,64 @@ int bench_plan_init(struct bench_plan *plan, bool quick, int reps,
 	 * receive work runs in softirq on the sending generator's CPU. */
 	plan->cpu_lan_gen = 0;
 	plan->cpu_wan_gen = 1;
+}
+
+/* --modes: the modes named, or all. */
+static int plan_modes(struct bench_plan *plan, const char *modes, char *err,
+		      size_t errlen)
+{
+	const char *names[BM_MAX + 1], *bad;
 
 	plan->modes = 0;
-	if (modes) {
-		const char *names[BM_MAX + 1];
-
-		for (int m = 0; m < BM_MAX; m++)
-			names[m] = bench_mode_names[m];
-		names[BM_MAX] = NULL;
-		bad = unknown_token(modes, names);
-		if (bad) {
-			snprintf(err, errlen, "--modes: unknown mode '%s' (kernel-fwd, "
-				 "kernel-nat, xdp-nat, xdp-nat-slow, xdp-fwd, drop)", bad);
-			return -1;
-		}
-		for (int m = 0; m < BM_MAX; m++)
-			if (in_list(modes, bench_mode_names[m]))
-				plan->modes |= 1U << m;
-	} else {
+	if (!modes) {
 		plan->modes = (1U << BM_MAX) - 1;
+		return 0;
 	}
+	for (int m = 0; m < BM_MAX; m++)
+		names[m] = bench_mode_names[m];
+	names[BM_MAX] = NULL;
+	bad = unknown_token(modes, names);
+	if (bad) {
+		snprintf(err, errlen, "--modes: unknown mode '%s' (kernel-fwd, "
+			 "kernel-nat, xdp-nat, xdp-nat-slow, xdp-fwd, drop)", bad);
+		return -1;
+	}
+	for (int m = 0; m < BM_MAX; m++)
+		if (in_list(modes, bench_mode_names[m]))
+			plan->modes |= 1U << m;
+	return 0;
+}
+
+/* The tests --profiles names (udp, newflow, tcp), or all of them. */
+static void plan_kinds(struct bench_plan *plan, const char *profiles)
+{
+	plan->kinds = BK_UDP | BK_NEWFLOW | BK_TCP;
+	if (!profiles || !(in_list(profiles, "udp") || in_list(profiles, "newflow") ||
+			   in_list(profiles, "tcp")))
+		return;
+	plan->kinds = 0;
+	if (in_list(profiles, "udp"))
+		plan->kinds |= BK_UDP;
+	if (in_list(profiles, "newflow"))
+		plan->kinds |= BK_NEWFLOW;
+	if (in_list(profiles, "tcp"))
+		plan->kinds |= BK_TCP;
+}
+
+/* The UDP profiles: every size x flows x direction that --profiles
+ * selects; each group it does not name stays whole (--quick: 64 B and
+ * IMIX, up only). */
+static void plan_profiles(struct bench_plan *plan, const char *profiles)
+{
+	bool any_size = false, any_flows = false, any_dir = false;
+	bool quick = plan->quick;
 
 	if (profiles) {
-		bad = unknown_token(profiles, profile_tokens);
-		if (bad) {
-			snprintf(err, errlen, "--profiles: unknown '%s' (sizes 64, 500, "
-				 "1500, imix; flows 1, 10k; up, both; udp, newflow, tcp)",
-				 bad);
-			return -1;
-		}
 		for (int s = 0; s < BS_MAX; s++)
 			any_size |= in_list(profiles, size_tok[s]);
 		any_flows = in_list(profiles, "1") || in_list(profiles, "10k");
 		any_dir = in_list(profiles, "up") || in_list(profiles, "both");
-		any_kind = in_list(profiles, "udp") || in_list(profiles, "newflow") ||
-			   in_list(profiles, "tcp");
 	}
-	plan->kinds = BK_UDP | BK_NEWFLOW | BK_TCP;
-	if (any_kind) {
-		plan->kinds = 0;
-		if (in_list(profiles, "udp"))
-			plan->kinds |= BK_UDP;
-		if (in_list(profiles, "newflow"))
-			plan->kinds |= BK_NEWFLOW;
-		if (in_list(profiles, "tcp"))
-			plan->kinds |= BK_TCP;
-	}
-
 	plan->n_profiles = 0;
 	for (int s = 0; s < BS_MAX; s++) {
 		if (any_size ? !in_list(profiles, size_tok[s]) :
@@ -184,6 +188,32 @@ int bench_plan_init(struct bench_plan *plan, bool quick, int reps,
 			}
 		}
 	}
+}
+
+int bench_plan_init(struct bench_plan *plan, bool quick, int reps,
+		    const char *modes, const char *profiles, char *err,
+		    size_t errlen)
+{
+	static const char *const profile_tokens[] = {
+		"64", "500", "1500", "imix", "1", "10k", "up", "both",
+		"udp", "newflow", "tcp", NULL
+	};
+	const char *bad;
+
+	plan_defaults(plan, quick, reps);
+	if (plan_modes(plan, modes, err, errlen))
+		return -1;
+	if (profiles) {
+		bad = unknown_token(profiles, profile_tokens);
+		if (bad) {
+			snprintf(err, errlen, "--profiles: unknown '%s' (sizes 64, 500, "
+				 "1500, imix; flows 1, 10k; up, both; udp, newflow, tcp)",
+				 bad);
+			return -1;
+		}
+	}
+	plan_kinds(plan, profiles);
+	plan_profiles(plan, profiles);
 	if (!plan->modes) {
 		snprintf(err, errlen, "--modes: no mode selected");
 		return -1;
