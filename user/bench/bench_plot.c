@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,22 +18,12 @@
 
 extern char **environ;
 
-int bench_report_plot(const struct bench_plan *p, struct bench_results *r,
-		      const char *out_dir)
+/* One row per profile; per mode: median, min, max in Mpps. */
+static int write_data(const char *dat, const struct bench_plan *p,
+		      struct bench_results *r)
 {
-	char dat[512], gp[512], png[512];
-	const char *argv[] = { "gnuplot", gp, NULL };
-	int first = 1, col = 2, st, err;
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	FILE *f;
+	FILE *f = fopen(dat, "we");
 
-	snprintf(dat, sizeof(dat), "%s/bench.dat", out_dir);
-	snprintf(gp, sizeof(gp), "%s/bench.gp", out_dir);
-	snprintf(png, sizeof(png), "%s/bench.png", out_dir);
-
-	/* One row per profile; per mode: median, min, max in Mpps. */
-	f = fopen(dat, "we");
 	if (!f)
 		return -errno;
 	fprintf(f, "# profile");
@@ -57,10 +48,16 @@ int bench_report_plot(const struct bench_plan *p, struct bench_results *r,
 		}
 		fprintf(f, "\n");
 	}
-	if (fclose(f))
-		return -errno;
+	return fclose(f) ? -errno : 0;
+}
 
-	f = fopen(gp, "we");
+/* The gnuplot script GP drawing DAT into PNG: bars with min-max. */
+static int write_script(const char *gp, const char *dat, const char *png,
+			const struct bench_plan *p, struct bench_results *r)
+{
+	int first = 1, col = 2;
+	FILE *f = fopen(gp, "we");
+
 	if (!f)
 		return -errno;
 	fprintf(f, "# written by xnat bench: gnuplot %s\n"
@@ -88,8 +85,16 @@ int bench_report_plot(const struct bench_plan *p, struct bench_results *r,
 		col += 3;
 	}
 	fprintf(f, "\n");
-	if (fclose(f))
-		return -errno;
+	return fclose(f) ? -errno : 0;
+}
+
+/* Run gnuplot on GP, bounded to 30 s. */
+static int run_gnuplot(const char *gp, const char *png)
+{
+	const char *argv[] = { "gnuplot", gp, NULL };
+	posix_spawn_file_actions_t fa;
+	int st, err;
+	pid_t pid;
 
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
@@ -112,4 +117,19 @@ int bench_report_plot(const struct bench_plan *p, struct bench_results *r,
 	waitpid(pid, &st, 0);
 	pr_warn("xnat bench: gnuplot timed out; no %s\n", png);
 	return -ETIMEDOUT;
+}
+
+int bench_report_plot(const struct bench_plan *p, struct bench_results *r,
+		      const char *out_dir)
+{
+	char dat[512], gp[512], png[512];
+	int err;
+
+	snprintf(dat, sizeof(dat), "%s/bench.dat", out_dir);
+	snprintf(gp, sizeof(gp), "%s/bench.gp", out_dir);
+	snprintf(png, sizeof(png), "%s/bench.png", out_dir);
+	err = write_data(dat, p, r);
+	if (!err)
+		err = write_script(gp, dat, png, p, r);
+	return err ? err : run_gnuplot(gp, png);
 }
