@@ -243,10 +243,56 @@ static int xdp_link(int prog_fd, int ifindex, __u32 mode)
 	return fd < 0 ? -errno : fd;
 }
 
+/* Load the generator's program and attach it to lo (generic XDP), where
+ * it stays for the generator's life. */
+static int gen_load_attach(struct gen *g, const struct gen_config *cfg)
+{
+	int lo, err;
+
+	g->skel = xnat_gen_bpf__open();
+	if (!g->skel) {
+		err = -errno;
+		pr_warn("Failed to open the generator's BPF object: %s\n",
+			strerror(-err));
+		return err;
+	}
+	gen_set_rodata(g->skel, cfg);
+	err = xnat_gen_bpf__load(g->skel);
+	if (err) {
+		pr_warn("Failed to load the generator's XDP program: %s\n",
+			strerror(-err));
+		goto err_destroy;
+	}
+	lo = if_nametoindex("lo");
+	if (!lo) {
+		err = -errno;
+		pr_warn("Generator: no lo in this network namespace: %s\n",
+			strerror(-err));
+		goto err_destroy;
+	}
+	g->link_fd = xdp_link(bpf_program__fd(g->skel->progs.xdp_gen), lo,
+			      XDP_FLAGS_SKB_MODE);
+	if (g->link_fd < 0) {
+		err = g->link_fd;
+		pr_warn("Failed to attach the generator to lo (generic XDP): %s%s\n",
+			strerror(-err),
+			err == -EBUSY || err == -EEXIST ?
+				"; lo has an XDP program already (one generator per "
+				"network namespace; threads share it with gen_run_on)" : "");
+		goto err_destroy;
+	}
+	return 0;
+
+err_destroy:
+	xnat_gen_bpf__destroy(g->skel);
+	g->skel = NULL;
+	return err;
+}
+
 int gen_open(struct gen **gp, const struct gen_config *cfg)
 {
 	struct gen *g;
-	int lo, i, err;
+	int i, err;
 
 	*gp = NULL;
 	err = gen_check(cfg);
@@ -282,44 +328,12 @@ int gen_open(struct gen **gp, const struct gen_config *cfg)
 		goto err_free;
 	}
 
-	g->skel = xnat_gen_bpf__open();
-	if (!g->skel) {
-		err = -errno;
-		pr_warn("Failed to open the generator's BPF object: %s\n",
-			strerror(-err));
+	err = gen_load_attach(g, cfg);
+	if (err)
 		goto err_free;
-	}
-	gen_set_rodata(g->skel, cfg);
-	err = xnat_gen_bpf__load(g->skel);
-	if (err) {
-		pr_warn("Failed to load the generator's XDP program: %s\n",
-			strerror(-err));
-		goto err_destroy;
-	}
-
-	lo = if_nametoindex("lo");
-	if (!lo) {
-		err = -errno;
-		pr_warn("Generator: no lo in this network namespace: %s\n",
-			strerror(-err));
-		goto err_destroy;
-	}
-	g->link_fd = xdp_link(bpf_program__fd(g->skel->progs.xdp_gen), lo,
-			      XDP_FLAGS_SKB_MODE);
-	if (g->link_fd < 0) {
-		err = g->link_fd;
-		pr_warn("Failed to attach the generator to lo (generic XDP): %s%s\n",
-			strerror(-err),
-			err == -EBUSY || err == -EEXIST ?
-				"; lo has an XDP program already (one generator per "
-				"network namespace; threads share it with gen_run_on)" : "");
-		goto err_destroy;
-	}
 	*gp = g;
 	return 0;
 
-err_destroy:
-	xnat_gen_bpf__destroy(g->skel);
 err_free:
 	if (g->netns_fd >= 0)
 		close(g->netns_fd);
