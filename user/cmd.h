@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-/* Exit statuses (DESIGN.md): usage/config error 1, system error 2. */
+/* Exit statuses (user/xnat.8): usage/config error 1, system error 2. */
 #define EXIT_OK 0
 #define EXIT_USAGE 1
 #define EXIT_SYSTEM 2

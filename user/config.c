@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The INI config parser (see "Config file" in DESIGN.md), the checks that
+ * The INI config parser (the keys are in README.md and user/xnat.8), the checks that
  * need the running system (interfaces, the WAN address) and the split of the
  * ports left to the kernel in xdp mode. libinih does the tokenising; our own
  * line reader feeds it one cleaned physical line per call, so we always know

@@ -66,7 +66,7 @@ struct config {
 	int n_fwd;
 };
 
-/* Defaults as in DESIGN.md. */
+/* Defaults as README.md and user/xnat.8 give them. */
 void config_init(struct config *cfg);
 
 /*

@@ -14,7 +14,7 @@
  * Every mode starts from a clean router (xnat down, programs detached), so
  * no state of one mode flatters the next. Kernel modes get xdp_pass on the
  * router's ports for the UDP profiles: a veth takes the generator's XDP_TX
- * frames only if its receiver runs XDP (TESTBED.md).
+ * frames only if its receiver runs XDP (veth_xdp_xmit).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -124,7 +124,7 @@ static int neigh(struct bench *b, enum bench_ns ns, const char *dev,
 
 /* Host ports: transmit checksum offload off, or the XDP NAT would rewrite
  * CHECKSUM_PARTIAL frames whose L4 checksum is only the pseudo-header
- * (TESTBED.md); GRO on, or a veth drops frames that XDP redirects into it
+ * (a veth hands them over as they are); GRO on, or a veth drops frames that XDP redirects into it
  * while no XDP program runs on it (the TCP tests). */
 static int host_port(struct bench *b, enum bench_ns ns)
 {

@@ -7,7 +7,7 @@
  * and the program rewrites each one (flow index, size, checksums) and sends
  * it with XDP_TX out of the port given as ingress, i.e. to the veth peer, the
  * router. It offers several Mpps from one core, far above what any router
- * mode forwards here (shared/TESTBED.md).
+ * mode forwards here (docs/BENCHMARKS.md).
  *
  * The sink is bpf/bench/xnat_sink.bpf.c attached to the receiving host's port: it
  * counts frames per CPU and drops them, so offered, forwarded and lost
@@ -59,7 +59,7 @@ struct gen;
  * Load the generator for CFG in the current network namespace and attach
  * it (generic XDP, a BPF link) to this namespace's lo, where it stays until
  * gen_close: a BPF_PROG_RUN call on a program attached nowhere pays tens of
- * ms (shared/TESTBED.md). Frames arriving on lo pass untouched (generic XDP
+ * ms per call, as measured on the kernels we run. Frames arriving on lo pass untouched (generic XDP
  * does linearize big GSO packets on lo meanwhile: keep bulk traffic off
  * the generator namespace's lo). One generator per network namespace (lo
  * takes one program); several sending threads share it through
