@@ -60,8 +60,8 @@ struct gen;
  * it (generic XDP, a BPF link) to this namespace's lo, where it stays until
  * gen_close: a BPF_PROG_RUN call on a program attached nowhere pays tens of
  * ms, as measured on the kernels we run. Frames arriving on lo pass
- * untouched (generic XDP does linearize big GSO packets on lo meanwhile: keep bulk traffic off
- * the generator namespace's lo). One generator per network namespace (lo
+ * untouched (generic XDP does linearize big GSO packets on lo meanwhile:
+ * keep bulk traffic off the generator namespace's lo). One generator per network namespace (lo
  * takes one program); several sending threads share it through
  * gen_run_on. 0, or -errno with a message (-EINVAL for a bad CFG, -EBUSY
  * when lo already has an XDP program).
