@@ -64,25 +64,6 @@ static void usage(FILE *f)
 		   "  -h, --help         this text\n");
 }
 
-int fail(const struct opts *o, int code, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (o->json) {
-		json_obj_begin(NULL);
-		json_str("error", msg);
-		json_obj_end();
-		json_done();
-	} else {
-		fprintf(stderr, "xnat: %s\n", msg);
-	}
-	return code;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
