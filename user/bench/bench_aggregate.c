@@ -116,3 +116,14 @@ struct agg tcp_agg(struct bench_results *r, enum bench_mode m,
 	}
 	return agg_of(v, n);
 }
+
+bool result_row(const struct bench_plan *p, struct bench_results *r,
+		enum bench_mode m, int pi, struct result_row *row)
+{
+	row->pr = &p->profiles[pi];
+	row->wire = bench_size_wire_bytes(row->pr->size);
+	row->mx = cell_agg(p, r, m, pi, CS_MAX);
+	row->mb = cell_agg(p, r, m, pi, CS_MBPS);
+	row->nl = cell_agg(p, r, m, pi, CS_NOLOSS);
+	return row->mx.n;
+}

@@ -39,6 +39,17 @@ struct agg newflow_agg(struct bench_results *r, enum bench_mode m);
 struct agg tcp_agg(struct bench_results *r, enum bench_mode m,
 		   enum bench_tcp_test t, int what);
 
+/* One (mode, profile) row of the results: the saturation rate in pps and
+ * Mbit/s, the no-loss rate, and the frames' size on the wire. */
+struct result_row {
+	const struct bench_profile *pr;
+	double wire;
+	struct agg mx, mb, nl;
+};
+/* ROW for mode M and profile PI; false when that cell never ran. */
+bool result_row(const struct bench_plan *p, struct bench_results *r,
+		enum bench_mode m, int pi, struct result_row *row);
+
 /* The same-run ratios the report shows: mode A over mode B. */
 #define BENCH_N_RATIOS 5
 struct bench_ratio {

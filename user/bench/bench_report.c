@@ -98,15 +98,11 @@ static void detail_table(FILE *f, const struct bench_plan *p,
 		if (!bench_plan_has_mode(p, m))
 			continue;
 		for (int pi = 0; pi < p->n_profiles; pi++) {
-			const struct bench_profile *pr = &p->profiles[pi];
-			double wire = bench_size_wire_bytes(pr->size);
-			struct agg mx = cell_agg(p, r, m, pi, CS_MAX);
-			struct agg mb = cell_agg(p, r, m, pi, CS_MBPS);
-			struct agg nl = cell_agg(p, r, m, pi, CS_NOLOSS);
+			struct result_row row;
 			uint64_t off = 0, fwd = 0;
 			int64_t lost = 0;
 
-			if (!mx.n)
+			if (!result_row(p, r, m, pi, &row))
 				continue;
 			for (int i = 0; i < r->n_samples; i++) {
 				const struct bench_sample *s = &r->samples[i];
@@ -119,13 +115,13 @@ static void detail_table(FILE *f, const struct bench_plan *p,
 				}
 			}
 			fprintf(f, "%-13s %-15s %8.3f %8.0f %6.1f %6.2f ",
-				bench_mode_names[m], pr->name, mx.med / 1e6, mb.med,
-				100 * mx.med / line_pps(LINE_1G, wire),
-				100 * mx.med / line_pps(LINE_10G, wire));
-			if (nl.n)
-				fprintf(f, "%9.3f %6.1f %6.2f ", nl.med / 1e6,
-					100 * nl.med / line_pps(LINE_1G, wire),
-					100 * nl.med / line_pps(LINE_10G, wire));
+				bench_mode_names[m], row.pr->name, row.mx.med / 1e6, row.mb.med,
+				100 * row.mx.med / line_pps(LINE_1G, row.wire),
+				100 * row.mx.med / line_pps(LINE_10G, row.wire));
+			if (row.nl.n)
+				fprintf(f, "%9.3f %6.1f %6.2f ", row.nl.med / 1e6,
+					100 * row.nl.med / line_pps(LINE_1G, row.wire),
+					100 * row.nl.med / line_pps(LINE_10G, row.wire));
 			else
 				fprintf(f, "%9s %6s %6s ", "-", "-", "-");
 			fprintf(f, "%12llu %12llu %10lld\n", (unsigned long long)off,

@@ -124,28 +124,25 @@ static void json_results(struct json_writer *w, const struct bench_plan *p,
 		if (!bench_plan_has_mode(p, m))
 			continue;
 		for (int pi = 0; pi < p->n_profiles; pi++) {
-			const struct bench_profile *pr = &p->profiles[pi];
-			double wire = bench_size_wire_bytes(pr->size);
-			struct agg mx = cell_agg(p, r, m, pi, CS_MAX);
-			struct agg nl = cell_agg(p, r, m, pi, CS_NOLOSS);
+			struct result_row row;
 
-			if (!mx.n)
+			if (!result_row(p, r, m, pi, &row))
 				continue;
 			jsonw_obj_begin(w, NULL);
 			jsonw_str(w, "mode", bench_mode_names[m]);
-			jsonw_str(w, "profile", pr->name);
-			json_agg(w, "max_pps", mx);
-			json_agg(w, "max_mbps", cell_agg(p, r, m, pi, CS_MBPS));
-			json_agg(w, "noloss_pps", m == BM_DROP ? (struct agg){ 0 } : nl);
+			jsonw_str(w, "profile", row.pr->name);
+			json_agg(w, "max_pps", row.mx);
+			json_agg(w, "max_mbps", row.mb);
+			json_agg(w, "noloss_pps", m == BM_DROP ? (struct agg){ 0 } : row.nl);
 			json_agg(w, "chain_pps", cell_agg(p, r, m, pi, CS_CHAIN_PPS));
 			json_agg(w, "chain_ns", cell_agg(p, r, m, pi, CS_CHAIN_NS));
 			json_agg(w, "router_ns", m == BM_DROP ? (struct agg){ 0 } :
 				cell_agg(p, r, m, pi, CS_ROUTER_NS));
-			jsonw_double(w, "max_pct_1g", 100 * mx.med / line_pps(LINE_1G, wire));
-			jsonw_double(w, "max_pct_10g", 100 * mx.med / line_pps(LINE_10G, wire));
-			if (nl.n && m != BM_DROP) {
-				jsonw_double(w, "noloss_pct_1g", 100 * nl.med / line_pps(LINE_1G, wire));
-				jsonw_double(w, "noloss_pct_10g", 100 * nl.med / line_pps(LINE_10G, wire));
+			jsonw_double(w, "max_pct_1g", 100 * row.mx.med / line_pps(LINE_1G, row.wire));
+			jsonw_double(w, "max_pct_10g", 100 * row.mx.med / line_pps(LINE_10G, row.wire));
+			if (row.nl.n && m != BM_DROP) {
+				jsonw_double(w, "noloss_pct_1g", 100 * row.nl.med / line_pps(LINE_1G, row.wire));
+				jsonw_double(w, "noloss_pct_10g", 100 * row.nl.med / line_pps(LINE_10G, row.wire));
 			} else {
 				jsonw_null(w, "noloss_pct_1g");
 				jsonw_null(w, "noloss_pct_10g");
