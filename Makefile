@@ -21,7 +21,7 @@ BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Ibpf \
 CFLAGS   ?= -g -O2
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -I$(OUTPUT) -Iuser -Iuser/lib -Ibpf \
 	    -D_GNU_SOURCE
-LDLIBS   := -lxdp -lbpf -linih -lnftables -lelf -lz
+LDLIBS   := -lxdp -lbpf -linih -lnftables -lmicrohttpd -lelf -lz
 
 # bpf/ is the router's data path, bpf/bench/ the bench's programs; their
 # objects and skeletons all go flat into $(OUTPUT)/.
@@ -38,6 +38,9 @@ CMD_OBJS  := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(CMD_SRCS))
 LIB_OBJS  := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+# What the unit test binaries share (checks, the data-path fixture).
+UNIT_LIB_SRCS := $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c))
+UNIT_LIB_OBJS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%.o,$(UNIT_LIB_SRCS))
 
 ifeq ($(V),1)
 	Q =
@@ -91,9 +94,13 @@ xnat: $(CMD_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS) $(SKELS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%.o: tests/unit/%.c $(wildcard tests/unit/*.h) $(BPF_HDRS) $(SKELS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser/bench $< $(LIB_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser/bench -c $< -o $@
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(UNIT_LIB_OBJS) $(LIB_OBJS) $(SKELS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser/bench $< $(UNIT_LIB_OBJS) $(LIB_OBJS) $(LDLIBS) -o $@
 
 # The targets that install what is missing build in a second make, so that
 # nothing of the build (not even a variable) is decided before deps ran.

@@ -130,4 +130,26 @@ struct {
 	__uint(max_entries, 1);
 } xnat_scratch SEC(".maps");
 
+/* `xnat trace`: the tracer's filter and lease (one entry). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct trace_config);
+	__uint(max_entries, 1);
+} xnat_trace_cfg SEC(".maps");
+
+/* `xnat trace`: per-CPU rate limit and the count of events not shown. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct trace_cpu);
+	__uint(max_entries, 1);
+} xnat_trace_cpu SEC(".maps");
+
+/* `xnat trace`: events to the tracer; about 2,300 fit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} xnat_trace_rb SEC(".maps");
+
 #endif /* XNAT_MAPS_H */

@@ -63,6 +63,9 @@ struct pkt {
 	void *inner_l4;          /* its first 8 bytes of L4 */
 	struct flow_key key;
 	__u32 reason;            /* enum xnat_reason when not continuing */
+	/* The flow entry whose rewrite the packet left with, for `xnat
+	 * trace`; NULL when it was not forwarded. */
+	const struct flow_value *out;
 };
 
 static __always_inline int pkt_stop(struct pkt *p, int action, __u32 reason)

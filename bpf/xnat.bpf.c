@@ -62,6 +62,7 @@ static __always_inline int forward(struct xdp_md *ctx, struct pkt *p,
 	if (flow_rewrite(p, v) ||
 	    l2_rewrite(ctx, p, v->eth_dst, v->eth_src, v->egress_vid))
 		return count(p, XNAT_DROP_MALFORMED, XDP_DROP);
+	p->out = v;
 	return redirect(p, v->egress_ifindex, reason);
 }
 

@@ -153,7 +153,7 @@ struct vlan_key {
 _Static_assert(sizeof(struct vlan_key) == 8, "vlan_key layout");
 
 /* Bits of xnat_config.flags. */
-#define XNAT_F_FASTPATH_OFF (1U << 0) /* route every packet (benchmarks) */
+#define XNAT_F_FASTPATH_OFF (1U << 0) /* [router] fastpath = off: route every packet */
 /* [nat] filtering = endpoint-independent: any remote may reach a mapping
  * (RFC 4787 REQ-8 "application transparency"); clear: only remote
  * addresses the inside endpoint has sent to (address-dependent). */
@@ -325,5 +325,62 @@ struct xnat_counter {
 	__u64 packets;
 	__u64 bytes;
 };
+
+/*
+ * `xnat trace`: the tracer's request, read by the data path at its single
+ * exit (count() in bpf/stats.h). With no tracer attached only `active` is
+ * read, once per packet. Terms in `match` are ANDed; reasons is always
+ * applied (all ones when no reason term was given).
+ */
+#define XNAT_TRACE_HOST  (1U << 0) /* host: either address, before or after NAT */
+#define XNAT_TRACE_PORT  (1U << 1) /* port: either TCP/UDP port, before or after */
+#define XNAT_TRACE_PROTO (1U << 2) /* proto: IPPROTO_* */
+
+struct trace_config {
+	__u32 active;          /* 0: nobody traces, nothing else is read */
+	__u32 match;           /* XNAT_TRACE_* terms in force */
+	__u64 reasons;         /* bit (1 << enum xnat_reason) per reason shown */
+	union xnat_addr host;
+	__u8 host_family;      /* enum xnat_family */
+	__u8 proto;
+	__be16 port;
+	__u32 rate;            /* events per second and CPU, the rest counted */
+	/* CLOCK_MONOTONIC ns. The tracer renews it every second: a tracer
+	 * killed without cleaning up stops costing once it has passed. */
+	__u64 lease_end_ns;
+};
+_Static_assert(sizeof(struct trace_config) == 48, "trace_config layout");
+_Static_assert(XNAT_REASON_MAX <= 64, "trace_config.reasons has 64 bits");
+
+/* Per CPU: the rate limit's window and what matched but was not shown. */
+struct trace_cpu {
+	__u64 window;          /* the second (monotonic ns / 1e9) sent counts */
+	__u64 sent;            /* events sent in that second */
+	__u64 matched;         /* packets the filter matched, ever */
+	__u64 lost;            /* of those, not sent: rate limit or ring full */
+};
+_Static_assert(sizeof(struct trace_cpu) == 32, "trace_cpu layout");
+
+/* One traced packet, as the ring buffer carries it. */
+struct trace_event {
+	__u64 ts_ns;               /* bpf_ktime_get_ns() at the exit */
+	struct flow_key key;       /* as it arrived: tuple, port, VLAN */
+	/* As it left; equal to the key's when nothing was rewritten. */
+	union xnat_addr new_saddr;
+	union xnat_addr new_daddr;
+	__be16 new_sport;
+	__be16 new_dport;
+	__u32 egress_ifindex;      /* 0: not forwarded by XDP */
+	__u16 egress_vid;
+	__u8 action;               /* XDP_* verdict */
+	__u8 nat;                  /* enum flow_nat of the entry applied */
+	__u8 tcp_flags;            /* byte 13 of the TCP header, else 0 */
+	__u8 new_flow;             /* 1: this packet installed its flow */
+	__u16 pad;
+	__u32 reason;              /* enum xnat_reason, as counted */
+	__u32 len;                 /* frame length */
+	__u32 cpu;
+};
+_Static_assert(sizeof(struct trace_event) == 112, "trace_event layout");
 
 #endif /* XNAT_COMMON_H */

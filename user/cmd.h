@@ -26,6 +26,14 @@ struct opts {
 	int reps;             /* --reps N, 0 = default */
 	const char *modes;    /* --modes LIST */
 	const char *profiles; /* --profiles LIST */
+	/* trace, flows, stats, metrics */
+	int nargs;            /* words after the command (filters...) */
+	char **args;
+	const char *count;    /* trace: -c COUNT (-c is the config elsewhere) */
+	const char *rate;     /* trace: --rate N events/s per CPU */
+	const char *format;   /* stats: --format text|json|prometheus */
+	const char *listen;   /* metrics: --listen ADDR:PORT */
+	const char *sort;     /* flows: --sort bytes|packets|age|idle */
 };
 
 int cmd_up(const struct opts *o);
@@ -35,6 +43,8 @@ int cmd_status(const struct opts *o);
 int cmd_flows(const struct opts *o);
 int cmd_stats(const struct opts *o);
 int cmd_bench(const struct opts *o);
+int cmd_trace(const struct opts *o);
+int cmd_metrics(const struct opts *o);
 
 /* An error line: JSON object on stdout with --json, else text on stderr.
  * Returns CODE so commands can `return fail(...)`. */

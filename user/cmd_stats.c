@@ -14,8 +14,9 @@
 #include "cmd.h"
 #include "json.h"
 #include "loader.h"
-#include "pins.h"
+#include "metrics.h"
 #include "percpu.h"
+#include "pins.h"
 #include "reasons.h"
 
 static int read_counters(int fd, struct xnat_counter *sum)
@@ -71,10 +72,39 @@ static void print_text(const struct xnat_counter *sum,
 	printf("%-20s %14llu\n", "total", (unsigned long long)total);
 }
 
+/* --format prometheus: one document, for node_exporter's textfile
+ * collector (write it to a temporary file and rename it into place). */
+static int stats_prometheus(const struct opts *o)
+{
+	char err[256];
+
+	if (o->watch > 0)
+		return fail(o, EXIT_USAGE, "stats: --format prometheus prints one "
+			    "document; -w does not apply (serve it with xnat "
+			    "metrics --listen)");
+	if (metrics_write(stdout, err, sizeof(err)))
+		return fail(o, EXIT_SYSTEM, "stats: %s", err);
+	return fflush(stdout) ? EXIT_SYSTEM : EXIT_OK;
+}
+
 int cmd_stats(const struct opts *o)
 {
 	struct xnat_counter sum[XNAT_REASON_MAX], prev[XNAT_REASON_MAX];
-	int fd = pins_map_open(MAP_STATS), first = 1;
+	int fd, first = 1;
+
+	if (o->format && !strcmp(o->format, "prometheus"))
+		return stats_prometheus(o);
+	if (o->format && strcmp(o->format, "text") && strcmp(o->format, "json"))
+		return fail(o, EXIT_USAGE, "stats: --format '%s': expected text, "
+			    "json or prometheus", o->format);
+	if (o->format && !strcmp(o->format, "json")) {
+		struct opts j = *o;
+
+		j.json = true;
+		j.format = NULL;
+		return cmd_stats(&j);
+	}
+	fd = pins_map_open(MAP_STATS);
 
 	if (fd < 0)
 		return fail(o, EXIT_SYSTEM,

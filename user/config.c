@@ -113,6 +113,7 @@ void config_init(struct config *cfg)
 	cfg->timeout_udp = 300;
 	cfg->timeout_icmp = 60;
 	cfg->flows_max = 1048576;
+	cfg->fastpath = 1;
 }
 
 /*
@@ -225,6 +226,19 @@ static int parse_inbound_refresh(struct parser *p, const struct key_def *k,
 	else
 		return perr(p, p->lineno,
 			    "bad inbound_refresh '%s': expected yes or no", v);
+	return 0;
+}
+
+static int parse_fastpath(struct parser *p, const struct key_def *k,
+			  const char *v)
+{
+	if (!strcmp(v, "on"))
+		p->cfg->fastpath = 1;
+	else if (!strcmp(v, "off"))
+		p->cfg->fastpath = 0;
+	else
+		return perr(p, p->lineno, "bad fastpath '%s': expected on or off",
+			    v);
 	return 0;
 }
 
@@ -431,6 +445,7 @@ static const struct key_def keys[] = {
 	KEY("router", "wan", parse_wan),
 	KEY("router", "lan", parse_lan),
 	KEY("router", "xdp", parse_xdp),
+	KEY("router", "fastpath", parse_fastpath),
 	KEY("nat", "address", parse_address),
 	KEY("nat", "ports", parse_ports),
 	KEY("nat", "filtering", parse_filtering),

@@ -58,6 +58,10 @@ struct config {
 	 * independent; inbound_refresh: UDP from the WAN keeps mappings. */
 	int filter_eif;
 	int inbound_refresh;
+	/* [router] fastpath: 1 on (default), 0 off: every packet of a flow
+	 * is routed again as its first was (fwd_routed), to show what the
+	 * flow cache saves. */
+	int fastpath;
 
 	uint32_t timeout_tcp_est, timeout_tcp_trans, timeout_udp, timeout_icmp;
 	uint32_t flows_max;    /* connections; the map holds two entries each */

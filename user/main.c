@@ -21,6 +21,10 @@ enum {
 	OPT_REPS,
 	OPT_MODES,
 	OPT_PROFILES,
+	OPT_RATE,
+	OPT_FORMAT,
+	OPT_LISTEN,
+	OPT_SORT,
 };
 
 struct cmd {
@@ -28,16 +32,19 @@ struct cmd {
 	int (*fn)(const struct opts *o);
 	const char *args;
 	const char *help;
+	int max_args;   /* words allowed after the command */
 };
 
 static const struct cmd commands[] = {
-	{ "up", cmd_up, "-c FILE", "attach and configure (or reload hitlessly)" },
-	{ "down", cmd_down, "", "detach, remove state and kernel settings" },
-	{ "run", cmd_run, "-c FILE", "up, then stay in the foreground; SIGHUP reloads, SIGTERM takes it down" },
-	{ "status", cmd_status, "[--json]", "mode, interfaces, program ids, table fill" },
-	{ "flows", cmd_flows, "[--json]", "the flow table, one entry (direction) a line" },
-	{ "stats", cmd_stats, "[--json] [-w S]", "counters: fast path, slow path, passed, dropped by reason" },
-	{ "bench", cmd_bench, "[--quick] [...]", "build a namespace testbed, measure every mode, print tables" },
+	{ "up", cmd_up, "-c FILE", "attach and configure (or reload hitlessly)", 0 },
+	{ "down", cmd_down, "", "detach, remove state and kernel settings", 0 },
+	{ "run", cmd_run, "-c FILE", "up, then stay in the foreground; SIGHUP reloads, SIGTERM takes it down", 0 },
+	{ "status", cmd_status, "[--json]", "mode, interfaces, program ids, table fill", 0 },
+	{ "flows", cmd_flows, "[--json]", "the flow table, one entry (direction) a line", 0 },
+	{ "stats", cmd_stats, "[--json] [-w S] [--format F]", "counters: fast path, slow path, passed, dropped by reason", 0 },
+	{ "bench", cmd_bench, "[--quick] [...]", "build a namespace testbed, measure every mode, print tables", 0 },
+	{ "trace", cmd_trace, "[FILTER] [-c N]", "live: one line per packet, its path and reason", 16 },
+	{ "metrics", cmd_metrics, "--listen A:P", "serve the counters on http://A:P/metrics (Prometheus)", 0 },
 };
 
 static void usage(FILE *f)
@@ -60,6 +67,11 @@ static void usage(FILE *f)
 		   "      --profiles LIST\n"
 		   "                     bench: 64,500,1500,imix 1,10k up,both udp,newflow,\n"
 		   "                     tcp (each group filters; all by default)\n"
+		   "  -c COUNT           trace: stop after COUNT events\n"
+		   "      --rate N       trace: at most N events/s per CPU (1000)\n"
+		   "                     FILTER: host ADDR, port N, proto P, reason GLOB\n"
+		   "      --format F     stats: text, json or prometheus\n"
+		   "      --listen A:P   metrics: address and port to serve on\n"
 		   "  -v, --verbose      more diagnostics (-vv: libbpf debug)\n"
 		   "  -h, --help         this text\n");
 }
@@ -79,6 +91,10 @@ int main(int argc, char **argv)
 		{ "reps", required_argument, NULL, OPT_REPS },
 		{ "modes", required_argument, NULL, OPT_MODES },
 		{ "profiles", required_argument, NULL, OPT_PROFILES },
+		{ "rate", required_argument, NULL, OPT_RATE },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "sort", required_argument, NULL, OPT_SORT },
 		{}
 	};
 	struct opts o = {};
@@ -107,6 +123,10 @@ int main(int argc, char **argv)
 		case OPT_OUT: o.out_dir = optarg; break;
 		case OPT_MODES: o.modes = optarg; break;
 		case OPT_PROFILES: o.profiles = optarg; break;
+		case OPT_RATE: o.rate = optarg; break;
+		case OPT_FORMAT: o.format = optarg; break;
+		case OPT_LISTEN: o.listen = optarg; break;
+		case OPT_SORT: o.sort = optarg; break;
 		case OPT_REPS: {
 			unsigned long n;
 
@@ -123,11 +143,13 @@ int main(int argc, char **argv)
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind >= argc) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
 	name = argv[optind];
+	o.nargs = argc - optind - 1;
+	o.args = argv + optind + 1;
 	if (!strcmp(name, "help")) {
 		usage(stdout);
 		return EXIT_OK;
@@ -138,6 +160,16 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(name, commands[i].name))
 			continue;
+		if (o.nargs > commands[i].max_args) {
+			fprintf(stderr, "xnat %s: unexpected argument '%s'\n",
+				name, o.args[commands[i].max_args]);
+			return EXIT_USAGE;
+		}
+		/* trace counts with -c, as ping and tcpdump do. */
+		if (!strcmp(name, "trace")) {
+			o.count = o.config;
+			o.config = NULL;
+		}
 		/* Enter the namespace first: everything after acts in it,
 		 * and the bpffs must be the host's to find state again. */
 		if (netns_enter(o.netns) || netns_bpffs_ready())

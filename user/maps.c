@@ -176,10 +176,9 @@ static int sync_config(const struct config *cfg)
 
 	if (fd < 0)
 		return fd;
-	/* XNAT_F_FASTPATH_OFF is a runtime switch (benchmarks), not config:
-	 * keep it; the others come from the config. */
-	bpf_map_lookup_elem(fd, &zero, &c);
-	c.flags &= XNAT_F_FASTPATH_OFF;
+	/* Every flag comes from the config, so a reload applies it. */
+	if (!cfg->fastpath)
+		c.flags |= XNAT_F_FASTPATH_OFF;
 	if (cfg->filter_eif)
 		c.flags |= XNAT_F_FILTER_EIF;
 	if (cfg->inbound_refresh)

@@ -321,6 +321,26 @@ static int test_bad_value(void)
 			 "empty interface name in lan list");
 }
 
+/* [router] fastpath: on by default, on/off, nothing else. */
+static int test_fastpath(void)
+{
+	struct config cfg;
+
+	if (parse_ok(MINIMAL, &cfg))
+		return 1;
+	EXPECT_EQ(cfg.fastpath, 1);
+	if (parse_ok(MINIMAL "fastpath = off\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.fastpath, 0);
+	if (parse_ok(MINIMAL "fastpath = on\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.fastpath, 1);
+	return parse_err(MINIMAL "fastpath = no\n", 4,
+			 "bad fastpath 'no': expected on or off") ||
+	       parse_err(MINIMAL "[nat]\nfastpath = off\n", 5,
+			 "unknown key 'fastpath' in [nat]");
+}
+
 static int test_bad_ports(void)
 {
 	const char *msg = "expected A-B with 1024 <= A <= B <= 65535";
@@ -600,6 +620,7 @@ static const struct test tests[] = {
 	TEST(syntax),
 	TEST(duplicate_key),
 	TEST(bad_value),
+	TEST(fastpath),
 	TEST(bad_ports),
 	TEST(bad_address),
 	TEST(forward_duplicated),

@@ -37,7 +37,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "assert.h"
+#include "check.h"
 #include "pkt.h"
 #include "gen.h"
 #include "log.h"
