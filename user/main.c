@@ -40,7 +40,7 @@ static const struct cmd commands[] = {
 	{ "down", cmd_down, "", "detach, remove state and kernel settings", 0 },
 	{ "run", cmd_run, "-c FILE", "up, then stay in the foreground; SIGHUP reloads, SIGTERM takes it down", 0 },
 	{ "status", cmd_status, "[--json]", "mode, interfaces, program ids, table fill", 0 },
-	{ "flows", cmd_flows, "[--json]", "the flow table, one entry (direction) a line", 0 },
+	{ "flows", cmd_flows, "[FILTER] [--sort K] [-w S]", "connections, both directions a line; flows delete FILTER", 17 },
 	{ "stats", cmd_stats, "[--json] [-w S] [--format F]", "counters: fast path, slow path, passed, dropped by reason", 0 },
 	{ "bench", cmd_bench, "[--quick] [...]", "build a namespace testbed, measure every mode, print tables", 0 },
 	{ "trace", cmd_trace, "[FILTER] [-c N]", "live: one line per packet, its path and reason", 16 },
@@ -58,7 +58,7 @@ static void usage(FILE *f)
 		   "  -n, --netns NAME   act in network namespace NAME (like ip -n)\n"
 		   "  -j, --json         JSON output\n"
 		   "  -p, --pretty       indented JSON output (implies -j)\n"
-		   "  -w, --watch S      stats: refresh every S seconds\n"
+		   "  -w, --watch S      stats, flows: refresh every S seconds\n"
 		   "      --quick        bench: the CI subset, under 2 minutes\n"
 		   "      --out DIR      bench: results directory (./bench-results)\n"
 		   "      --reps N       bench: repetitions (3; --quick 1)\n"
@@ -72,6 +72,8 @@ static void usage(FILE *f)
 		   "                     FILTER: host ADDR, port N, proto P, reason GLOB\n"
 		   "      --format F     stats: text, json or prometheus\n"
 		   "      --listen A:P   metrics: address and port to serve on\n"
+		   "      --sort K       flows: bytes, packets, age or idle, largest first\n"
+		   "                     flows FILTER: host ADDR, port N, proto P, state S\n"
 		   "  -v, --verbose      more diagnostics (-vv: libbpf debug)\n"
 		   "  -h, --help         this text\n");
 }
