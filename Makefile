@@ -46,7 +46,7 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all deps test unit integration demo bench install clean help
+.PHONY: all deps test unit integration demo bench install uninstall clean help FORCE
 all: xnat $(UNIT_BINS)
 
 help:
@@ -83,6 +83,16 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
 $(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) $(BPF_HDRS) $(SKELS) | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+# The version, stamped into main.o only: rewritten when it changes (cmp),
+# so an unchanged version rebuilds nothing.
+$(OUTPUT)/version.h: FORCE | $(OUTPUT)
+	$(Q)printf '#define XNAT_VERSION "%s"\n' "$$(scripts/version.sh)" >$@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+$(OUTPUT)/user/main.o: $(OUTPUT)/version.h
+
+FORCE:
 
 xnat: $(CMD_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)

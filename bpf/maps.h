@@ -105,7 +105,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct xnat_counter);
-	__uint(max_entries, XNAT_REASON_MAX);
+	__uint(max_entries, XNAT_STATS_SLOTS);
 } xnat_stats SEC(".maps");
 
 /* Per-CPU scratch space for the slow path's two new entries: too big for

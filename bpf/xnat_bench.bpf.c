@@ -3,7 +3,8 @@
  * The two trivial XDP programs `xnat bench` puts on the router's ports.
  * xdp_pass lets the kernel modes receive at all: a veth accepts frames that
  * its peer sent with XDP_TX (the generator) only while an XDP program is
- * attached on the receiving side (shared/TESTBED.md). xdp_drop is the
+ * attached on the receiving side (drivers/net/veth.c, veth_xdp_xmit():
+ * no NAPI on the receiving queue, no frame). xdp_drop is the
  * "router" of the drop mode, the chain's floor: generator plus one hop and
  * nothing else, so that a mode's per-packet router cost is its chain's
  * ns/packet minus this one's. xdp_pass is also the empty program the

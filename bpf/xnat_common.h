@@ -279,8 +279,21 @@ enum xnat_reason {
 	XNAT_DROP_UNSOLICITED,  /* WAN to LAN without a flow or forward */
 	XNAT_DROP_FILTERED,     /* WAN to a mapping its filtering refuses */
 	XNAT_DROP_REDIRECT,     /* redirect to the egress port failed */
+	/* Appended (the stats map is indexed by these: never renumber). */
+	XNAT_PASS_INSERT_RACE,  /* another CPU created the same flow or
+				   mapping at the same time: this packet
+				   goes up, the next one hits */
+	XNAT_PASS_INTERNAL,     /* a lookup that cannot fail did (the
+				   config or per-CPU scratch map) */
+	XNAT_PASS_ECHO_REPLY,   /* ICMP echo reply from a LAN without a
+				   flow: answers a ping XDP never saw */
 	XNAT_REASON_MAX,
 };
+
+/* Entries of the stats map: more than there are reasons, so that a new
+ * reason does not change the layout of a pinned stats map. */
+#define XNAT_STATS_SLOTS 64
+_Static_assert(XNAT_REASON_MAX <= XNAT_STATS_SLOTS, "stats map too small");
 
 /* TCP header flag bits as in byte 13 of the header. */
 #define XNAT_TCP_FIN 0x01

@@ -97,12 +97,12 @@ int cmd_status(const struct opts *o)
 		}
 		json_obj_end();
 		json_done();
-		return EXIT_OK;
+		return up ? EXIT_OK : EXIT_NOT_UP;
 	}
 
 	if (!up) {
 		printf("xnat is not up in this network namespace\n");
-		return EXIT_OK;
+		return EXIT_NOT_UP;
 	}
 	printf("mode:    %s\nconfig:  %s\n", st.mode ? "kernel" : "xdp",
 	       st.config_path);

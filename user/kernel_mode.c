@@ -8,6 +8,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <nftables/libnftables.h>
 #include <stdio.h>
@@ -40,7 +41,8 @@ static void nft_error(struct nft_ctx *ctx, char *err)
 		 msg);
 }
 
-static int nft_run(const char *cmds, char *err)
+/* DRY_RUN: check against the kernel, commit nothing (nft -c). */
+static int nft_exec(const char *cmds, bool dry_run, char *err)
 {
 	struct nft_ctx *ctx;
 	int ret = 0;
@@ -56,6 +58,7 @@ static int nft_run(const char *cmds, char *err)
 		ret = -ENOMEM;
 		goto out;
 	}
+	nft_ctx_set_dry_run(ctx, dry_run);
 	if (nft_run_cmd_from_buffer(ctx, cmds)) {
 		nft_error(ctx, err);
 		ret = -EINVAL;
@@ -63,6 +66,11 @@ static int nft_run(const char *cmds, char *err)
 out:
 	nft_ctx_free(ctx);
 	return ret;
+}
+
+static int nft_run(const char *cmds, char *err)
+{
+	return nft_exec(cmds, false, err);
 }
 
 static const char *proto_name(uint8_t proto)
@@ -175,6 +183,24 @@ static char *ruleset(const struct config *cfg, const uint16_t knat[2])
 		return NULL;
 	}
 	return buf;
+}
+
+char *kernel_ruleset(const struct config *cfg, char err[CONFIG_ERR_LEN])
+{
+	uint16_t local[2] = { 0 }, knat[2] = { 0 };
+	char *cmds;
+
+	if (cfg->mode == MODE_XDP && config_kernel_ranges(cfg, local, knat, err))
+		return NULL;
+	cmds = ruleset(cfg, knat);
+	if (!cmds)
+		snprintf(err, CONFIG_ERR_LEN, "nft ruleset: %s", strerror(ENOMEM));
+	return cmds;
+}
+
+int kernel_ruleset_check(const char *cmds, char err[CONFIG_ERR_LEN])
+{
+	return nft_exec(cmds, true, err);
 }
 
 static const char *saved_sysctl(const struct xnat_state *st, const char *path)

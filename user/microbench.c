@@ -2,7 +2,7 @@
 /*
  * The per-packet microbenchmark; see microbench.h for what and why.
  *
- * The testbed is the unit tests' router (tests/unit/test_xdp.c): lan0 and
+ * The testbed is the unit tests' router (tests/unit/fixture.c): lan0 and
  * wan0, veths with fixed MACs, a LAN host and the WAN gateway as permanent
  * neighbours, NAT to wan0's address. The data path's maps are filled the
  * way user/maps.c fills them; keep the two in step when a map changes.
@@ -51,7 +51,7 @@
 static const uint8_t mac_lan0[ETH_ALEN] = { 0x02, 0, 0, 0, 0x01, 0x01 };
 static const uint8_t mac_lan_host[ETH_ALEN] = { 0x02, 0, 0, 0, 0x01, 0x0a };
 
-/* One per line for `ip -batch`: the test_xdp.c router, IPv4 only. */
+/* One per line for `ip -batch`: the unit tests' router, IPv4 only. */
 static const char testbed_cmds[] =
 	"link add lan0 address 02:00:00:00:01:01 type veth peer name lan0p\n"
 	"link add wan0 address 02:00:00:00:02:01 type veth peer name wan0p\n"

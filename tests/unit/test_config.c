@@ -191,7 +191,8 @@ static int test_all_keys(void)
 }
 
 /*
- * The comment styles of DESIGN.md, indented continuation comments (which
+ * The comment styles a config may use (';' and '#', whole-line and
+ * inline), indented continuation comments (which
  * libinih would otherwise read as a second value), CRLF and a BOM.
  */
 static int test_comments(void)

@@ -113,7 +113,7 @@ static const struct fixture fx_pass[] = {
 	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
 		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHOREPLY,
 		  .icmp_id = 5 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_PROTO },
+	  .verdict = XDP_PASS, .reason = XNAT_PASS_ECHO_REPLY },
 	{ .name = "pass_echo_reply_from_wan_no_flow", .ingress = WAN,
 	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
 		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHOREPLY,
