@@ -7,7 +7,15 @@ CLANG    ?= clang
 BPFTOOL  ?= bpftool
 CC       ?= cc
 ARCH     := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+# Where `make install` puts things (DESTDIR is prepended to each). The
+# unit goes where systemd looks for units of PREFIX (/usr/local/lib/...
+# and /usr/lib/... both are), the completion where bash-completion does.
 PREFIX   ?= /usr/local
+SBINDIR  ?= $(PREFIX)/sbin
+MANDIR   ?= $(PREFIX)/share/man
+UNITDIR  ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSCONFDIR ?= /etc
 
 # Where clang -target bpf finds <asm/types.h> and friends on Debian (the
 # multiarch directory). Expanded when a BPF object is first built, and then
@@ -21,7 +29,8 @@ BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 CFLAGS   ?= -g -O2
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -I$(OUTPUT) -Iuser -Ibpf \
 	    -D_GNU_SOURCE
-LDLIBS   := -lxdp -lbpf -linih -lnftables -lmicrohttpd -lelf -lz
+LDLIBS   := -lxdp -lbpf -linih -lnftables -lmicrohttpd -lsystemd \
+	    -lnetfilter_conntrack -lelf -lz
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_HDRS  := $(wildcard bpf/*.h)
@@ -56,7 +65,9 @@ help:
 	@echo 'make demo       deps, build, a namespace testbed with traffic'
 	@echo 'make bench      deps, build, ./xnat bench: every mode measured (as root,'
 	@echo '                under 30 min; results in bench-results/)'
-	@echo 'make install    install xnat and its man page under PREFIX'
+	@echo 'make install    xnat, man page, systemd unit, bash completion under PREFIX'
+	@echo '                (/usr/local), an example /etc/xnat/xnat.ini if none'
+	@echo 'make uninstall  remove them (the config only if still the example)'
 	@echo 'make clean      remove build output'
 	@echo 'V=1             show full commands'
 
@@ -126,9 +137,35 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	./xnat bench
 
+# The config is the example only where there is none: an installed
+# router's config is never overwritten. uninstall removes it only when it
+# is still the unchanged example.
+INSTALLED := $(SBINDIR)/xnat $(MANDIR)/man8/xnat.8 $(UNITDIR)/xnat.service \
+	     $(BASHCOMPDIR)/xnat
+
 install: all
-	install -D -m 0755 xnat $(DESTDIR)$(PREFIX)/sbin/xnat
-	install -D -m 0644 user/xnat.8 $(DESTDIR)$(PREFIX)/share/man/man8/xnat.8
+	install -D -m 0755 xnat $(DESTDIR)$(SBINDIR)/xnat
+	install -D -m 0644 user/xnat.8 $(DESTDIR)$(MANDIR)/man8/xnat.8
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' packaging/xnat.service.in \
+		>$(DESTDIR)$(UNITDIR)/xnat.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/xnat.service
+	install -D -m 0644 packaging/xnat.bash-completion $(DESTDIR)$(BASHCOMPDIR)/xnat
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/xnat/xnat.ini ]; then \
+		echo "keeping $(DESTDIR)$(SYSCONFDIR)/xnat/xnat.ini"; \
+	else \
+		echo "install -D -m 0644 configs/xnat.ini $(DESTDIR)$(SYSCONFDIR)/xnat/xnat.ini"; \
+		install -D -m 0644 configs/xnat.ini $(DESTDIR)$(SYSCONFDIR)/xnat/xnat.ini; \
+	fi
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	@cfg=$(DESTDIR)$(SYSCONFDIR)/xnat/xnat.ini; \
+	if [ -e $$cfg ] && ! cmp -s configs/xnat.ini $$cfg; then \
+		echo "keeping $$cfg: it is not the example any more"; \
+	else \
+		rm -f $$cfg; rmdir $(DESTDIR)$(SYSCONFDIR)/xnat 2>/dev/null || true; \
+	fi
 
 clean:
 	rm -rf $(OUTPUT) xnat

@@ -7,11 +7,13 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <systemd/sd-daemon.h>
 #include "cmd.h"
 #include "config.h"
 #include "iface.h"
@@ -177,6 +179,33 @@ static void refresh(const struct opts *o, struct config *cfg)
 		*cfg = now;
 }
 
+static unsigned long long monotonic_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+}
+
+/*
+ * Tell systemd (Type=notify, NOTIFY_SOCKET set) where the service is:
+ * READY=1 once up, RELOADING=1 ... READY=1 around a SIGHUP reload,
+ * STOPPING=1 on the way down. Outside systemd this does nothing.
+ */
+static void notify_systemd(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	err = sd_notify(0, msg);
+	if (err < 0)
+		pr_warn("Failed to notify systemd (%s): %s\n", msg, strerror(-err));
+}
+
 int cmd_run(const struct opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -189,6 +218,7 @@ int cmd_run(const struct opts *o)
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	notify_systemd("READY=1\nSTATUS=up with %s", o->config);
 
 	while (!got_term) {
 		sleep(5); /* interrupted by signals */
@@ -196,14 +226,24 @@ int cmd_run(const struct opts *o)
 			struct config next;
 
 			got_hup = 0;
+			notify_systemd("RELOADING=1\nMONOTONIC_USEC=%llu", monotonic_usec());
 			/* A bad new config keeps the old one running. */
 			if (load_config(o, &next) == EXIT_OK &&
-			    bring_up(o, &next) == EXIT_OK)
+			    bring_up(o, &next) == EXIT_OK) {
 				cfg = next;
+				notify_systemd("READY=1\nSTATUS=up with %s (reloaded)",
+					       o->config);
+				continue;
+			}
+			pr_warn("xnat: reload of %s failed; the config loaded before is still running\n",
+				o->config);
+			notify_systemd("READY=1\nSTATUS=reload of %s failed; the config loaded before is still running",
+				       o->config);
 			continue;
 		}
 		if (!got_term)
 			refresh(o, &cfg);
 	}
+	notify_systemd("STOPPING=1");
 	return cmd_down(o);
 }
