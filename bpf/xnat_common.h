@@ -102,7 +102,11 @@ struct flow_value {
 	/* MAC of the ingress port: a frame of this flow addressed to another
 	 * station (flooded by a switch) is not ours to forward. */
 	__u8 ingress_mac[6];
-	__u8 pad[3];
+	/* Set in both entries by `xnat flows delete` (bpf/flow_ctl.bpf.c):
+	 * the expiry timer, kicked at once, then ends the connection as if
+	 * it had timed out, mapping references included. */
+	__u8 expired;
+	__u8 pad[2];
 	/* FLOW_NAT_CT: when this entry last reset the conntrack entry's
 	 * timeout, in seconds of bpf_ktime_get_coarse_ns(). Zero otherwise. */
 	__u32 ct_refresh_s;
@@ -365,6 +369,23 @@ static inline __u8 flow_tcp_state(const struct flow_value *a,
 	if (!a || !b || !a->packets || !b->packets)
 		return FLOW_TCP_SYN_SENT;
 	return FLOW_TCP_ESTABLISHED;
+}
+
+/* The key a packet of the other direction arrives with: the data path
+ * installs it, `xnat flows` pairs the two directions with it. */
+static inline void flow_reply_key(const struct flow_key *okey,
+				  const struct flow_value *ov,
+				  struct flow_key *rkey)
+{
+	__builtin_memset(rkey, 0, sizeof(*rkey));
+	rkey->saddr = ov->new_daddr;
+	rkey->daddr = ov->new_saddr;
+	rkey->sport = ov->new_dport;
+	rkey->dport = ov->new_sport;
+	rkey->proto = okey->proto;
+	rkey->family = okey->family;
+	rkey->ifindex = ov->egress_ifindex;
+	rkey->vid = ov->egress_vid;
 }
 
 /* Idle time after which a connection expires, in seconds. */

@@ -20,6 +20,7 @@
 #include "kernel_mode.h"
 #include "loader.h"
 #include "log.h"
+#include "maps.h"
 #include "offload.h"
 #include "state.h"
 

@@ -17,6 +17,7 @@
 
 #include "kernel_mode.h"
 #include "log.h"
+#include "names.h"
 #include "offload.h"
 
 #define SYSCTL_IP_FORWARD "net/ipv4/ip_forward"
@@ -72,11 +73,6 @@ out:
 static int nft_run(const char *cmds, char *err)
 {
 	return nft_exec(cmds, false, err);
-}
-
-static const char *proto_name(uint8_t proto)
-{
-	return proto == IPPROTO_TCP ? "tcp" : "udp";
 }
 
 /*

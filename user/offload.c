@@ -21,11 +21,10 @@
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 #include <bpf/bpf.h>
 #include "iface.h"
-#include "loader.h"
+#include "pins.h"
 #include "log.h"
 #include "offload.h"
 
-#define MAP_OFFLOAD "xnat_offload"
 
 /* The lower set bit of the mask is the original direction's. */
 static uint32_t mark_orig(const struct config *cfg)
@@ -170,7 +169,7 @@ static int name_shaped(const char *name)
 
 static int sync_shaping(const struct config *cfg)
 {
-	int fd = loader_map_fd(MAP_IFACES), err = 0;
+	int fd = pins_map_open(MAP_IFACES), err = 0;
 
 	if (fd < 0)
 		return fd;
@@ -207,7 +206,7 @@ int offload_sync(const struct config *cfg)
 	err = sync_shaping(cfg);
 	if (err)
 		return err;
-	fd = loader_map_fd(MAP_OFFLOAD);
+	fd = pins_map_open(MAP_OFFLOAD);
 	if (fd < 0)
 		return fd;
 	err = bpf_map_update_elem(fd, &zero, &oc, BPF_ANY) ? -errno : 0;
@@ -270,7 +269,7 @@ static int flush_matching(int fd, int (*match)(const struct flow_key *k,
 
 int offload_flush(void)
 {
-	int fd = loader_map_fd(MAP_FLOWS), n;
+	int fd = pins_map_open(MAP_FLOWS), n;
 
 	if (fd < 0)
 		return fd;
@@ -382,7 +381,7 @@ struct offload_watch *offload_watch_open(const struct config *cfg)
 
 	if (!w)
 		return NULL;
-	w->flows_fd = loader_map_fd(MAP_FLOWS);
+	w->flows_fd = pins_map_open(MAP_FLOWS);
 	if (w->flows_fd < 0)
 		goto fail;
 	watch_ports(w, cfg);
