@@ -13,8 +13,10 @@
 #include <net/if.h>
 #include <bpf/bpf.h>
 #include "cmd.h"
+#include "flows_kernel.h"
 #include "json.h"
 #include "loader.h"
+#include "state.h"
 
 static const char *proto_name(__u8 proto)
 {
@@ -136,6 +138,11 @@ int cmd_flows(const struct opts *o)
 	struct flow_value v;
 	void *prev = NULL;
 	int fd, n = 0;
+	struct xnat_state st;
+
+	/* Kernel mode: conntrack is the flow table. */
+	if (!state_load(&st) && st.mode == MODE_KERNEL)
+		return flows_kernel(o);
 
 	fd = loader_map_fd(MAP_FLOWS);
 	if (fd < 0)
