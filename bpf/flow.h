@@ -19,22 +19,6 @@
 /* Longest sleep of a flow's expiry timer (see flow_expire). */
 #define FLOW_RECHECK_NS (60 * NSEC_PER_SEC)
 
-/* The key a packet of the other direction arrives with. */
-static __always_inline void flow_reply_key(const struct flow_key *okey,
-					   const struct flow_value *ov,
-					   struct flow_key *rkey)
-{
-	__builtin_memset(rkey, 0, sizeof(*rkey));
-	rkey->saddr = ov->new_daddr;
-	rkey->daddr = ov->new_saddr;
-	rkey->sport = ov->new_dport;
-	rkey->dport = ov->new_sport;
-	rkey->proto = okey->proto;
-	rkey->family = okey->family;
-	rkey->ifindex = ov->egress_ifindex;
-	rkey->vid = ov->egress_vid;
-}
-
 /* Checksum deltas of the rewrite from KEY to V (see csum.h). */
 static __always_inline void flow_set_deltas(const struct flow_key *key,
 					    struct flow_value *v)
@@ -235,7 +219,7 @@ static int flow_expire(void *map, struct flow_key *okey, struct flow_value *ov)
 		last = rv->last_seen_ns;
 	timeout = flow_timeout(cfg, okey->proto, ov, rv) * NSEC_PER_SEC;
 	now = bpf_ktime_get_ns();
-	if (now < last + timeout) {
+	if (now < last + timeout && !ov->expired) {
 		/* Wake at least once a minute even for long timeouts, so a
 		 * reload that shortens them reaches existing flows soon. */
 		__u64 next = last + timeout - now;

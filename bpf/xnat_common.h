@@ -99,7 +99,11 @@ struct flow_value {
 	/* MAC of the ingress port: a frame of this flow addressed to another
 	 * station (flooded by a switch) is not ours to forward. */
 	__u8 ingress_mac[6];
-	__u8 pad[7];
+	/* Set in both entries by `xnat flows delete` (bpf/flow_ctl.bpf.c):
+	 * the expiry timer, kicked at once, then ends the connection as if
+	 * it had timed out, mapping references included. */
+	__u8 expired;
+	__u8 pad[6];
 	__u64 created_ns;  /* bpf_ktime_get_ns() */
 	__u64 last_seen_ns;
 	/* Updated without atomics: exact per CPU, approximate when one flow is
@@ -316,6 +320,23 @@ static inline __u8 flow_tcp_state(const struct flow_value *a,
 	if (!a || !b || !a->packets || !b->packets)
 		return FLOW_TCP_SYN_SENT;
 	return FLOW_TCP_ESTABLISHED;
+}
+
+/* The key a packet of the other direction arrives with: the data path
+ * installs it, `xnat flows` pairs the two directions with it. */
+static inline void flow_reply_key(const struct flow_key *okey,
+				  const struct flow_value *ov,
+				  struct flow_key *rkey)
+{
+	__builtin_memset(rkey, 0, sizeof(*rkey));
+	rkey->saddr = ov->new_daddr;
+	rkey->daddr = ov->new_saddr;
+	rkey->sport = ov->new_dport;
+	rkey->dport = ov->new_sport;
+	rkey->proto = okey->proto;
+	rkey->family = okey->family;
+	rkey->ifindex = ov->egress_ifindex;
+	rkey->vid = ov->egress_vid;
 }
 
 /* Idle time after which a connection expires, in seconds. */

@@ -19,24 +19,20 @@
 #include "loader.h"
 #include "metrics.h"
 #include "nft_table.h"
+#include "percpu.h"
+#include "pins.h"
 #include "reasons.h"
 #include "state.h"
 
 static int read_counters(int fd, struct xnat_counter *sum)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct xnat_counter percpu[ncpu > 0 ? ncpu : 1];
+	int err;
 
-	if (ncpu <= 0)
-		return ncpu;
+	/* A reason the map does not have (an older program) reads as 0. */
 	for (__u32 r = 0; r < XNAT_REASON_MAX; r++) {
-		sum[r].packets = sum[r].bytes = 0;
-		if (bpf_map_lookup_elem(fd, &r, percpu))
-			continue;
-		for (int c = 0; c < ncpu; c++) {
-			sum[r].packets += percpu[c].packets;
-			sum[r].bytes += percpu[c].bytes;
-		}
+		err = percpu_counter_sum(fd, r, &sum[r]);
+		if (err && err != -ENOENT)
+			return err;
 	}
 	return 0;
 }
@@ -209,7 +205,7 @@ int cmd_stats(const struct opts *o)
 	}
 	if (!state_load(&st) && st.mode == MODE_KERNEL)
 		return stats_kernel(o);
-	fd = loader_map_fd(MAP_STATS);
+	fd = pins_map_open(MAP_STATS);
 
 	if (fd < 0)
 		return fail(o, EXIT_SYSTEM,

@@ -24,6 +24,7 @@
 #include "kernel_mode.h"
 #include "loader.h"
 #include "nft_table.h"
+#include "pins.h"
 #include "state.h"
 
 #define MAX_WAN_ADDRS 8
@@ -63,7 +64,7 @@ static int flow_table_fill(struct table_fill *t)
 	__u32 len = sizeof(info);
 	struct flow_key key, next;
 	void *prev = NULL;
-	int fd = loader_map_fd(MAP_FLOWS);
+	int fd = pins_map_open(MAP_FLOWS);
 
 	if (fd < 0)
 		return fd;
@@ -115,7 +116,7 @@ static void nat_address(struct status *s)
 	int fd;
 
 	if (s->st.mode == MODE_XDP) {
-		fd = loader_map_fd(MAP_CONFIG);
+		fd = pins_map_open(MAP_CONFIG);
 		if (fd >= 0 && !bpf_map_lookup_elem(fd, &zero, &xc) && xc.nat_addr)
 			inet_ntop(AF_INET, &xc.nat_addr, s->nat_addr,
 				  sizeof(s->nat_addr));
@@ -240,7 +241,7 @@ static void print_json(const struct status *s)
 	if (st->loaded_at)
 		json_i64("loaded_at", st->loaded_at);
 	if (st->mode == MODE_XDP)
-		json_str("pin_dir", state_pin_dir());
+		json_str("pin_dir", pins_dir());
 
 	json_obj_begin("nat");
 	json_str("address", s->nat_addr);
@@ -349,7 +350,7 @@ static void print_text(const struct status *s)
 		if (s->have_kernel_ranges)
 			printf(", kernel NAT %u-%u, local sockets %u-%u",
 			       s->knat[0], s->knat[1], s->local[0], s->local[1]);
-		printf("\npins:    %s\n", state_pin_dir());
+		printf("\npins:    %s\n", pins_dir());
 	}
 	printf("nft:     table inet xnat %s: %s\n", nft_health_names[s->nft],
 	       s->nft_detail);

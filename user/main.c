@@ -155,8 +155,9 @@ static const struct cmd commands[] = {
 	  .summary = "validate a config and change nothing; every error with file:line" },
 	{ .name = "status", .fn = cmd_status,
 	  .summary = "mode, interfaces, NAT address and ports, uptime, nft table; exit 3 when not up" },
-	{ .name = "flows", .fn = cmd_flows, .opts = { OPT_SORT },
-	  .summary = "the flow table (xdp) or the kernel's NAT connections (kernel mode)" },
+	{ .name = "flows", .fn = cmd_flows, .opts = { OPT_SORT, OPT_WATCH },
+	  .args = "[delete] FILTER...", .max_args = 17,
+	  .summary = "connections, both directions a line (xdp), or the kernel's NAT connections (kernel mode); FILTER: host ADDR, port N, proto P, state S; delete FILTER ends them" },
 	{ .name = "stats", .fn = cmd_stats, .opts = { OPT_WATCH, OPT_FORMAT },
 	  .summary = "counters: fast path, slow path, passed, dropped by reason; nft counters in kernel mode" },
 	{ .name = "trace", .fn = cmd_trace, .opts = { OPT_COUNT, OPT_RATE },
@@ -281,25 +282,6 @@ static int cmd_help(const struct opts *o)
 			    o->args[0]);
 	usage_command(stdout, c);
 	return EXIT_OK;
-}
-
-int fail(const struct opts *o, int code, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (o->json) {
-		json_obj_begin(NULL);
-		json_str("error", msg);
-		json_obj_end();
-		json_done();
-	} else {
-		fprintf(stderr, "xnat: %s\n", msg);
-	}
-	return code;
 }
 
 /* "-w/--watch" or "--quick", as the user would name it in a message. */

@@ -137,9 +137,11 @@ int flows_kernel(const struct opts *o)
 	struct nfct_handle *h;
 	int ret;
 
-	if (o->sort)
+	/* They act on the XDP flow table; conntrack(8) filters and deletes
+	 * the kernel's. */
+	if (o->sort || o->nargs || o->watch > 0)
 		return fail(o, EXIT_USAGE,
-			    "flows: --sort orders the XDP flow table; kernel mode lists conntrack");
+			    "flows: filters, delete, --sort and -w are for xdp mode's flow table; in kernel mode see conntrack -L");
 	h = nfct_open(CONNTRACK, 0);
 	if (!h)
 		return fail(o, EXIT_SYSTEM, "failed to open conntrack netlink: %s",
