@@ -24,21 +24,25 @@ SYSCONFDIR ?= /etc
 CLANG_BPF_SYS_INCLUDES = $(eval CLANG_BPF_SYS_INCLUDES := $$(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }'))$(CLANG_BPF_SYS_INCLUDES)
 
-BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Ibpf \
 	      $(CLANG_BPF_SYS_INCLUDES)
 CFLAGS   ?= -g -O2
-CFLAGS   += -Wall -Wextra -Wno-unused-parameter -I$(OUTPUT) -Iuser -Ibpf \
+CFLAGS   += -Wall -Wextra -Wno-unused-parameter -I$(OUTPUT) -Iuser -Iuser/lib -Ibpf \
 	    -D_GNU_SOURCE
 LDLIBS   := -lxdp -lbpf -linih -lnftables -lmicrohttpd -lsystemd \
 	    -lnetfilter_conntrack -lelf -lz
 
-BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+# bpf/ is the router's data path, bpf/bench/ the bench's programs; their
+# objects and skeletons all go flat into $(OUTPUT)/.
+BPF_SRCS  := $(wildcard bpf/*.bpf.c bpf/bench/*.bpf.c)
 BPF_HDRS  := $(wildcard bpf/*.h)
-BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
-SKELS     := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
-# The commands, and the library under them that unit tests link too.
-CMD_SRCS  := user/main.c $(wildcard user/cmd_*.c)
-LIB_SRCS  := $(filter-out $(CMD_SRCS),$(wildcard user/*.c))
+BPF_OBJS  := $(addprefix $(OUTPUT)/,$(notdir $(BPF_SRCS:.bpf.c=.bpf.o)))
+SKELS     := $(BPF_OBJS:.bpf.o=.skel.h)
+# The commands, and the library under them that unit tests link too:
+# user/ the router, user/lib/ the shared helpers, user/bench/ the bench.
+USER_HDRS := $(wildcard user/*.h user/lib/*.h user/bench/*.h)
+CMD_SRCS  := user/main.c $(wildcard user/cmd_*.c user/bench/cmd_*.c)
+LIB_SRCS  := $(filter-out $(CMD_SRCS),$(wildcard user/*.c user/lib/*.c user/bench/*.c))
 CMD_OBJS  := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(CMD_SRCS))
 LIB_OBJS  := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -74,7 +78,7 @@ help:
 deps:
 	$(Q)scripts/deps.sh
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
+$(OUTPUT) $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
 
 # A missing tool is named with the way to get it, not left to a shell's
@@ -82,7 +86,8 @@ $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
 need_tools = for t in $(1); do command -v $$t >/dev/null || \
 	{ echo "$$t not found: run 'make deps' as root to install what the build needs" >&2; exit 1; }; done
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(OUTPUT)
+vpath %.bpf.c bpf bpf/bench
+$(OUTPUT)/%.bpf.o: %.bpf.c $(BPF_HDRS) | $(OUTPUT)
 	$(Q)$(call need_tools,$(CLANG) $(BPFTOOL))
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -91,7 +96,8 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .skel.h,,$(notdir $@))_bpf > $@
 
-$(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) $(BPF_HDRS) $(SKELS) | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
+	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
@@ -111,11 +117,11 @@ xnat: $(CMD_OBJS) $(LIB_OBJS)
 
 $(OUTPUT)/tests/%.o: tests/unit/%.c $(wildcard tests/unit/*.h) $(BPF_HDRS) $(SKELS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser/bench -c $< -o $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(UNIT_LIB_OBJS) $(LIB_OBJS) $(SKELS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(UNIT_LIB_OBJS) $(LIB_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser/bench $< $(UNIT_LIB_OBJS) $(LIB_OBJS) $(LDLIBS) -o $@
 
 # The targets that install what is missing build in a second make, so that
 # nothing of the build (not even a variable) is decided before deps ran.

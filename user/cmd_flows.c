@@ -28,17 +28,8 @@
 #include "flow_ctl.skel.h"
 #include "json.h"
 #include "loader.h"
-
-static const char *proto_name(__u8 proto)
-{
-	switch (proto) {
-	case IPPROTO_TCP: return "tcp";
-	case IPPROTO_UDP: return "udp";
-	case IPPROTO_ICMP: return "icmp";
-	case IPPROTO_ICMPV6: return "icmpv6";
-	}
-	return "?";
-}
+#include "names.h"
+#include "pins.h"
 
 static const char *nat_name(__u8 nat)
 {
@@ -57,13 +48,6 @@ static void endpoint(char *buf, size_t len, __u8 family,
 	inet_ntop(family == XNAT_AF_INET ? AF_INET : AF_INET6, a, ip, sizeof(ip));
 	snprintf(buf, len, family == XNAT_AF_INET ? "%s:%u" : "[%s]:%u", ip,
 		 ntohs(port));
-}
-
-static const char *ifname(__u32 ifindex, char *buf)
-{
-	if (!if_indextoname(ifindex, buf))
-		snprintf(buf, IF_NAMESIZE, "#%u", ifindex);
-	return buf;
 }
 
 static __u64 now_ns(void)
@@ -91,8 +75,8 @@ static void json_entry(const struct conn *c, const struct flow_key *k,
 	json_str("proto", proto_name(k->proto));
 	json_str("dir", v->dir == FLOW_DIR_ORIG ? "orig" : "reply");
 	json_str("nat", nat_name(v->nat));
-	json_str("ingress", ifname(k->ifindex, in));
-	json_str("egress", ifname(v->egress_ifindex, out));
+	json_str("ingress", ifname_of(k->ifindex, in));
+	json_str("egress", ifname_of(v->egress_ifindex, out));
 	json_str("src", src);
 	json_str("dst", dst);
 	json_str("new_src", nsrc);
@@ -122,8 +106,8 @@ static void json_conn(const struct conn *c, __u64 now)
 	json_u64("family", k->family);
 	json_str("proto", proto_name(k->proto));
 	json_str("nat", nat_name(v->nat));
-	json_str("ingress", ifname(k->ifindex, in));
-	json_str("egress", ifname(v->egress_ifindex, out));
+	json_str("ingress", ifname_of(k->ifindex, in));
+	json_str("egress", ifname_of(v->egress_ifindex, out));
 	json_str("src", src);
 	json_str("dst", dst);
 	json_str("new_src", nsrc);
@@ -168,7 +152,7 @@ static void text_conn(const struct conn *c, __u64 now)
 	/* Widths fit IPv4; IPv6 lines run longer. */
 	printf("%-6s %-11s %-7s %-6s %-21s %-21s %-6s %-21s %-21s %8s %8s %6llu %6llu%s\n",
 	       proto_name(k->proto), conn_state(c), nat_name(v->nat),
-	       ifname(k->ifindex, in), src, dst, ifname(v->egress_ifindex, out),
+	       ifname_of(k->ifindex, in), src, dst, ifname_of(v->egress_ifindex, out),
 	       nsrc, ndst, human(conn_packets(c), p), human(conn_bytes(c), b),
 	       (unsigned long long)(conn_age_ns(c, now) / 1000000000ULL),
 	       (unsigned long long)(conn_idle_ns(c, now) / 1000000000ULL),
@@ -333,7 +317,7 @@ int cmd_flows(const struct opts *o)
 	if (o->sort && flow_sort_parse(o->sort, &by))
 		return fail(o, EXIT_USAGE, "flows: --sort '%s': expected bytes, "
 			    "packets, age or idle", o->sort);
-	fd = loader_map_fd(MAP_FLOWS);
+	fd = pins_map_open(MAP_FLOWS);
 	if (fd < 0)
 		return fail(o, EXIT_SYSTEM,
 			    "no flow table: xnat is not up in xdp mode here");

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -14,23 +15,19 @@
 #include "json.h"
 #include "loader.h"
 #include "metrics.h"
+#include "percpu.h"
+#include "pins.h"
 #include "reasons.h"
 
 static int read_counters(int fd, struct xnat_counter *sum)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct xnat_counter percpu[ncpu > 0 ? ncpu : 1];
+	int err;
 
-	if (ncpu <= 0)
-		return ncpu;
+	/* A reason the map does not have (an older program) reads as 0. */
 	for (__u32 r = 0; r < XNAT_REASON_MAX; r++) {
-		sum[r].packets = sum[r].bytes = 0;
-		if (bpf_map_lookup_elem(fd, &r, percpu))
-			continue;
-		for (int c = 0; c < ncpu; c++) {
-			sum[r].packets += percpu[c].packets;
-			sum[r].bytes += percpu[c].bytes;
-		}
+		err = percpu_counter_sum(fd, r, &sum[r]);
+		if (err && err != -ENOENT)
+			return err;
 	}
 	return 0;
 }
@@ -107,7 +104,7 @@ int cmd_stats(const struct opts *o)
 		j.format = NULL;
 		return cmd_stats(&j);
 	}
-	fd = loader_map_fd(MAP_STATS);
+	fd = pins_map_open(MAP_STATS);
 
 	if (fd < 0)
 		return fail(o, EXIT_SYSTEM,

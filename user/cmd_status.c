@@ -14,6 +14,7 @@
 #include "config.h"
 #include "json.h"
 #include "loader.h"
+#include "pins.h"
 #include "state.h"
 
 struct table_fill {
@@ -27,7 +28,7 @@ static int flow_table_fill(struct table_fill *t)
 	__u32 len = sizeof(info);
 	struct flow_key key, next;
 	void *prev = NULL;
-	int fd = loader_map_fd(MAP_FLOWS);
+	int fd = pins_map_open(MAP_FLOWS);
 
 	if (fd < 0)
 		return fd;

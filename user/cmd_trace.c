@@ -31,13 +31,12 @@
 #include "config.h"
 #include "json.h"
 #include "loader.h"
+#include "names.h"
+#include "pins.h"
 #include "reasons.h"
 #include "state.h"
 #include "trace_filter.h"
 
-#define MAP_TRACE_CFG "xnat_trace_cfg"
-#define MAP_TRACE_CPU "xnat_trace_cpu"
-#define MAP_TRACE_RB  "xnat_trace_rb"
 
 /* The lease the data path honours, and how often it is renewed. */
 #define LEASE_NS (5 * 1000000000ULL)
@@ -129,7 +128,7 @@ static void print_event(struct tracer *t, const struct trace_event *e)
 		json_str("ingress", in);
 		if (e->key.vid)
 			json_u64("ingress_vlan", e->key.vid);
-		json_str("proto", trace_proto_name(e->key.proto));
+		json_str("proto", proto_name(e->key.proto));
 		json_str("src", src);
 		json_str("dst", dst);
 		json_str("new_src", nsrc);
@@ -153,7 +152,7 @@ static void print_event(struct tracer *t, const struct trace_event *e)
 		json_done();
 	} else {
 		printf("%s %-6s %-4s %s > %s", when, in,
-		       trace_proto_name(e->key.proto), src, dst);
+		       proto_name(e->key.proto), src, dst);
 		if (strcmp(src, nsrc) || strcmp(dst, ndst))
 			printf(" => %s > %s", nsrc, ndst);
 		printf("  %s %s", trace_path(e), reason);
@@ -318,9 +317,9 @@ int cmd_trace(const struct opts *o)
 	if (st.mode == MODE_KERNEL)
 		return kernel_mode_hint(o);
 
-	t.cfg_fd = loader_map_fd(MAP_TRACE_CFG);
-	t.cpu_fd = loader_map_fd(MAP_TRACE_CPU);
-	rb_fd = loader_map_fd(MAP_TRACE_RB);
+	t.cfg_fd = pins_map_open(MAP_TRACE_CFG);
+	t.cpu_fd = pins_map_open(MAP_TRACE_CPU);
+	rb_fd = pins_map_open(MAP_TRACE_RB);
 	if (t.cfg_fd < 0 || t.cpu_fd < 0 || rb_fd < 0) {
 		ret = fail(o, EXIT_SYSTEM, "trace: the running router has no "
 			   "trace maps (started by an older xnat); reload it "

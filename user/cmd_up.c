@@ -20,6 +20,7 @@
 #include "kernel_mode.h"
 #include "loader.h"
 #include "log.h"
+#include "maps.h"
 #include "state.h"
 
 static const char *mode_name(int mode)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The INI config parser (see "Config file" in DESIGN.md), the checks that
+ * The INI config parser (the keys are in README.md and user/xnat.8), the checks that
  * need the running system (interfaces, the WAN address) and the split of the
  * ports left to the kernel in xdp mode. libinih does the tokenising; our own
  * line reader feeds it one cleaned physical line per call, so we always know
@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "names.h"
 
 /* Ports below this are privileged: never NAT ports, never ephemeral. */
 #define PORT_FIRST_UNPRIVILEGED 1024
@@ -388,11 +389,6 @@ static int parse_u32(struct parser *p, const struct key_def *k, const char *v)
 			    v, k->min, k->max);
 	*(uint32_t *)((char *)p->cfg + k->offset) = n;
 	return 0;
-}
-
-static const char *proto_name(uint8_t proto)
-{
-	return proto == IPPROTO_TCP ? "tcp" : "udp";
 }
 
 /* Key "tcp/8080" or "udp/53". */

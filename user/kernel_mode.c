@@ -17,6 +17,7 @@
 
 #include "kernel_mode.h"
 #include "log.h"
+#include "names.h"
 
 #define SYSCTL_IP_FORWARD "net/ipv4/ip_forward"
 #define SYSCTL_IP6_FORWARD "net/ipv6/conf/all/forwarding"
@@ -71,11 +72,6 @@ out:
 static int nft_run(const char *cmds, char *err)
 {
 	return nft_exec(cmds, false, err);
-}
-
-static const char *proto_name(uint8_t proto)
-{
-	return proto == IPPROTO_TCP ? "tcp" : "udp";
 }
 
 /*

@@ -284,25 +284,6 @@ static int cmd_help(const struct opts *o)
 	return EXIT_OK;
 }
 
-int fail(const struct opts *o, int code, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (o->json) {
-		json_obj_begin(NULL);
-		json_str("error", msg);
-		json_obj_end();
-		json_done();
-	} else {
-		fprintf(stderr, "xnat: %s\n", msg);
-	}
-	return code;
-}
-
 /* "-w/--watch" or "--quick", as the user would name it in a message. */
 static const char *opt_label(const struct opt_def *d, char *buf, size_t len)
 {

@@ -20,6 +20,8 @@
 #include "config.h"
 #include "loader.h"
 #include "metrics.h"
+#include "percpu.h"
+#include "pins.h"
 #include "reasons.h"
 #include "state.h"
 
@@ -48,27 +50,21 @@ static const char *reason_path(int r)
 
 static int write_reasons(FILE *f, char *err, size_t errlen)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct xnat_counter per[ncpu > 0 ? ncpu : 1];
 	__u64 packets[XNAT_REASON_MAX] = {}, bytes[XNAT_REASON_MAX] = {};
-	int fd = loader_map_fd(MAP_STATS);
+	int fd = pins_map_open(MAP_STATS);
 
 	if (fd < 0) {
 		snprintf(err, errlen, "no counters: xnat is not up in xdp mode here");
 		return fd;
 	}
-	if (ncpu <= 0) {
-		close(fd);
-		snprintf(err, errlen, "cannot count the CPUs");
-		return -EINVAL;
-	}
+	/* A reason the map does not have (an older program) reads as 0. */
 	for (__u32 r = 0; r < XNAT_REASON_MAX; r++) {
-		if (bpf_map_lookup_elem(fd, &r, per))
+		struct xnat_counter sum;
+
+		if (percpu_counter_sum(fd, r, &sum))
 			continue;
-		for (int c = 0; c < ncpu; c++) {
-			packets[r] += per[c].packets;
-			bytes[r] += per[c].bytes;
-		}
+		packets[r] = sum.packets;
+		bytes[r] = sum.bytes;
 	}
 	close(fd);
 	family(f, "xnat_packets_total", "counter",
@@ -141,7 +137,7 @@ static long map_count(const char *name, __u32 key_size, __u32 *max_entries,
 	char key[64], next[64], value[256];
 	void *prev = NULL;
 	long n = 0;
-	int fd = loader_map_fd(name);
+	int fd = pins_map_open(name);
 
 	if (fd < 0)
 		return fd;
@@ -201,7 +197,7 @@ static void write_tables(FILE *f)
 		fprintf(f, "xnat_flow_entries_max %u\n", max);
 	}
 
-	fd = loader_map_fd(MAP_CONFIG);
+	fd = pins_map_open(MAP_CONFIG);
 	if (fd >= 0) {
 		bpf_map_lookup_elem(fd, &zero, &c);
 		close(fd);

@@ -16,8 +16,10 @@
 #include <sys/stat.h>
 #include "log.h"
 #include "netns.h"
+#include "pins.h"
 #include "../bpf/xnat_common.h"
 #include "state.h"
+#include "sysctl.h"
 
 #define RUN_ROOT "/run/xnat"
 
@@ -27,15 +29,9 @@ static void paths_init(void)
 {
 	unsigned long id = netns_id();
 
-	snprintf(pin_dir, sizeof(pin_dir), "%s/%lu", XNAT_PIN_ROOT_DIR, id);
+	pins_dir_of(id, pin_dir, sizeof(pin_dir));
 	snprintf(run_dir, sizeof(run_dir), "%s/%lu", RUN_ROOT, id);
 	snprintf(state_file, sizeof(state_file), "%s/state", run_dir);
-}
-
-const char *state_pin_dir(void)
-{
-	paths_init();
-	return pin_dir;
 }
 
 const char *state_run_dir(void)
@@ -144,44 +140,6 @@ int state_remove(void)
 	rmdir(pin_dir);
 	rmdir(XNAT_PIN_ROOT_DIR);
 	return 0;
-}
-
-static int sysctl_read(const char *path, char *buf, size_t len)
-{
-	char full[160];
-	ssize_t n;
-	int fd;
-
-	snprintf(full, sizeof(full), "/proc/sys/%s", path);
-	fd = open(full, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	/* ip_local_port_range reads back tab separated. */
-	for (char *c = buf; *c; c++)
-		if (*c == '\t')
-			*c = ' ';
-	return 0;
-}
-
-static int sysctl_write(const char *path, const char *value)
-{
-	char full[160];
-	int fd, err = 0;
-
-	snprintf(full, sizeof(full), "/proc/sys/%s", path);
-	fd = open(full, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, strlen(value)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
 }
 
 int state_sysctl_set(struct xnat_state *st, const char *path, const char *value)

@@ -29,8 +29,8 @@ struct xnat_state {
 	struct saved_sysctl sysctls[STATE_MAX_SYSCTLS];
 };
 
-/* Paths for the current network namespace; created on demand by save. */
-const char *state_pin_dir(void);   /* /sys/fs/bpf/xnat/<ino> */
+/* The record's directory for the current network namespace, created on
+ * demand by save; the pins are pins.h's. */
 const char *state_run_dir(void);   /* /run/xnat/<ino> */
 
 /* 0 on success, -ENOENT when xnat is not up here, -errno otherwise. */

@@ -142,17 +142,6 @@ void trace_endpoints(const struct trace_event *e, char src[64], char dst[64],
 	endpoint(ndst, f, &e->new_daddr, e->new_dport);
 }
 
-const char *trace_proto_name(__u8 proto)
-{
-	switch (proto) {
-	case IPPROTO_TCP: return "tcp";
-	case IPPROTO_UDP: return "udp";
-	case IPPROTO_ICMP: return "icmp";
-	case IPPROTO_ICMPV6: return "icmpv6";
-	}
-	return "?";
-}
-
 const char *trace_nat_name(__u8 nat)
 {
 	return nat == FLOW_NAT_SNAT ? "snat" :

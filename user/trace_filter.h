@@ -35,7 +35,6 @@ const char *trace_path(const struct trace_event *e);
 void trace_endpoints(const struct trace_event *e, char src[64],
 		     char dst[64], char nsrc[64], char ndst[64]);
 
-const char *trace_proto_name(__u8 proto);
 const char *trace_nat_name(__u8 nat);
 
 #endif /* XNAT_TRACE_FILTER_H */

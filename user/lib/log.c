@@ -16,9 +16,9 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 	 * dispatcher falling back to a direct attach, feature probes): their
 	 * warnings are our debug (-v), their debug our verbose (-vv). A real
 	 * failure is reported by xnat itself, naming what failed. */
-	enum log_level ours = level == LIBBPF_DEBUG ? LOG_VERBOSE : LOG_DEBUG;
+	enum xnat_log_level ours = level == LIBBPF_DEBUG ? XNAT_LOG_VERBOSE : XNAT_LOG_DEBUG;
 
-	if ((int)ours > log_verbosity + 1 || (log_json && ours > LOG_WARN))
+	if ((int)ours > log_verbosity + 1 || (log_json && ours > XNAT_LOG_WARN))
 		return 0;
 	return vfprintf(stderr, fmt, args);
 }
@@ -38,13 +38,13 @@ void log_setup(int verbosity, int json)
 	libxdp_set_print(libxdp_print);
 }
 
-void log_print(enum log_level level, const char *fmt, ...)
+void log_print(enum xnat_log_level level, const char *fmt, ...)
 {
 	va_list ap;
 
 	/* In JSON mode stdout must stay parseable and stderr quiet but for
 	 * errors, as bpftool does. */
-	if ((int)level > log_verbosity + 1 || (log_json && level > LOG_WARN))
+	if ((int)level > log_verbosity + 1 || (log_json && level > XNAT_LOG_WARN))
 		return;
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

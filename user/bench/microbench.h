@@ -2,7 +2,7 @@
 /*
  * Per-packet cost of the XDP programs, measured with BPF_PROG_RUN: the data
  * path (bpf/xnat.bpf.c) on a fast-path hit and with the fast path off, and
- * the bare forwarder (bpf/xnat_fwd.bpf.c) as the floor, all on the same
+ * the bare forwarder (bpf/bench/xnat_fwd.bpf.c) as the floor, all on the same
  * 64 B UDP LAN->WAN packet, interleaved call by call so that they share the
  * machine's conditions, on the calling thread's current CPU.
  *
@@ -11,7 +11,7 @@
  * passes share one buffer, which the programs rewrite (after one pass of
  * the data path the packet carries the NAT address and the next hop's MAC,
  * a key no flow has, and the TTL drains), so a harness program
- * (bpf/xnat_mbench.bpf.c) writes the original packet back before every
+ * (bpf/bench/xnat_mbench.bpf.c) writes the original packet back before every
  * pass and tail-calls the program under test: every pass is a fresh packet.
  * The harness's own share (the copy, the tail call, BPF_PROG_RUN's loop) is
  * measured with an empty program and subtracted in net_ns.

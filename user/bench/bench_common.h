@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "gen.h"
-#include "../bpf/xnat_common.h"
+#include "xnat_common.h"
 
 /* ---- what is measured ------------------------------------------------- */
 
@@ -92,6 +92,8 @@ struct bench_plan {
 int bench_plan_init(struct bench_plan *plan, bool quick, int reps,
 		    const char *modes, const char *profiles, char *err,
 		    size_t errlen);
+/* Does the plan measure mode M? */
+bool bench_plan_has_mode(const struct bench_plan *p, enum bench_mode m);
 
 /* ---- the testbed -------------------------------------------------------- */
 
@@ -143,7 +145,8 @@ extern const uint8_t bench_mac_lan_host[6], bench_mac_rtr_lan[6],
 	bench_mac_rtr_wan[6], bench_mac_wan_host[6];
 
 int bench_testbed_up(struct bench *b);
-/* Remove everything the run created; safe to call twice, from any state. */
+/* Remove everything the run created; safe to call twice, from any state
+ * but a mode entered (bench_mode_leave first). */
 void bench_testbed_down(struct bench *b);
 /* Move the calling thread into namespace NS (NS_MAX: back to the host's). */
 int bench_enter(struct bench *b, enum bench_ns ns);
@@ -170,6 +173,8 @@ pid_t bench_spawn(struct bench *b, enum bench_ns ns, const char *log,
 int bench_reap(struct bench *b, pid_t pid, double deadline);
 /* End a background child now (SIGTERM, then SIGKILL). */
 void bench_kill(struct bench *b, pid_t pid);
+/* End every background child still recorded. */
+void bench_kill_all(struct bench *b);
 
 /* Attach the counting sinks to the hosts' ports, or remove them (TCP). */
 int bench_sinks_open(struct bench *b);
@@ -179,6 +184,8 @@ double bench_now(void);       /* CLOCK_MONOTONIC seconds */
 void bench_sleep(double s);   /* interrupted by bench_stop */
 /* Progress line to stderr, "[mm:ss] ...", also with --json. */
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Progress times count from now (the testbed's start). */
+void bench_progress_restart(void);
 
 /* ---- modes -------------------------------------------------------------- */
 
@@ -310,6 +317,14 @@ int bench_newflow(struct bench *b, struct bench_results *r, int rep,
 
 int bench_tcp_run(struct bench *b, struct bench_results *r, int rep,
 		  enum bench_tcp_test test);
+
+/* ---- the run (bench_reps.c) ---------------------------------------------- */
+
+/* The microbenchmark, then every repetition of every test the plan
+ * selects. 0, or the first error (-EINTR when stopped). */
+int bench_measure(struct bench *b, struct bench_results *r);
+/* Leave the mode, then remove the testbed: safe from any state. */
+void bench_teardown(struct bench *b);
 
 /* ---- report --------------------------------------------------------------- */
 

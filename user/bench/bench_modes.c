@@ -8,13 +8,13 @@
  *   xdp-nat       `xnat up` with mode = xdp
  *   xdp-nat-slow  the same with XNAT_F_FASTPATH_OFF in the pinned config
  *                 map: every packet of a known flow is routed again
- *   xdp-fwd       the bare forwarder bpf/xnat_fwd.bpf.c on both ports
+ *   xdp-fwd       the bare forwarder bpf/bench/xnat_fwd.bpf.c on both ports
  *   drop          xdp_drop on the router's ports: the chain's floor
  *
  * Every mode starts from a clean router (xnat down, programs detached), so
  * no state of one mode flatters the next. Kernel modes get xdp_pass on the
  * router's ports for the UDP profiles: a veth takes the generator's XDP_TX
- * frames only if its receiver runs XDP (TESTBED.md).
+ * frames only if its receiver runs XDP (veth_xdp_xmit).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,8 +30,9 @@
 #include "xnat_bench.skel.h"
 #include "xnat_fwd.skel.h"
 #include "bench_common.h"
-#include "loader.h"
 #include "log.h"
+#include "percpu.h"
+#include "pins.h"
 #include "reasons.h"
 
 const char *const bench_mode_names[BM_MAX] = {
@@ -125,7 +126,7 @@ static int fwd_up(struct bench *b)
 	b->fwd = xnat_fwd_bpf__open_and_load();
 	if (!b->fwd) {
 		err = -errno;
-		pr_warn("xnat bench: failed to load bpf/xnat_fwd.bpf.c: %s\n",
+		pr_warn("xnat bench: failed to load bpf/bench/xnat_fwd.bpf.c: %s\n",
 			strerror(-err));
 		return err;
 	}
@@ -153,11 +154,10 @@ static int set_fastpath_off(struct bench *b)
 	__u32 zero = 0;
 	int fd, err = 0;
 
-	snprintf(path, sizeof(path), "%s/%lu/%s", XNAT_PIN_ROOT_DIR, b->rtr_ino,
-		 MAP_CONFIG);
-	fd = bpf_obj_get(path);
+	pins_map_path_of(b->rtr_ino, MAP_CONFIG, path, sizeof(path));
+	fd = pins_map_open_of(b->rtr_ino, MAP_CONFIG);
 	if (fd < 0) {
-		err = -errno;
+		err = fd;
 		pr_warn("xnat bench: cannot open %s: %s\n", path, strerror(-err));
 		return err;
 	}
@@ -310,25 +310,17 @@ int bench_mode_leave(struct bench *b)
 /* xnat's per-CPU counters, summed, classified by their stable names. */
 static int read_xnat_stats(struct bench *b, struct bench_router_counters *c)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct xnat_counter percpu[ncpu > 0 ? ncpu : 1];
-	char path[128];
-	int fd;
+	int fd = pins_map_open_of(b->rtr_ino, MAP_STATS);
 
-	if (ncpu <= 0)
-		return -EINVAL;
-	snprintf(path, sizeof(path), "%s/%lu/%s", XNAT_PIN_ROOT_DIR, b->rtr_ino,
-		 MAP_STATS);
-	fd = bpf_obj_get(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	for (__u32 r = 0; r < XNAT_REASON_MAX; r++) {
-		uint64_t n = 0;
+		struct xnat_counter sum;
+		uint64_t n;
 
-		if (bpf_map_lookup_elem(fd, &r, percpu))
+		if (percpu_counter_sum(fd, r, &sum))
 			continue;
-		for (int i = 0; i < ncpu; i++)
-			n += percpu[i].packets;
+		n = sum.packets;
 		c->reason[r] = n;
 		if (r == XNAT_FWD_FAST)
 			c->fwd_fast += n;
@@ -347,16 +339,9 @@ static int read_xnat_stats(struct bench *b, struct bench_router_counters *c)
 
 static uint64_t read_drop_seen(struct bench *b)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 percpu[ncpu > 0 ? ncpu : 1];
-	__u32 zero = 0;
-	uint64_t n = 0;
+	__u64 n;
 
-	if (ncpu <= 0 || bpf_map_lookup_elem(bpf_map__fd(b->progs->maps.bench_dropped),
-					     &zero, percpu))
-		return 0;
-	for (int i = 0; i < ncpu; i++)
-		n += percpu[i];
+	percpu_u64_sum(bpf_map__fd(b->progs->maps.bench_dropped), 0, &n);
 	return n;
 }
 

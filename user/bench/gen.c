@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The benchmark's packet generator and sink; see gen.h for the contract and
- * bpf/xnat_gen.bpf.c, bpf/xnat_sink.bpf.c for the programs.
+ * bpf/bench/xnat_gen.bpf.c, bpf/bench/xnat_sink.bpf.c for the programs.
  *
  * A run is a loop of BPF_PROG_RUN calls in live-frames mode. Unpaced, each
  * call is sized to last about GEN_CALL_S at the rate the previous call
@@ -36,6 +36,7 @@
 #include "xnat_sink.skel.h"
 #include "gen.h"
 #include "log.h"
+#include "percpu.h"
 
 /* Wall time one unpaced call aims at: long enough that the per-call cost
  * (page pool setup, syscall) vanishes, short enough to end on time. */
@@ -51,7 +52,7 @@
 #define GEN_BATCH 64
 #define NSEC_PER_SEC 1000000000ULL
 
-/* Sync note: struct gen_state of bpf/xnat_gen.bpf.c. */
+/* Sync note: struct gen_state of bpf/bench/xnat_gen.bpf.c. */
 struct gen_state {
 	uint64_t packets;
 	uint64_t bytes;
@@ -74,7 +75,6 @@ struct gen {
 struct sink {
 	struct xnat_sink_bpf *skel;
 	int link_fd;
-	int ncpus;
 	const char *mode;
 };
 
@@ -243,10 +243,56 @@ static int xdp_link(int prog_fd, int ifindex, __u32 mode)
 	return fd < 0 ? -errno : fd;
 }
 
+/* Load the generator's program and attach it to lo (generic XDP), where
+ * it stays for the generator's life. */
+static int gen_load_attach(struct gen *g, const struct gen_config *cfg)
+{
+	int lo, err;
+
+	g->skel = xnat_gen_bpf__open();
+	if (!g->skel) {
+		err = -errno;
+		pr_warn("Failed to open the generator's BPF object: %s\n",
+			strerror(-err));
+		return err;
+	}
+	gen_set_rodata(g->skel, cfg);
+	err = xnat_gen_bpf__load(g->skel);
+	if (err) {
+		pr_warn("Failed to load the generator's XDP program: %s\n",
+			strerror(-err));
+		goto err_destroy;
+	}
+	lo = if_nametoindex("lo");
+	if (!lo) {
+		err = -errno;
+		pr_warn("Generator: no lo in this network namespace: %s\n",
+			strerror(-err));
+		goto err_destroy;
+	}
+	g->link_fd = xdp_link(bpf_program__fd(g->skel->progs.xdp_gen), lo,
+			      XDP_FLAGS_SKB_MODE);
+	if (g->link_fd < 0) {
+		err = g->link_fd;
+		pr_warn("Failed to attach the generator to lo (generic XDP): %s%s\n",
+			strerror(-err),
+			err == -EBUSY || err == -EEXIST ?
+				"; lo has an XDP program already (one generator per "
+				"network namespace; threads share it with gen_run_on)" : "");
+		goto err_destroy;
+	}
+	return 0;
+
+err_destroy:
+	xnat_gen_bpf__destroy(g->skel);
+	g->skel = NULL;
+	return err;
+}
+
 int gen_open(struct gen **gp, const struct gen_config *cfg)
 {
 	struct gen *g;
-	int lo, i, err;
+	int i, err;
 
 	*gp = NULL;
 	err = gen_check(cfg);
@@ -282,44 +328,12 @@ int gen_open(struct gen **gp, const struct gen_config *cfg)
 		goto err_free;
 	}
 
-	g->skel = xnat_gen_bpf__open();
-	if (!g->skel) {
-		err = -errno;
-		pr_warn("Failed to open the generator's BPF object: %s\n",
-			strerror(-err));
+	err = gen_load_attach(g, cfg);
+	if (err)
 		goto err_free;
-	}
-	gen_set_rodata(g->skel, cfg);
-	err = xnat_gen_bpf__load(g->skel);
-	if (err) {
-		pr_warn("Failed to load the generator's XDP program: %s\n",
-			strerror(-err));
-		goto err_destroy;
-	}
-
-	lo = if_nametoindex("lo");
-	if (!lo) {
-		err = -errno;
-		pr_warn("Generator: no lo in this network namespace: %s\n",
-			strerror(-err));
-		goto err_destroy;
-	}
-	g->link_fd = xdp_link(bpf_program__fd(g->skel->progs.xdp_gen), lo,
-			      XDP_FLAGS_SKB_MODE);
-	if (g->link_fd < 0) {
-		err = g->link_fd;
-		pr_warn("Failed to attach the generator to lo (generic XDP): %s%s\n",
-			strerror(-err),
-			err == -EBUSY || err == -EEXIST ?
-				"; lo has an XDP program already (one generator per "
-				"network namespace; threads share it with gen_run_on)" : "");
-		goto err_destroy;
-	}
 	*gp = g;
 	return 0;
 
-err_destroy:
-	xnat_gen_bpf__destroy(g->skel);
 err_free:
 	if (g->netns_fd >= 0)
 		close(g->netns_fd);
@@ -600,12 +614,6 @@ int sink_open_port(struct sink **sp, int ifindex, uint16_t dst_port)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->ncpus = libbpf_num_possible_cpus();
-	if (s->ncpus <= 0) {
-		err = s->ncpus ? s->ncpus : -EINVAL;
-		pr_warn("Sink: cannot count the CPUs: %s\n", strerror(-err));
-		goto err_free;
-	}
 	s->skel = xnat_sink_bpf__open();
 	if (!s->skel) {
 		err = -errno;
@@ -653,21 +661,15 @@ err_free:
 
 int sink_read(struct sink *s, uint64_t *packets, uint64_t *bytes)
 {
-	struct xnat_counter c[s->ncpus];
-	__u32 zero = 0;
-	int i, err;
+	struct xnat_counter sum;
+	int err;
 
-	*packets = *bytes = 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.sink_stats), &zero, c)) {
-		err = -errno;
+	err = percpu_counter_sum(bpf_map__fd(s->skel->maps.sink_stats), 0, &sum);
+	*packets = sum.packets;
+	*bytes = sum.bytes;
+	if (err)
 		pr_warn("Sink: reading its counters failed: %s\n", strerror(-err));
-		return err;
-	}
-	for (i = 0; i < s->ncpus; i++) {
-		*packets += c[i].packets;
-		*bytes += c[i].bytes;
-	}
-	return 0;
+	return err;
 }
 
 void sink_close(struct sink *s)

@@ -7,7 +7,7 @@
  * neighbours, NAT to wan0's address. The data path's maps are filled the
  * way user/maps.c fills them; keep the two in step when a map changes.
  *
- * Every call runs the harness bpf/xnat_mbench.bpf.c, which restores the
+ * Every call runs the harness bpf/bench/xnat_mbench.bpf.c, which restores the
  * packet and tail-calls the program under test. The harness stays attached
  * (generic XDP on the private namespace's lo, which is down) so that calls
  * with repeat > 1 do not pay for adding it to the XDP dispatcher each time.
@@ -33,10 +33,12 @@
 #include "xnat_fwd.skel.h"
 #include "xnat_bench.skel.h"
 #include "xnat_mbench.skel.h"
-#include "loader.h"
 #include "log.h"
+#include "maps.h"
 #include "microbench.h"
+#include "percpu.h"
 #include "reasons.h"
+#include "sysctl.h"
 
 #define MB_LAN_HOST  "198.18.1.10"
 #define MB_NAT_ADDR  "198.19.0.1" /* wan0's address */
@@ -77,18 +79,6 @@ struct mb {
 	uint8_t pkt[MB_FRAME_LEN];
 };
 
-static int write_sysctl(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 /* The router, in the current (fresh) network namespace. */
 static int testbed_up(struct mb *m)
 {
@@ -96,9 +86,9 @@ static int testbed_up(struct mb *m)
 	int err, rc;
 
 	/* IPv6 off: no neighbour discovery or MLD chatter in the testbed. */
-	write_sysctl("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
-	write_sysctl("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
-	err = write_sysctl("/proc/sys/net/ipv4/ip_forward", "1");
+	sysctl_write("net/ipv6/conf/default/disable_ipv6", "1");
+	sysctl_write("net/ipv6/conf/all/disable_ipv6", "1");
+	err = sysctl_write("net/ipv4/ip_forward", "1");
 	if (err) {
 		pr_warn("Microbenchmark: cannot enable forwarding: %s\n",
 			strerror(-err));
@@ -308,16 +298,14 @@ static void build_packet(uint8_t *pkt)
 /* Packets counted under each reason, summed over CPUs. */
 static int stats_read(struct mb *m, uint64_t *packets)
 {
-	struct xnat_counter c[m->ncpus];
-	__u32 r;
-	int i;
+	struct xnat_counter sum;
+	int err;
 
-	for (r = 0; r < (__u32)m->nreasons; r++) {
-		if (bpf_map_lookup_elem(m->stats_fd, &r, c))
-			return -errno;
-		packets[r] = 0;
-		for (i = 0; i < m->ncpus; i++)
-			packets[r] += c[i].packets;
+	for (__u32 r = 0; r < (__u32)m->nreasons; r++) {
+		err = percpu_counter_sum(m->stats_fd, r, &sum);
+		if (err)
+			return err;
+		packets[r] = sum.packets;
 	}
 	return 0;
 }
@@ -392,59 +380,58 @@ static const char *const case_names[MICROBENCH_CASES] = {
 	[MICROBENCH_EMPTY] = "empty",
 };
 
-/*
- * The measurement proper, in the testbed. Cases rotate within each round so
- * none always follows the same one; the counters are compared over the
- * whole run: fwd_fast must have grown by the fast path's packets,
- * fwd_routed by the fast-path-off ones, and nothing else at all.
- */
-static int measure(struct mb *m, struct microbench_result *r, int calls)
+/* The first xdp_xnat pass creates the flow (slow path); then every case
+ * warms its code and maps. On a failed call, *FAILED names its case. */
+static int warm_up(struct mb *m, int *failed)
 {
-	uint64_t before[m->nreasons], after[m->nreasons], other = 0;
-	uint64_t bad[MICROBENCH_CASES] = {};
-	uint32_t *ns[MICROBENCH_CASES] = {};
-	int i, j, c, ok, err;
 	uint32_t t;
 
-	for (c = 0; c < MICROBENCH_CASES; c++) {
-		ns[c] = calloc(calls, sizeof(*ns[c]));
-		if (!ns[c]) {
-			err = -ENOMEM;
-			goto out;
-		}
-	}
-	/* The first xdp_xnat pass creates the flow (slow path); then every
-	 * case warms its code and maps. */
-	for (i = 0; i < MB_WARMUP; i++)
-		for (c = 0; c < MICROBENCH_CASES; c++) {
-			err = run_once(m, c, &t);
-			if (err < 0)
-				goto out_call;
-		}
+	for (int i = 0; i < MB_WARMUP; i++)
+		for (int c = 0; c < MICROBENCH_CASES; c++) {
+			int ok = run_once(m, c, &t);
 
-	err = stats_read(m, before);
-	if (err)
-		goto out_stats;
-	for (i = 0; i < calls; i++) {
-		for (j = 0; j < MICROBENCH_CASES; j++) {
-			c = (i + j) % MICROBENCH_CASES;
-			ok = run_once(m, c, &ns[c][i]);
 			if (ok < 0) {
-				err = ok;
-				goto out_call;
+				*failed = c;
+				return ok;
+			}
+		}
+	return 0;
+}
+
+/* CALLS timed rounds, the cases rotating within each so that none always
+ * follows the same one; BAD counts calls off their path. */
+static int timed_rounds(struct mb *m, uint32_t *ns[MICROBENCH_CASES],
+			uint64_t bad[MICROBENCH_CASES], int calls, int *failed)
+{
+	for (int i = 0; i < calls; i++)
+		for (int j = 0; j < MICROBENCH_CASES; j++) {
+			int c = (i + j) % MICROBENCH_CASES;
+			int ok = run_once(m, c, &ns[c][i]);
+
+			if (ok < 0) {
+				*failed = c;
+				return ok;
 			}
 			bad[c] += !ok;
 		}
-	}
-	err = stats_read(m, after);
-	if (err)
-		goto out_stats;
+	return 0;
+}
 
-	/* xdp_xnat's path is proven by its counters, the others' by their
-	 * verdicts and output alone. */
-	for (c = 0; c < MICROBENCH_CASES; c++)
+/*
+ * Packets that took the path their case is about. xdp_xnat's path is
+ * proven by its counters over the whole run (fwd_fast must have grown by
+ * the fast path's packets, fwd_routed by the fast-path-off ones, and
+ * nothing else at all), the others' by their verdicts and output alone.
+ */
+static void check_paths(struct mb *m, struct microbench_result *r,
+			const uint64_t *before, const uint64_t *after,
+			const uint64_t bad[MICROBENCH_CASES], int calls)
+{
+	uint64_t other = 0;
+
+	for (int c = 0; c < MICROBENCH_CASES; c++)
 		r->c[c].on_path = (uint64_t)(calls - bad[c]) * MICROBENCH_BATCH;
-	for (i = 0; i < m->nreasons; i++) {
+	for (int i = 0; i < m->nreasons; i++) {
 		if (i == XNAT_FWD_FAST || i == XNAT_FWD_ROUTED ||
 		    after[i] == before[i])
 			continue;
@@ -457,15 +444,20 @@ static int measure(struct mb *m, struct microbench_result *r, int calls)
 		r->c[MICROBENCH_FAST].on_path = 0;
 		r->c[MICROBENCH_FP_OFF].on_path = 0;
 	}
-	for (c = 0; c < MICROBENCH_FP_OFF + 1; c++) {
+	for (int c = 0; c < MICROBENCH_FP_OFF + 1; c++) {
 		int reason = c == MICROBENCH_FAST ? XNAT_FWD_FAST : XNAT_FWD_ROUTED;
 		uint64_t moved = after[reason] - before[reason];
 
 		if (moved < r->c[c].on_path)
 			r->c[c].on_path = moved;
 	}
+}
 
-	for (c = 0; c < MICROBENCH_CASES; c++) {
+/* Each case's min, median and max of CALLS timings (sorts NS). */
+static void summarize(struct microbench_result *r,
+		      uint32_t *ns[MICROBENCH_CASES], int calls)
+{
+	for (int c = 0; c < MICROBENCH_CASES; c++) {
 		struct microbench_stat *s = &r->c[c];
 
 		qsort(ns[c], calls, sizeof(*ns[c]), cmp_u32);
@@ -477,12 +469,43 @@ static int measure(struct mb *m, struct microbench_result *r, int calls)
 		s->median_ns = calls % 2 ? ns[c][calls / 2] :
 				(ns[c][calls / 2 - 1] + ns[c][calls / 2]) / 2.0;
 	}
-	err = 0;
+}
+
+/* The measurement proper, in the testbed: counters read around the timed
+ * rounds (not the warm-up). */
+static int measure(struct mb *m, struct microbench_result *r, int calls)
+{
+	uint64_t before[m->nreasons], after[m->nreasons];
+	uint64_t bad[MICROBENCH_CASES] = {};
+	uint32_t *ns[MICROBENCH_CASES] = {};
+	int c, failed = 0, err = 0;
+
+	for (c = 0; c < MICROBENCH_CASES && !err; c++) {
+		ns[c] = calloc(calls, sizeof(*ns[c]));
+		if (!ns[c])
+			err = -ENOMEM;
+	}
+	if (err)
+		goto out;
+	err = warm_up(m, &failed);
+	if (err)
+		goto out_call;
+	err = stats_read(m, before);
+	if (err)
+		goto out_stats;
+	err = timed_rounds(m, ns, bad, calls, &failed);
+	if (err)
+		goto out_call;
+	err = stats_read(m, after);
+	if (err)
+		goto out_stats;
+	check_paths(m, r, before, after, bad, calls);
+	summarize(r, ns, calls);
 	goto out;
 
 out_call:
 	pr_warn("Microbenchmark: BPF_PROG_RUN of %s failed: %s\n",
-		case_names[c], strerror(-err));
+		case_names[failed], strerror(-err));
 	goto out;
 out_stats:
 	pr_warn("Microbenchmark: reading the data path's counters: %s\n",
@@ -498,41 +521,24 @@ static double ratio(double a, double b)
 	return b > 0 ? a / b : 0;
 }
 
-int microbench_run(struct microbench_result *r, int repeat)
+/* Load everything into a fresh network namespace of this thread, measure
+ * CALLS rounds there, unload, and come back. */
+static int run_isolated(struct microbench_result *r, int calls)
 {
 	struct mb m = { .harness_link = -1 };
-	cpu_set_t old, one;
-	int saved_ns, c, err, pinned;
+	int saved_ns, err;
 
-	memset(r, 0, sizeof(*r));
-	if (repeat <= 0)
-		repeat = MICROBENCH_DEFAULT_CALLS;
-	if (repeat < MICROBENCH_MIN_CALLS)
-		repeat = MICROBENCH_MIN_CALLS;
-	if (repeat > MICROBENCH_MAX_CALLS)
-		repeat = MICROBENCH_MAX_CALLS;
 	m.ncpus = libbpf_num_possible_cpus();
 	if (m.ncpus <= 0) {
 		pr_warn("Microbenchmark: cannot count the CPUs\n");
 		return -EINVAL;
 	}
-
-	/* Stay on one CPU: the counters are per CPU anyway, and a migration
-	 * in the middle would mix two caches' numbers. */
-	r->cpu = sched_getcpu();
-	pinned = !pthread_getaffinity_np(pthread_self(), sizeof(old), &old);
-	if (pinned && r->cpu >= 0) {
-		CPU_ZERO(&one);
-		CPU_SET(r->cpu, &one);
-		pinned = !pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
-	}
-
 	saved_ns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (saved_ns < 0) {
 		err = -errno;
 		pr_warn("Microbenchmark: cannot open this thread's network "
 			"namespace: %s\n", strerror(-err));
-		goto out_pin;
+		return err;
 	}
 	/* This thread only; the namespace goes away with the last reference
 	 * (our setns back below), and the veths with it. */
@@ -540,7 +546,8 @@ int microbench_run(struct microbench_result *r, int repeat)
 		err = -errno;
 		pr_warn("Microbenchmark: cannot create a network namespace: %s\n",
 			strerror(-err));
-		goto out_close;
+		close(saved_ns);
+		return err;
 	}
 	err = testbed_up(&m);
 	if (!err)
@@ -551,7 +558,7 @@ int microbench_run(struct microbench_result *r, int repeat)
 	if (!err)
 		err = load_harness(&m);
 	if (!err)
-		err = measure(&m, r, repeat);
+		err = measure(&m, r, calls);
 	if (m.harness_link >= 0)
 		close(m.harness_link);
 	xnat_mbench_bpf__destroy(m.harness);
@@ -565,15 +572,17 @@ int microbench_run(struct microbench_result *r, int repeat)
 			"namespace: %s\n", strerror(-e));
 		err = err ? err : e;
 	}
-out_close:
 	close(saved_ns);
-out_pin:
-	if (pinned)
-		pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
-	if (err)
-		return err;
+	return err;
+}
 
-	for (c = 0; c < MICROBENCH_CASES; c++)
+/* Net costs (less the empty program's) and their ratios; -EPROTO when a
+ * case's packets left its path. */
+static int conclude(struct microbench_result *r)
+{
+	int err = 0;
+
+	for (int c = 0; c < MICROBENCH_CASES; c++)
 		r->c[c].net_ns = c == MICROBENCH_EMPTY ? 0 :
 			r->c[c].median_ns - r->c[MICROBENCH_EMPTY].median_ns;
 	r->fast_vs_floor = ratio(r->c[MICROBENCH_FAST].net_ns,
@@ -582,7 +591,7 @@ out_pin:
 				r->c[MICROBENCH_FLOOR].net_ns);
 	r->off_vs_fast = ratio(r->c[MICROBENCH_FP_OFF].net_ns,
 			       r->c[MICROBENCH_FAST].net_ns);
-	for (c = 0; c < MICROBENCH_CASES; c++) {
+	for (int c = 0; c < MICROBENCH_CASES; c++) {
 		if (r->c[c].on_path != r->c[c].packets) {
 			pr_warn("Microbenchmark: %s: %llu of %llu packets took "
 				"another path\n", r->c[c].name,
@@ -592,4 +601,32 @@ out_pin:
 		}
 	}
 	return err;
+}
+
+int microbench_run(struct microbench_result *r, int repeat)
+{
+	cpu_set_t old, one;
+	int err, pinned;
+
+	memset(r, 0, sizeof(*r));
+	if (repeat <= 0)
+		repeat = MICROBENCH_DEFAULT_CALLS;
+	if (repeat < MICROBENCH_MIN_CALLS)
+		repeat = MICROBENCH_MIN_CALLS;
+	if (repeat > MICROBENCH_MAX_CALLS)
+		repeat = MICROBENCH_MAX_CALLS;
+
+	/* Stay on one CPU: the counters are per CPU anyway, and a migration
+	 * in the middle would mix two caches' numbers. */
+	r->cpu = sched_getcpu();
+	pinned = !pthread_getaffinity_np(pthread_self(), sizeof(old), &old);
+	if (pinned && r->cpu >= 0) {
+		CPU_ZERO(&one);
+		CPU_SET(r->cpu, &one);
+		pinned = !pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	}
+	err = run_isolated(r, repeat);
+	if (pinned)
+		pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
+	return err ? err : conclude(r);
 }

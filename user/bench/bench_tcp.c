@@ -224,158 +224,206 @@ static struct bench_tcp *new_tcp(struct bench_results *r)
 
 /* ---- one TCP test ------------------------------------------------------------------ */
 
-int bench_tcp_run(struct bench *b, struct bench_results *r, int rep,
-		  enum bench_tcp_test test)
-{
-	const double secs = b->plan->tcp_s;
-	char tsec[16], wsec[16], log[2][128], plog[128], port[2][8];
-	pid_t srv[2] = { 0, 0 }, cli[2] = { 0, 0 }, ping = 0;
-	int n = test == BT_RRUL ? 2 : 1, err = 0;
-	struct probe pr = { .secs = secs };
-	pthread_t th[2];
-	bool probe_up = false;
-	double rtt[512];
+/* One TCP test's processes and probes, for its steps below. */
+struct tcp_run {
+	struct bench *b;
 	struct bench_tcp *t;
-	sigset_t all, old;
+	enum bench_tcp_test test;
+	int n;                     /* iperf3 pairs: 2 for RRUL */
+	char tsec[16], wsec[16], log[2][128], plog[128], port[2][8];
+	pid_t srv[2], cli[2], ping;
+	struct probe pr;
+	pthread_t th[2];
+	bool probe_up;
+	double rtt[512];
+};
 
-	t = new_tcp(r);
-	if (!t)
-		return -ENOMEM;
-	t->rep = rep;
-	t->mode = b->mode;
-	t->test = test;
-	t->seconds = secs;
-	t->ping_median_ms = t->udp_median_ms = -1;
-	snprintf(tsec, sizeof(tsec), "%g", secs);
-	snprintf(wsec, sizeof(wsec), "%d", (int)secs + 1);
+/* Start the one-off iperf3 servers in the WAN host and wait until they
+ * listen. */
+static int servers_start(struct tcp_run *x)
+{
+	struct bench *b = x->b;
 
-	for (int i = 0; i < n; i++) {
-		const char *argv[] = { "iperf3", "-s", "-1", "-p", port[i], NULL };
+	for (int i = 0; i < x->n; i++) {
+		const char *argv[] = { "iperf3", "-s", "-1", "-p", x->port[i], NULL };
 
-		snprintf(port[i], sizeof(port[i]), "%d", IPERF_PORT + i);
-		srv[i] = bench_spawn(b, NS_WAN, NULL, argv);
-		if (srv[i] < 0) {
-			err = srv[i];
-			srv[i] = 0;
-			goto out;
+		snprintf(x->port[i], sizeof(x->port[i]), "%d", IPERF_PORT + i);
+		x->srv[i] = bench_spawn(b, NS_WAN, NULL, argv);
+		if (x->srv[i] < 0) {
+			int err = x->srv[i];
+
+			x->srv[i] = 0;
+			return err;
 		}
 	}
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < x->n; i++) {
 		double until = bench_now() + 5;
 
 		while (!listening(b, NS_WAN, IPERF_PORT + i) && !bench_stop &&
 		       bench_now() < until)
 			bench_sleep(0.02);
 		if (!listening(b, NS_WAN, IPERF_PORT + i)) {
-			snprintf(t->note, sizeof(t->note), "iperf3 server did not start");
-			err = bench_stop ? -EINTR : -ETIMEDOUT;
-			goto out;
+			snprintf(x->t->note, sizeof(x->t->note), "iperf3 server did not start");
+			return bench_stop ? -EINTR : -ETIMEDOUT;
 		}
 	}
+	return 0;
+}
 
-	/* Latency probes first, so they see the whole transfer. */
-	pr.ns_fd[0] = b->ns_fd[NS_LAN];
-	pr.ns_fd[1] = b->ns_fd[NS_WAN];
-	pthread_mutex_init(&pr.lock, NULL);
-	pthread_cond_init(&pr.cond, NULL);
+/* The latency probes (UDP echo threads and ping), started before the
+ * transfer so that they see all of it. */
+static void probes_start(struct tcp_run *x)
+{
+	struct probe *pr = &x->pr;
+	const char *argv[] = { "ping", "-n", "-i", "0.2", "-W", "1", "-w",
+			       x->wsec, BENCH_WAN_HOST, NULL };
+	sigset_t all, old;
+
+	pr->ns_fd[0] = x->b->ns_fd[NS_LAN];
+	pr->ns_fd[1] = x->b->ns_fd[NS_WAN];
+	pthread_mutex_init(&pr->lock, NULL);
+	pthread_cond_init(&pr->cond, NULL);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	if (!pthread_create(&th[1], NULL, probe_echo, &pr)) {
-		pthread_mutex_lock(&pr.lock);
-		while (!pr.ready)
-			pthread_cond_wait(&pr.cond, &pr.lock);
-		pthread_mutex_unlock(&pr.lock);
-		if (!pthread_create(&th[0], NULL, probe_client, &pr)) {
-			probe_up = true;
+	if (!pthread_create(&x->th[1], NULL, probe_echo, pr)) {
+		pthread_mutex_lock(&pr->lock);
+		while (!pr->ready)
+			pthread_cond_wait(&pr->cond, &pr->lock);
+		pthread_mutex_unlock(&pr->lock);
+		if (!pthread_create(&x->th[0], NULL, probe_client, pr)) {
+			x->probe_up = true;
 		} else {
-			pr.stop = 1;
-			pthread_join(th[1], NULL);
+			pr->stop = 1;
+			pthread_join(x->th[1], NULL);
 		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	{
-		const char *argv[] = { "ping", "-n", "-i", "0.2", "-W", "1", "-w",
-				       wsec, BENCH_WAN_HOST, NULL };
 
-		snprintf(plog, sizeof(plog), "%s/ping.log", b->tmp_dir);
-		unlink(plog);
-		ping = bench_spawn(b, NS_LAN, plog, argv);
-		if (ping < 0)
-			ping = 0;
-	}
+	snprintf(x->plog, sizeof(x->plog), "%s/ping.log", x->b->tmp_dir);
+	unlink(x->plog);
+	x->ping = bench_spawn(x->b, NS_LAN, x->plog, argv);
+	if (x->ping < 0)
+		x->ping = 0;
+}
 
-	for (int i = 0; i < n; i++) {
-		/* RRUL: client 0 uploads, client 1 downloads. */
-		bool down = test == BT_DOWN || (test == BT_RRUL && i == 1);
-		const char *argv[] = { "iperf3", "-c", BENCH_WAN_HOST, "-p", port[i],
-				       "-P", test == BT_RRUL ? "4" : "8", "-t", tsec,
+/* RRUL: client 0 uploads, client 1 downloads. */
+static bool client_down(const struct tcp_run *x, int i)
+{
+	return x->test == BT_DOWN || (x->test == BT_RRUL && i == 1);
+}
+
+/* Run the iperf3 clients in the LAN host to their end; their Mbit/s. */
+static int clients_run(struct tcp_run *x)
+{
+	struct bench_tcp *t = x->t;
+	int err = 0;
+
+	for (int i = 0; i < x->n; i++) {
+		const char *argv[] = { "iperf3", "-c", BENCH_WAN_HOST, "-p", x->port[i],
+				       "-P", x->test == BT_RRUL ? "4" : "8", "-t", x->tsec,
 				       "-J", "--connect-timeout", "3000",
-				       down ? "-R" : NULL, NULL };
+				       client_down(x, i) ? "-R" : NULL, NULL };
 
-		snprintf(log[i], sizeof(log[i]), "%s/iperf-%d.json", b->tmp_dir, i);
-		unlink(log[i]);
-		cli[i] = bench_spawn(b, NS_LAN, log[i], argv);
-		if (cli[i] < 0) {
-			err = cli[i];
-			cli[i] = 0;
-			goto out;
+		snprintf(x->log[i], sizeof(x->log[i]), "%s/iperf-%d.json",
+			 x->b->tmp_dir, i);
+		unlink(x->log[i]);
+		x->cli[i] = bench_spawn(x->b, NS_LAN, x->log[i], argv);
+		if (x->cli[i] < 0) {
+			err = x->cli[i];
+			x->cli[i] = 0;
+			return err;
 		}
 	}
-	for (int i = 0; i < n; i++) {
-		int rc = bench_reap(b, cli[i], bench_now() + secs + 15);
-		bool down = test == BT_DOWN || (test == BT_RRUL && i == 1);
+	for (int i = 0; i < x->n; i++) {
+		int rc = bench_reap(x->b, x->cli[i], bench_now() + t->seconds + 15);
 		double mbps;
 
-		cli[i] = 0;
+		x->cli[i] = 0;
 		if (rc) {
 			snprintf(t->note, sizeof(t->note), "iperf3 client %s",
 				 rc == -ETIMEDOUT ? "timed out" : "failed");
 			err = rc == -EINTR ? rc : 0;
 			continue;
 		}
-		mbps = iperf_mbps(log[i]);
+		mbps = iperf_mbps(x->log[i]);
 		if (mbps < 0) {
 			snprintf(t->note, sizeof(t->note), "no iperf3 result");
 			continue;
 		}
-		if (down)
+		if (client_down(x, i))
 			t->mbps_down += mbps;
 		else
 			t->mbps_up += mbps;
 	}
 	t->mbps = t->mbps_down + t->mbps_up;
 	t->ok = !t->note[0] && t->mbps > 0;
+	return err;
+}
 
-out:
-	if (ping) {
-		bench_reap(b, ping, bench_now() + 3);
-		ping = 0;
-		t->ping_recv = ping_rtts(plog, rtt, 512, &t->ping_sent);
-		if (t->ping_recv) {
-			double mn, mx;
+/* Stop the probes and keep their medians. */
+static void probes_collect(struct tcp_run *x)
+{
+	struct bench_tcp *t = x->t;
+	double mn, mx;
 
-			bench_stats(rtt, t->ping_recv, &t->ping_median_ms, &mn, &mx);
-		}
+	if (x->ping) {
+		bench_reap(x->b, x->ping, bench_now() + 3);
+		x->ping = 0;
+		t->ping_recv = ping_rtts(x->plog, x->rtt, 512, &t->ping_sent);
+		if (t->ping_recv)
+			bench_stats(x->rtt, t->ping_recv, &t->ping_median_ms, &mn, &mx);
 	}
-	if (probe_up) {
-		pthread_join(th[0], NULL);
-		pr.stop = 1;
-		pthread_join(th[1], NULL);
-		t->udp_sent = pr.sent;
-		t->udp_recv = pr.recv;
-		if (pr.recv) {
-			double mn, mx;
-
-			bench_stats(pr.rtt_ms, pr.recv, &t->udp_median_ms, &mn, &mx);
-		}
+	if (x->probe_up) {
+		pthread_join(x->th[0], NULL);
+		x->pr.stop = 1;
+		pthread_join(x->th[1], NULL);
+		t->udp_sent = x->pr.sent;
+		t->udp_recv = x->pr.recv;
+		if (x->pr.recv)
+			bench_stats(x->pr.rtt_ms, x->pr.recv, &t->udp_median_ms, &mn, &mx);
 	}
+}
+
+/* End whatever iperf3 is left. */
+static void procs_end(struct tcp_run *x)
+{
 	for (int i = 0; i < 2; i++) {
-		if (cli[i])
-			bench_kill(b, cli[i]);
+		if (x->cli[i])
+			bench_kill(x->b, x->cli[i]);
 		/* One-off servers end with their test; any left is ended. */
-		if (srv[i] && bench_reap(b, srv[i], bench_now() + 2) == -ETIMEDOUT)
-			pr_debug("iperf3 server %d killed\n", srv[i]);
+		if (x->srv[i] && bench_reap(x->b, x->srv[i], bench_now() + 2) == -ETIMEDOUT)
+			pr_debug("iperf3 server %d killed\n", x->srv[i]);
 	}
+}
+
+int bench_tcp_run(struct bench *b, struct bench_results *r, int rep,
+		  enum bench_tcp_test test)
+{
+	struct tcp_run x = {
+		.b = b, .test = test, .n = test == BT_RRUL ? 2 : 1,
+		.pr = { .secs = b->plan->tcp_s },
+	};
+	struct bench_tcp *t;
+	int err;
+
+	t = x.t = new_tcp(r);
+	if (!t)
+		return -ENOMEM;
+	t->rep = rep;
+	t->mode = b->mode;
+	t->test = test;
+	t->seconds = b->plan->tcp_s;
+	t->ping_median_ms = t->udp_median_ms = -1;
+	snprintf(x.tsec, sizeof(x.tsec), "%g", t->seconds);
+	snprintf(x.wsec, sizeof(x.wsec), "%d", (int)t->seconds + 1);
+
+	err = servers_start(&x);
+	if (!err) {
+		probes_start(&x);
+		err = clients_run(&x);
+	}
+	probes_collect(&x);
+	procs_end(&x);
 	if (!err)
 		bench_progress("  rep %d %-12s %-11s %.0f Mbit/s (ping %.2f ms, udp %.2f ms)%s%s",
 			       rep + 1, bench_mode_names[b->mode],

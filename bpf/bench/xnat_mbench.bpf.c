@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The microbenchmark's harness (user/microbench.c). BPF_PROG_RUN with
+ * The microbenchmark's harness (user/bench/microbench.c). BPF_PROG_RUN with
  * repeat runs a program many times on one buffer, and the programs under
  * test rewrite it: after one pass of the data path the packet carries the
  * NAT address and the next hop's MACs, a key no flow has, and the TTL

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The benchmark's packet generator: xdp_gen runs under BPF_PROG_RUN in
- * live-frames mode (BPF_F_TEST_XDP_LIVE_FRAMES, user/gen.c). For every
+ * live-frames mode (BPF_F_TEST_XDP_LIVE_FRAMES, user/bench/gen.c). For every
  * frame the kernel hands it, it picks the next flow (source port
  * src_port + i, round robin over n_flows) and the next frame length of the
  * size cycle, sets the frame to that length, writes the whole
@@ -34,7 +34,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define GEN_CYCLE_MAX 1024
 
 /* Frames arriving on other ports are real traffic, not test runs: the
- * program stays attached to lo for the whole run (user/gen.c says why)
+ * program stays attached to lo for the whole run (user/bench/gen.c says why)
  * and must leave lo's packets alone. */
 const volatile __u32 tx_ifindex;
 /* The header as sent, bytes 0..39: MACs, IPv4 header with tot_len and
@@ -54,7 +54,7 @@ const volatile __u16 cycle[GEN_CYCLE_MAX] = { GEN_HDR_LEN };
 
 /*
  * Where this CPU is in the flow and size sequences, and what it sent.
- * Sync note: user/gen.c reads this struct as struct gen_state.
+ * Sync note: user/bench/gen.c reads this struct as struct gen_state.
  */
 struct gen_state {
 	__u64 packets;

@@ -2,14 +2,14 @@
 /*
  * The benchmark's packet generator and sink.
  *
- * The generator is bpf/xnat_gen.bpf.c run through BPF_PROG_RUN in live-frames
+ * The generator is bpf/bench/xnat_gen.bpf.c run through BPF_PROG_RUN in live-frames
  * mode (BPF_F_TEST_XDP_LIVE_FRAMES): the kernel builds frames from a template
  * and the program rewrites each one (flow index, size, checksums) and sends
  * it with XDP_TX out of the port given as ingress, i.e. to the veth peer, the
  * router. It offers several Mpps from one core, far above what any router
- * mode forwards here (shared/TESTBED.md).
+ * mode forwards here (docs/BENCHMARKS.md).
  *
- * The sink is bpf/xnat_sink.bpf.c attached to the receiving host's port: it
+ * The sink is bpf/bench/xnat_sink.bpf.c attached to the receiving host's port: it
  * counts frames per CPU and drops them, so offered, forwarded and lost
  * packets are all known.
  */
@@ -59,9 +59,9 @@ struct gen;
  * Load the generator for CFG in the current network namespace and attach
  * it (generic XDP, a BPF link) to this namespace's lo, where it stays until
  * gen_close: a BPF_PROG_RUN call on a program attached nowhere pays tens of
- * ms (shared/TESTBED.md). Frames arriving on lo pass untouched (generic XDP
- * does linearize big GSO packets on lo meanwhile: keep bulk traffic off
- * the generator namespace's lo). One generator per network namespace (lo
+ * ms, as measured on the kernels we run. Frames arriving on lo pass
+ * untouched (generic XDP does linearize big GSO packets on lo meanwhile:
+ * keep bulk traffic off the generator namespace's lo). One generator per network namespace (lo
  * takes one program); several sending threads share it through
  * gen_run_on. 0, or -errno with a message (-EINVAL for a bad CFG, -EBUSY
  * when lo already has an XDP program).
