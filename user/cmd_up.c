@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 #include "cmd.h"
+#include "natlog.h"
 #include "config.h"
 #include "iface.h"
 #include "kernel_mode.h"
@@ -210,6 +211,7 @@ static void notify_systemd(const char *fmt, ...)
 int cmd_run(const struct opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct natlog *nat_log = NULL;
 	struct config cfg;
 	int rc;
 
@@ -220,9 +222,16 @@ int cmd_run(const struct opts *o)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	notify_systemd("READY=1\nSTATUS=up with %s", o->config);
+	/* Mapping created / expired as JSON lines on stdout (the journal,
+	 * under systemd); xdp mode only: the kernel logs its own NAT. */
+	if (cfg.mode == MODE_XDP)
+		nat_log = natlog_open(stdout);
 
 	while (!got_term) {
-		sleep(5); /* interrupted by signals */
+		if (nat_log)
+			natlog_wait(nat_log, 5000); /* returns on a signal */
+		else
+			sleep(5); /* interrupted by signals */
 		if (got_hup) {
 			struct config next;
 
@@ -245,6 +254,7 @@ int cmd_run(const struct opts *o)
 		if (!got_term)
 			refresh(o, &cfg);
 	}
+	natlog_close(nat_log);
 	notify_systemd("STOPPING=1");
 	return cmd_down(o);
 }
