@@ -101,13 +101,15 @@ $(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-# The version, stamped into main.o only: rewritten when it changes (cmp),
+# The version, stamped into main.o and cmd_bench.o only: rewritten when it changes (cmp),
 # so an unchanged version rebuilds nothing.
 $(OUTPUT)/version.h: FORCE | $(OUTPUT)
 	$(Q)printf '#define XNAT_VERSION "%s"\n' "$$(scripts/version.sh)" >$@.tmp
 	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 $(OUTPUT)/user/main.o: $(OUTPUT)/version.h
+# The bench's report names the xnat it measured.
+$(OUTPUT)/user/bench/cmd_bench.o: $(OUTPUT)/version.h
 
 FORCE:
 

@@ -160,4 +160,26 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } xnat_trace_rb SEC(".maps");
 
+/* NAT event log: on while `xnat run` reads it (one entry). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct natlog_config);
+	__uint(max_entries, 1);
+} xnat_natlog_cfg SEC(".maps");
+
+/* NAT event log: events that did not fit in the ring, per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} xnat_natlog_cpu SEC(".maps");
+
+/* NAT event log: mapping created / expired, to `xnat run`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} xnat_natlog_rb SEC(".maps");
+
 #endif /* XNAT_MAPS_H */

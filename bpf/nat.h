@@ -16,6 +16,7 @@
 #include <bpf/bpf_helpers.h>
 #include "maps.h"
 #include "parsing.h"
+#include "natlog.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 #define XNAT_CLOCK_MONOTONIC 1
@@ -106,6 +107,7 @@ static int mapping_expire(void *map, struct nat_endpoint *ep,
 				m->last_used_ns + timeout - now, 0);
 		return 0;
 	}
+	natlog_emit(NATLOG_EXPIRED, ep, cfg->nat_addr, m->ext_port, 0, 0);
 	bpf_map_delete_elem(&xnat_ports, &pk);
 	bpf_map_delete_elem(&xnat_mappings, ep);
 	return 0;
@@ -169,6 +171,8 @@ static __always_inline int mapping_get(struct pkt *p,
 		bpf_timer_set_callback(&m->timer, mapping_expire);
 		bpf_timer_start(&m->timer, mapping_timeout_ns(cfg, ep->proto), 0);
 	}
+	natlog_emit(NATLOG_CREATED, ep, cfg->nat_addr, pk.port,
+		    p->key.daddr.v4, p->key.dport);
 	*port = pk.port;
 	return XNAT_CONTINUE;
 }

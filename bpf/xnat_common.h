@@ -466,4 +466,37 @@ struct trace_event {
 };
 _Static_assert(sizeof(struct trace_event) == 112, "trace_event layout");
 
+/*
+ * NAT event log (`xnat run`): a mapping created or expired, what an operator
+ * keeps to answer abuse reports (who was behind an external address and
+ * port, when). Written only while a reader is attached (natlog_config).
+ */
+enum natlog_type {
+	NATLOG_CREATED = 1,
+	NATLOG_EXPIRED = 2,
+};
+
+struct natlog_config {
+	__u32 active;          /* 0: nobody reads, nothing is written */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct natlog_config) == 8, "natlog_config layout");
+
+struct natlog_event {
+	__u64 ts_ns;           /* bpf_ktime_get_ns() */
+	__be32 inside_addr;
+	__be32 ext_addr;       /* [nat] address at the time */
+	__be32 remote_addr;    /* created: the destination of the first
+				  packet; expired: 0. The external port is
+				  the same towards every destination
+				  (endpoint-independent mapping). */
+	__be16 inside_port;    /* ICMP: echo id */
+	__be16 ext_port;
+	__be16 remote_port;
+	__u8 proto;
+	__u8 type;             /* enum natlog_type */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct natlog_event) == 32, "natlog_event layout");
+
 #endif /* XNAT_COMMON_H */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 #include "cmd.h"
+#include "natlog.h"
 #include "config.h"
 #include "iface.h"
 #include "kernel_mode.h"
@@ -213,6 +214,7 @@ int cmd_run(const struct opts *o)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct offload_watch *watch = NULL;
 	time_t last_refresh = 0;
+	struct natlog *nat_log = NULL;
 	struct config cfg;
 	int rc;
 
@@ -223,14 +225,20 @@ int cmd_run(const struct opts *o)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	notify_systemd("READY=1\nSTATUS=up with %s", o->config);
+	/* Mapping created / expired as JSON lines on stdout (the journal,
+	 * under systemd); xdp mode only: the kernel logs its own NAT. */
+	if (cfg.mode == MODE_XDP)
+		nat_log = natlog_open(stdout);
 
 	/* Offload mode: conntrack destroy events and ruleset changes take
 	 * flows off the fast path as they happen. */
 	if (cfg.mode == MODE_OFFLOAD)
 		watch = offload_watch_open(&cfg);
 	while (!got_term) {
-		/* Both wait 5 s at most and return early on signals. */
-		if (watch)
+		/* Each waits 5 s at most and returns early on signals. */
+		if (nat_log)
+			natlog_wait(nat_log, 5000);
+		else if (watch)
 			offload_watch_wait(watch, 5000);
 		else
 			sleep(5);
@@ -263,6 +271,7 @@ int cmd_run(const struct opts *o)
 		}
 	}
 	offload_watch_close(watch);
+	natlog_close(nat_log);
 	notify_systemd("STOPPING=1");
 	return cmd_down(o);
 }

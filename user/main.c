@@ -128,7 +128,7 @@ static const struct opt_def options[N_OPTS] = {
 	[OPT_MODES] = STRING(0, "modes", "LIST", modes,
 		"kernel-fwd,kernel-nat,xdp-nat,xdp-nat-slow,xdp-fwd,drop (all)"),
 	[OPT_PROFILES] = STRING(0, "profiles", "LIST", profiles,
-		"64,500,1500,imix 1,10k up,both udp,newflow,tcp (each group filters; all by default)"),
+		"64,500,1500,imix 1,10k up,both udp,newflow,tcp,micro (each group filters; all by default)"),
 };
 
 #define CMD_MAX_OPTS 8

@@ -24,6 +24,9 @@
 #define MAP_TRACE_CFG "xnat_trace_cfg"
 #define MAP_TRACE_CPU "xnat_trace_cpu"
 #define MAP_TRACE_RB  "xnat_trace_rb"
+#define MAP_NATLOG_CFG "xnat_natlog_cfg"
+#define MAP_NATLOG_CPU "xnat_natlog_cpu"
+#define MAP_NATLOG_RB  "xnat_natlog_rb"
 
 /* The pin directory of the router in the network namespace with inode
  * NETNS_INO, in BUF. 0, or -ENAMETOOLONG. */

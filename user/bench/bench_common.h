@@ -65,6 +65,7 @@ enum bench_kind {
 	BK_UDP = 1 << 0,
 	BK_NEWFLOW = 1 << 1,
 	BK_TCP = 1 << 2,
+	BK_MICRO = 1 << 3,    /* the BPF_PROG_RUN microbenchmark */
 };
 
 /* ---- the plan of a run -------------------------------------------------- */
@@ -282,9 +283,12 @@ struct bench_results {
 	int n_tcp, cap_tcp;
 	/* BPF_PROG_RUN ns/packet (microbench), -1 when not measured. */
 	double micro_fast_ns, micro_slow_ns, micro_fwd_ns;
+	double micro_traced_ns; /* fast path with an idle `xnat trace` */
 	char micro_note[128];
 	char date[32];
 	char kernel[96];
+	char cpu_model[96];   /* /proc/cpuinfo's first "model name" */
+	char xnat_version[64]; /* scripts/version.sh: tag or commit, -dirty */
 	int ncpus;
 	double elapsed_s;
 	bool interrupted;

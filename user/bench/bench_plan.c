@@ -134,14 +134,16 @@ static int plan_modes(struct bench_plan *plan, const char *modes, char *err,
 	return 0;
 }
 
-/* The tests --profiles names (udp, newflow, tcp), or all of them. */
+/* The tests --profiles names (udp, newflow, tcp, micro), or all of them. */
 static void plan_kinds(struct bench_plan *plan, const char *profiles)
 {
-	plan->kinds = BK_UDP | BK_NEWFLOW | BK_TCP;
+	plan->kinds = BK_UDP | BK_NEWFLOW | BK_TCP | BK_MICRO;
 	if (!profiles || !(in_list(profiles, "udp") || in_list(profiles, "newflow") ||
-			   in_list(profiles, "tcp")))
+			   in_list(profiles, "tcp") || in_list(profiles, "micro")))
 		return;
 	plan->kinds = 0;
+	if (in_list(profiles, "micro"))
+		plan->kinds |= BK_MICRO;
 	if (in_list(profiles, "udp"))
 		plan->kinds |= BK_UDP;
 	if (in_list(profiles, "newflow"))
@@ -196,7 +198,7 @@ int bench_plan_init(struct bench_plan *plan, bool quick, int reps,
 {
 	static const char *const profile_tokens[] = {
 		"64", "500", "1500", "imix", "1", "10k", "up", "both",
-		"udp", "newflow", "tcp", NULL
+		"udp", "newflow", "tcp", "micro", NULL
 	};
 	const char *bad;
 
@@ -207,7 +209,7 @@ int bench_plan_init(struct bench_plan *plan, bool quick, int reps,
 		bad = unknown_token(profiles, profile_tokens);
 		if (bad) {
 			snprintf(err, errlen, "--profiles: unknown '%s' (sizes 64, 500, "
-				 "1500, imix; flows 1, 10k; up, both; udp, newflow, tcp)",
+				 "1500, imix; flows 1, 10k; up, both; udp, newflow, tcp, micro)",
 				 bad);
 			return -1;
 		}
@@ -240,6 +242,7 @@ int bench_results_init(struct bench_results *r, const struct bench_plan *p)
 	r->cells = calloc((size_t)p->reps * BM_MAX * (p->n_profiles ?: 1),
 			  sizeof(*r->cells));
 	r->micro_fast_ns = r->micro_slow_ns = r->micro_fwd_ns = -1;
+	r->micro_traced_ns = -1;
 	return r->cells ? 0 : -ENOMEM;
 }
 

@@ -289,6 +289,7 @@ void bench_report_text(FILE *f, const struct bench_plan *p,
 	fprintf(f, "xnat bench: %s, Linux %s, %d CPUs, %d repetition%s, %.0f s%s\n",
 		r->date, r->kernel, r->ncpus, p->reps, p->reps == 1 ? "" : "s",
 		r->elapsed_s, r->interrupted ? " (INTERRUPTED: partial)" : "");
+	fprintf(f, "xnat %s on %s\n", r->xnat_version, r->cpu_model);
 	fprintf(f, "command: %s\n", p->command);
 	fprintf(f, "CPUs: LAN->WAN generator on CPU %d, WAN->LAN generator on CPU %d; the router's\n"
 		   "  receive and forwarding run in softirq on the sending generator's CPU (veth);\n"
@@ -311,8 +312,10 @@ void bench_report_text(FILE *f, const struct bench_plan *p,
 	if (r->micro_fast_ns >= 0 || r->micro_note[0]) {
 		fprintf(f, "\nBPF_PROG_RUN ns/packet (repeat, one CPU): ");
 		if (r->micro_fast_ns >= 0)
-			fprintf(f, "fast-path hit %.1f, fast path off %.1f, bare forwarder %.1f",
-				r->micro_fast_ns, r->micro_slow_ns, r->micro_fwd_ns);
+			fprintf(f, "fast-path hit %.1f, fast path off %.1f, bare forwarder %.1f, "
+				"fast-path hit with an idle trace %.1f",
+				r->micro_fast_ns, r->micro_slow_ns, r->micro_fwd_ns,
+				r->micro_traced_ns);
 		if (r->micro_note[0])
 			fprintf(f, "%s%s", r->micro_fast_ns >= 0 ? "; " : "", r->micro_note);
 		fprintf(f, "\n");

@@ -280,6 +280,8 @@ void bench_report_json(FILE *f, const struct bench_plan *p,
 	jsonw_str(&w, "command", p->command);
 	jsonw_str(&w, "date", r->date);
 	jsonw_str(&w, "kernel", r->kernel);
+	jsonw_str(&w, "xnat_version", r->xnat_version);
+	jsonw_str(&w, "cpu_model", r->cpu_model);
 	jsonw_i64(&w, "cpus", r->ncpus);
 	jsonw_bool(&w, "complete", !r->interrupted);
 	jsonw_double(&w, "elapsed_s", r->elapsed_s);
@@ -304,10 +306,12 @@ void bench_report_json(FILE *f, const struct bench_plan *p,
 		jsonw_double(&w, "fast_path_ns", r->micro_fast_ns);
 		jsonw_double(&w, "fast_path_off_ns", r->micro_slow_ns);
 		jsonw_double(&w, "bare_forwarder_ns", r->micro_fwd_ns);
+		jsonw_double(&w, "fast_path_traced_ns", r->micro_traced_ns);
 	} else {
 		jsonw_null(&w, "fast_path_ns");
 		jsonw_null(&w, "fast_path_off_ns");
 		jsonw_null(&w, "bare_forwarder_ns");
+		jsonw_null(&w, "fast_path_traced_ns");
 	}
 	jsonw_str(&w, "note", r->micro_note);
 	jsonw_obj_end(&w);

@@ -36,6 +36,7 @@ static void microbench(struct bench_results *r)
 	r->micro_fast_ns = mb.c[MICROBENCH_FAST].net_ns;
 	r->micro_slow_ns = mb.c[MICROBENCH_FP_OFF].net_ns;
 	r->micro_fwd_ns = mb.c[MICROBENCH_FLOOR].net_ns;
+	r->micro_traced_ns = mb.c[MICROBENCH_TRACED].net_ns;
 	snprintf(r->micro_note, sizeof(r->micro_note),
 		 "medians of %llu calls (%llu packets) on CPU %d, less the empty program's %.0f ns%s",
 		 (unsigned long long)mb.c[MICROBENCH_FAST].calls,
@@ -149,7 +150,8 @@ int bench_measure(struct bench *b, struct bench_results *r)
 	const struct bench_plan *plan = b->plan;
 	int err = 0;
 
-	microbench(r);
+	if (plan->kinds & BK_MICRO)
+		microbench(r);
 	for (int rep = 0; rep < plan->reps && !err && !bench_stop; rep++) {
 		if (plan->kinds & (BK_UDP | BK_NEWFLOW))
 			err = bench_sinks_open(b);

@@ -20,6 +20,7 @@
 #include <sys/utsname.h>
 #include "bench_common.h"
 #include "cmd.h"
+#include "version.h"
 #include "fsutil.h"
 #include "log.h"
 
@@ -178,12 +179,34 @@ static int bench_init(const struct opts *o, struct bench *b,
 	return EXIT_OK;
 }
 
-/* When and where the run happens, for the report's header. */
+/* The CPU's model as /proc/cpuinfo names it, or "unknown". */
+static void cpu_model(char *buf, size_t len)
+{
+	char line[256], *colon;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "model name", 10) || !(colon = strchr(line, ':')))
+			continue;
+		colon += 1 + (colon[1] == ' ');
+		colon[strcspn(colon, "\n")] = 0;
+		snprintf(buf, len, "%s", colon);
+		break;
+	}
+	fclose(f);
+}
+
+/* When, where and what runs, for the report's header. */
 static void stamp(struct bench_results *res)
 {
 	struct utsname un;
 	time_t now = time(NULL);
 
+	cpu_model(res->cpu_model, sizeof(res->cpu_model));
+	snprintf(res->xnat_version, sizeof(res->xnat_version), "%s", XNAT_VERSION);
 	strftime(res->date, sizeof(res->date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
 	if (!uname(&un))
 		snprintf(res->kernel, sizeof(res->kernel), "%s", un.release);

@@ -200,6 +200,7 @@ static int load_harness(struct mb *m)
 		[MICROBENCH_FP_OFF] = bpf_program__fd(m->xnat->progs.xdp_xnat),
 		[MICROBENCH_FLOOR] = bpf_program__fd(m->fwd->progs.xdp_fwd),
 		[MICROBENCH_EMPTY] = bpf_program__fd(m->empty->progs.xdp_pass),
+		[MICROBENCH_TRACED] = bpf_program__fd(m->xnat->progs.xdp_xnat),
 	};
 	int fd, lo, err;
 	__u32 c;
@@ -310,6 +311,30 @@ static int stats_read(struct mb *m, uint64_t *packets)
 	return 0;
 }
 
+/*
+ * Attach or detach a tracer as `xnat trace host 198.18.99.99` does: the
+ * filter matches no packet of the run (the packet is 198.18.1.10 to
+ * 198.19.0.2, NATed to 198.19.0.1), so the trace costs its flag test, the
+ * call and the filter's compares, and sends nothing.
+ */
+static int trace_set(struct mb *m, bool on)
+{
+	struct trace_config tc = {};
+	__u32 zero = 0;
+
+	if (on) {
+		tc.active = 1;
+		tc.match = XNAT_TRACE_HOST;
+		tc.reasons = ~0ULL;
+		tc.host_family = XNAT_AF_INET;
+		inet_pton(AF_INET, "198.18.99.99", &tc.host.v4);
+		tc.rate = 1000;
+		tc.lease_end_ns = ~0ULL;
+	}
+	return bpf_map_update_elem(bpf_map__fd(m->xnat->maps.xnat_trace_cfg),
+				   &zero, &tc, BPF_ANY) ? -errno : 0;
+}
+
 static int config_flags(struct mb *m, __u32 flags)
 {
 	__u32 zero = 0;
@@ -351,12 +376,19 @@ static int run_once(struct mb *m, enum microbench_case c, uint32_t *ns)
 		if (err)
 			return err;
 	}
+	if (c == MICROBENCH_TRACED) {
+		err = trace_set(m, true);
+		if (err)
+			return err;
+	}
 	err = bpf_prog_test_run_opts(bpf_program__fd(m->harness->progs.xdp_mbench),
 				     &opts);
 	if (err)
 		err = -errno;
 	if (c == MICROBENCH_FP_OFF && !err)
 		err = config_flags(m, 0);
+	if (c == MICROBENCH_TRACED && !err)
+		err = trace_set(m, false);
 	if (err)
 		return err;
 	*ns = opts.duration;
@@ -378,6 +410,7 @@ static const char *const case_names[MICROBENCH_CASES] = {
 	[MICROBENCH_FP_OFF] = "fast path off",
 	[MICROBENCH_FLOOR] = "xdp_fwd",
 	[MICROBENCH_EMPTY] = "empty",
+	[MICROBENCH_TRACED] = "fast path, idle trace",
 };
 
 /* The first xdp_xnat pass creates the flow (slow path); then every case
@@ -417,11 +450,27 @@ static int timed_rounds(struct mb *m, uint32_t *ns[MICROBENCH_CASES],
 	return 0;
 }
 
+/* Packets the trace's filter matched over the run (it must match none). */
+static __u64 trace_matched(struct mb *m)
+{
+	int fd = bpf_map__fd(m->xnat->maps.xnat_trace_cpu);
+	struct trace_cpu per[m->ncpus];
+	__u64 n = 0;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, per))
+		return ~0ULL;
+	for (int c = 0; c < m->ncpus; c++)
+		n += per[c].matched;
+	return n;
+}
+
 /*
  * Packets that took the path their case is about. xdp_xnat's path is
  * proven by its counters over the whole run (fwd_fast must have grown by
- * the fast path's packets, fwd_routed by the fast-path-off ones, and
- * nothing else at all), the others' by their verdicts and output alone.
+ * the fast path's packets, traced or not, fwd_routed by the fast-path-off
+ * ones, and nothing else at all; the trace's filter matched nothing), the
+ * others' by their verdicts and output alone.
  */
 static void check_paths(struct mb *m, struct microbench_result *r,
 			const uint64_t *before, const uint64_t *after,
@@ -443,13 +492,20 @@ static void check_paths(struct mb *m, struct microbench_result *r,
 	if (other) {
 		r->c[MICROBENCH_FAST].on_path = 0;
 		r->c[MICROBENCH_FP_OFF].on_path = 0;
+		r->c[MICROBENCH_TRACED].on_path = 0;
 	}
-	for (int c = 0; c < MICROBENCH_FP_OFF + 1; c++) {
-		int reason = c == MICROBENCH_FAST ? XNAT_FWD_FAST : XNAT_FWD_ROUTED;
-		uint64_t moved = after[reason] - before[reason];
-
-		if (moved < r->c[c].on_path)
-			r->c[c].on_path = moved;
+	if (after[XNAT_FWD_FAST] - before[XNAT_FWD_FAST] <
+	    r->c[MICROBENCH_FAST].on_path + r->c[MICROBENCH_TRACED].on_path) {
+		r->c[MICROBENCH_FAST].on_path = 0;
+		r->c[MICROBENCH_TRACED].on_path = 0;
+	}
+	if (after[XNAT_FWD_ROUTED] - before[XNAT_FWD_ROUTED] <
+	    r->c[MICROBENCH_FP_OFF].on_path)
+		r->c[MICROBENCH_FP_OFF].on_path =
+			after[XNAT_FWD_ROUTED] - before[XNAT_FWD_ROUTED];
+	if (trace_matched(m)) {
+		pr_warn("Microbenchmark: the idle trace's filter matched packets\n");
+		r->c[MICROBENCH_TRACED].on_path = 0;
 	}
 }
 
@@ -591,6 +647,8 @@ static int conclude(struct microbench_result *r)
 				r->c[MICROBENCH_FLOOR].net_ns);
 	r->off_vs_fast = ratio(r->c[MICROBENCH_FP_OFF].net_ns,
 			       r->c[MICROBENCH_FAST].net_ns);
+	r->traced_vs_fast = ratio(r->c[MICROBENCH_TRACED].net_ns,
+				  r->c[MICROBENCH_FAST].net_ns);
 	for (int c = 0; c < MICROBENCH_CASES; c++) {
 		if (r->c[c].on_path != r->c[c].packets) {
 			pr_warn("Microbenchmark: %s: %llu of %llu packets took "

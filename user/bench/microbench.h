@@ -34,6 +34,10 @@ enum microbench_case {
 				 repeat. Report it as "fast path off". */
 	MICROBENCH_FLOOR,     /* xdp_fwd: fib lookup, MACs, TTL, redirect */
 	MICROBENCH_EMPTY,     /* xdp_pass: the harness's own cost */
+	MICROBENCH_TRACED,    /* MICROBENCH_FAST with `xnat trace` attached
+				 and a filter that matches nothing: what a
+				 running trace costs the packets it does not
+				 show (bpf/trace.h) */
 	MICROBENCH_CASES,
 };
 
@@ -67,6 +71,8 @@ struct microbench_result {
 	double fast_vs_floor;
 	double off_vs_floor;
 	double off_vs_fast;
+	/* fast path with an idle trace / fast path, net medians. */
+	double traced_vs_fast;
 };
 
 /* Calls per case when REPEAT <= 0; fewer than MICROBENCH_MIN_CALLS are
