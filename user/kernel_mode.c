@@ -163,13 +163,15 @@ static void emit_forward(FILE *f, const struct config *cfg)
 /*
  * Give every rule of the transaction CMDS a counter, for `xnat stats` in
  * kernel mode: " counter" goes before the rule's statement (dnat, snat,
- * masquerade, or the final accept/drop verdict), where nft wants it.
+ * masquerade, offload's ct mark set, or the final accept/drop verdict),
+ * where nft wants it.
  * Frees CMDS; the new text, or NULL on ENOMEM.
  */
 static char *with_counters(char *cmds)
 {
 	static const char *const stmts[] = { " dnat ip to ", " snat ip to ",
-					     " masquerade" };
+					     " masquerade",
+					     " ct mark set " /* offload */ };
 	char *out = NULL, *line, *next, *at;
 	size_t len;
 	FILE *f;
