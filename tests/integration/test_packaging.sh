@@ -147,7 +147,7 @@ test_systemd_verify() {
 }
 
 # The installed example config is valid (with this testbed's port names)
-# and each of its keys is in the man page's config reference.
+# and has every key, as have the man page's reference and the README.
 TEST_MODES[example_config]=kernel
 test_example_config() {
 	local key
@@ -156,9 +156,15 @@ test_example_config() {
 	grep -q "^wan  = $RTR_WAN_IF" "$TB_WORK/example.ini" ||
 		fail "no 'wan  = eth1' line in configs/xnat.ini"
 	check xnat check -c "$TB_WORK/example.ini"
-	for key in $(sed -n 's/^\([a-z_]*\) *=.*/\1/p' "$XNAT_ROOT/configs/xnat.ini"); do
-		grep -q "^\.B $key\b\|^\.BR $key\b" "$XNAT_ROOT/user/xnat.8" ||
+	# Every key the parser knows (config.c's keys[]) is in the example,
+	# in the man page's reference and in the README.
+	for key in $(sed -n 's/.*KEY("[a-z]*", "\([a-z_]*\)".*/\1/p' "$XNAT_ROOT/user/config.c"); do
+		grep -q "^$key *=" "$XNAT_ROOT/configs/xnat.ini" ||
+			fail "key '$key' is not in configs/xnat.ini"
+		grep -q "^\.B $key\$" "$XNAT_ROOT/user/xnat.8" ||
 			fail "key '$key' is not in xnat.8's config reference"
+		grep -q "^ *$key *=" "$XNAT_ROOT/README.md" ||
+			fail "key '$key' is not in the README's config"
 	done
 }
 
