@@ -180,7 +180,7 @@ test_completion() {
 			 COMPREPLY=(); _xnat; echo "${COMPREPLY[*]}"; }
 		comp xnat st; comp xnat stats --; comp xnat -n x check --p
 		comp xnat stats --format p; comp xnat help b; comp xnat -n "$3" st
-		comp xnat -n ""' _ "$comp" "$XNAT_ROOT/packaging/xnat.bash-completion" "$NS_RTR")
+		comp xnat -n ""; comp xnat trace h' _ "$comp" "$XNAT_ROOT/packaging/xnat.bash-completion" "$NS_RTR")
 	printf '%s\n' "$out" | sed 's/^/  | /'
 	mapfile -t got <<<"$out"
 	[ "${got[0]}" = "status stats" ] || fail "commands: '${got[0]}'"
@@ -192,6 +192,7 @@ test_completion() {
 	[ "${got[4]}" = bench ] || fail "help b: '${got[4]}'"
 	[ "${got[5]}" = "status stats" ] || fail "after -n NAME: '${got[5]}'"
 	grep -qw -- "$NS_RTR" <<<"${got[6]}" || fail "-n does not complete namespaces"
+	[ "${got[7]}" = host ] || fail "trace filter words: '${got[7]}'"
 }
 
 run_tests "$@"
