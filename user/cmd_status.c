@@ -53,6 +53,7 @@ struct status {
 	char nat_addr[INET_ADDRSTRLEN];
 	int n_wan_addrs;
 	char wan_addrs[MAX_WAN_ADDRS][INET_ADDRSTRLEN];
+	uint16_t xdp_ports[2];  /* from the XDP program's config map */
 	uint16_t local[2], knat[2];
 	bool have_kernel_ranges;
 	enum nft_health nft;
@@ -118,9 +119,13 @@ static void nat_address(struct status *s)
 
 	if (s->st.mode == MODE_XDP) {
 		fd = pins_map_open(MAP_CONFIG);
-		if (fd >= 0 && !bpf_map_lookup_elem(fd, &zero, &xc) && xc.nat_addr)
-			inet_ntop(AF_INET, &xc.nat_addr, s->nat_addr,
-				  sizeof(s->nat_addr));
+		if (fd >= 0 && !bpf_map_lookup_elem(fd, &zero, &xc)) {
+			if (xc.nat_addr)
+				inet_ntop(AF_INET, &xc.nat_addr, s->nat_addr,
+					  sizeof(s->nat_addr));
+			s->xdp_ports[0] = xc.port_min;
+			s->xdp_ports[1] = xc.port_max;
+		}
 		if (fd >= 0)
 			close(fd);
 		return;
@@ -196,18 +201,19 @@ static void gather(struct status *s)
 	unsigned long long hash;
 	char err[CONFIG_ERR_LEN];
 
+	hash = state_file_hash(s->st.config_path);
+	s->config_changed = s->st.config_hash && hash != s->st.config_hash;
 	config_init(&s->cfg);
 	/* The config names the WAN; without it every port shows as LAN. */
 	if (config_parse(&s->cfg, s->st.config_path, s->cfg_err)) {
 		s->cfg.wan.name[0] = 0;
 	} else {
 		s->cfg_ok = !config_resolve(&s->cfg, s->cfg_err);
-		if (s->cfg.mode == MODE_XDP &&
+		/* The kernel's ranges follow from the loaded config only. */
+		if (s->cfg.mode == MODE_XDP && !s->config_changed &&
 		    !config_kernel_ranges(&s->cfg, s->local, s->knat, err))
 			s->have_kernel_ranges = true;
 	}
-	hash = state_file_hash(s->st.config_path);
-	s->config_changed = s->st.config_hash && hash != s->st.config_hash;
 	if (mode_runs_xdp(s->st.mode))
 		flow_table_fill(&s->fill);
 	if (s->cfg.wan.name[0])
@@ -255,7 +261,7 @@ static void print_json(const struct status *s)
 
 	json_obj_begin("ports");
 	if (st->mode == MODE_XDP) {
-		json_range("xdp", s->cfg.port_min, s->cfg.port_max);
+		json_range("xdp", s->xdp_ports[0], s->xdp_ports[1]);
 		if (s->have_kernel_ranges) {
 			json_range("kernel_nat", s->knat[0], s->knat[1]);
 			json_range("local", s->local[0], s->local[1]);
@@ -347,15 +353,18 @@ static void print_text(const struct status *s)
 		printf("\n");
 	}
 	printf("nat:     %s", s->nat_addr[0] ? s->nat_addr : "-");
-	if (s->cfg.nat_addr_auto)
+	if (!s->cfg.wan.name[0])
+		printf(" (the config does not parse: %s)\n", s->cfg_err);
+	else if (s->cfg.nat_addr_auto)
 		printf(" (auto: %s has", s->cfg.wan.name);
 	else
 		printf(" (fixed; %s has", s->cfg.wan.name);
-	for (i = 0; i < s->n_wan_addrs; i++)
+	for (i = 0; s->cfg.wan.name[0] && i < s->n_wan_addrs; i++)
 		printf(" %s", s->wan_addrs[i]);
-	printf("%s)\n", s->n_wan_addrs ? "" : " no IPv4 address");
+	if (s->cfg.wan.name[0])
+		printf("%s)\n", s->n_wan_addrs ? "" : " no IPv4 address");
 	if (st->mode == MODE_XDP) {
-		printf("ports:   xdp %u-%u", s->cfg.port_min, s->cfg.port_max);
+		printf("ports:   xdp %u-%u", s->xdp_ports[0], s->xdp_ports[1]);
 		if (s->have_kernel_ranges)
 			printf(", kernel NAT %u-%u, local sockets %u-%u",
 			       s->knat[0], s->knat[1], s->local[0], s->local[1]);
