@@ -21,7 +21,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-300}
-MODES_ALL="kernel-fwd kernel-nat xdp-nat xdp-nat-slow xdp-fwd drop"
+MODES_ALL="kernel-fwd kernel-nat xdp-nat xdp-nat-slow xdp-offload xdp-fwd drop"
 OUT=
 JSON=
 N=0 PASS=0 FAILED=0 SKIPPED=0
@@ -163,8 +163,10 @@ t_modes_verified() {
 	        bad.append(f"{what}: no fwd_fast")
 	    if s["mode"] == "xdp-nat-slow" and not r["fwd_routed"] > 0:
 	        bad.append(f"{what}: no fwd_routed")
-	    if s["mode"] == "kernel-nat" and not (r["conntrack"] or 0) > 0:
+	    if s["mode"] in ("kernel-nat", "xdp-offload") and not (r["conntrack"] or 0) > 0:
 	        bad.append(f"{what}: no conntrack entries")
+	    if s["mode"] == "xdp-offload" and not r["fwd_fast"] > 0:
+	        bad.append(f"{what}: no fwd_fast")
 	    if s["mode"].startswith("kernel") and not r["kernel_forwarded"] > 0:
 	        bad.append(f"{what}: the kernel forwarded nothing")
 	EOF
@@ -172,7 +174,7 @@ t_modes_verified() {
 
 t_newflow_ran() {
 	jcheck <<-'EOF'
-	for m in ("kernel-nat", "xdp-nat"):
+	for m in ("kernel-nat", "xdp-nat", "xdp-offload"):
 	    if not any(s["mode"] == m for s in j["newflow"]["samples"]):
 	        bad.append(f"new flows: no sample for {m}")
 	for s in j["newflow"]["samples"]:
@@ -186,7 +188,7 @@ t_newflow_ran() {
 
 t_tcp_ran() {
 	jcheck <<-'EOF'
-	for m in ("kernel-nat", "xdp-nat"):
+	for m in ("kernel-nat", "xdp-nat", "xdp-offload"):
 	    if not any(s["mode"] == m for s in j["tcp"]["samples"]):
 	        bad.append(f"tcp: no sample for {m}")
 	for s in j["tcp"]["samples"]:
