@@ -20,6 +20,8 @@
 #define MAP_FORWARDS "xnat_forwards"
 #define MAP_STATS    "xnat_stats"
 #define MAP_VLANS    "xnat_vlans"
+#define MAP_MAPPINGS "xnat_mappings"
+#define MAP_PORTS    "xnat_ports"
 #define MAP_TRACE_CFG "xnat_trace_cfg"
 #define MAP_TRACE_CPU "xnat_trace_cpu"
 #define MAP_TRACE_RB  "xnat_trace_rb"
