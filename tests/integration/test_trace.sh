@@ -18,6 +18,7 @@ TEST_MODES[trace_ping]="xdp"
 TEST_MODES[trace_filter]="xdp"
 TEST_MODES[trace_lost_counted]="xdp"
 TEST_MODES[trace_kernel_mode]="kernel"
+TEST_MODES[trace_one_at_a_time]="xdp"
 
 trace_cfg_pin() { echo "/sys/fs/bpf/xnat/$TB_RTR_INO/xnat_trace_cfg"; }
 
@@ -144,6 +145,20 @@ test_trace_lost_counted() {
 	expect "$f" "S['shown'] == len(E) and S['shown'] >= 1 and S['shown'] < 40"
 	expect "$f" "S['not_shown'] == 40 - S['shown'] and S['over_rate_or_ring_full'] == S['not_shown']"
 	expect "$f" "len(N) >= 1 and max(N) <= S['not_shown']"
+}
+
+# A ring buffer has one reader: a second tracer is refused, and says why;
+# the lock goes with the first one.
+test_trace_one_at_a_time() {
+	local f=$TB_WORK/first.json out rc
+	trace_start "$f" proto udp
+	out=$(xnat trace -c 1 2>&1)
+	rc=$?
+	echo "$out"
+	[ $rc -eq 2 ] && grep -q 'another xnat trace runs' <<<"$out" ||
+		fail "second tracer: exit $rc"
+	trace_stop "$f"
+	[ ! -e "/run/xnat/$TB_RTR_INO/trace.lock" ] || fail "lock file left behind"
 }
 
 # Kernel mode: XDP sees nothing; the command says what does.
