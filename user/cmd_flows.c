@@ -25,11 +25,13 @@
 #include <bpf/libbpf.h>
 #include "cmd.h"
 #include "flow_view.h"
+#include "flows_kernel.h"
 #include "flow_ctl.skel.h"
 #include "json.h"
 #include "loader.h"
 #include "names.h"
 #include "pins.h"
+#include "state.h"
 #include "trace_filter.h"
 
 
@@ -302,6 +304,7 @@ int cmd_flows(const struct opts *o)
 	struct flow_filter f;
 	enum flow_sort by = FLOW_SORT_NONE;
 	int is_delete = o->nargs && !strcmp(o->args[0], "delete");
+	struct xnat_state st;
 	char err[256];
 	int fd, ret;
 
@@ -311,6 +314,9 @@ int cmd_flows(const struct opts *o)
 	if (o->sort && flow_sort_parse(o->sort, &by))
 		return fail(o, EXIT_USAGE, "flows: --sort '%s': expected bytes, "
 			    "packets, age or idle", o->sort);
+	/* Kernel mode: conntrack is the flow table. */
+	if (!state_load(&st) && st.mode == MODE_KERNEL)
+		return flows_kernel(o);
 	fd = pins_map_open(MAP_FLOWS);
 	if (fd < 0)
 		return fail(o, EXIT_SYSTEM,

@@ -159,6 +159,50 @@ static void emit_forward(FILE *f, const struct config *cfg)
 		cfg->wan.name, cfg->wan.name);
 }
 
+/*
+ * Give every rule of the transaction CMDS a counter, for `xnat stats` in
+ * kernel mode: " counter" goes before the rule's statement (dnat, snat,
+ * masquerade, or the final accept/drop verdict), where nft wants it.
+ * Frees CMDS; the new text, or NULL on ENOMEM.
+ */
+static char *with_counters(char *cmds)
+{
+	static const char *const stmts[] = { " dnat ip to ", " snat ip to ",
+					     " masquerade" };
+	char *out = NULL, *line, *next, *at;
+	size_t len;
+	FILE *f;
+
+	f = cmds ? open_memstream(&out, &len) : NULL;
+	for (line = f ? cmds : NULL; line && *line; line = next) {
+		next = line + strcspn(line, "\n");
+		next += *next == '\n';
+		at = NULL;
+		/* Rules sit two tabs deep; chain headers ("type ...") too. */
+		if (!strncmp(line, "\t\t", 2) && strncmp(line, "\t\ttype ", 7)) {
+			for (size_t i = 0; !at && i < sizeof(stmts) / sizeof(*stmts); i++) {
+				at = strstr(line, stmts[i]);
+				if (at >= next)
+					at = NULL;
+			}
+			if (!at)
+				for (at = next - 1; at > line && *at != ' '; at--)
+					;
+		}
+		if (at && at > line)
+			fprintf(f, "%.*s counter%.*s", (int)(at - line), line,
+				(int)(next - at), at);
+		else
+			fprintf(f, "%.*s", (int)(next - line), line);
+	}
+	free(cmds);
+	if (f && fclose(f)) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 /* The transaction for CFG in a malloc'ed string, NULL on ENOMEM. */
 static char *ruleset(const struct config *cfg, const uint16_t knat[2])
 {
@@ -178,7 +222,7 @@ static char *ruleset(const struct config *cfg, const uint16_t knat[2])
 		free(buf);
 		return NULL;
 	}
-	return buf;
+	return with_counters(buf);
 }
 
 char *kernel_ruleset(const struct config *cfg, char err[CONFIG_ERR_LEN])

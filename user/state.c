@@ -3,6 +3,9 @@
  * The record of what `xnat up` changed (see state.h), as "key value" lines:
  *   mode xdp
  *   config /etc/xnat.ini
+ *   up_since 1796025600
+ *   loaded_at 1796029200
+ *   config_hash 6a1c...
  *   iface lan0
  *   sysctl net/ipv4/ip_forward 0
  */
@@ -12,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include "log.h"
@@ -81,6 +85,12 @@ int state_load(struct xnat_state *st)
 			st->mode = atoi(val);
 		} else if (!strcmp(key, "config")) {
 			snprintf(st->config_path, sizeof(st->config_path), "%s", val);
+		} else if (!strcmp(key, "up_since")) {
+			st->up_since = strtoll(val, NULL, 10);
+		} else if (!strcmp(key, "loaded_at")) {
+			st->loaded_at = strtoll(val, NULL, 10);
+		} else if (!strcmp(key, "config_hash")) {
+			st->config_hash = strtoull(val, NULL, 16);
 		} else if (!strcmp(key, "iface") && st->n_ifaces < STATE_MAX_IFACES) {
 			snprintf(st->ifaces[st->n_ifaces++], IF_NAMESIZE, "%s", val);
 		} else if (!strcmp(key, "sysctl") &&
@@ -121,6 +131,9 @@ int state_save(const struct xnat_state *st)
 	fprintf(f, "netns_cookie %llu\n", netns_cookie());
 	fprintf(f, "mode %d\n", st->mode);
 	fprintf(f, "config %s\n", st->config_path);
+	fprintf(f, "up_since %lld\n", st->up_since ? st->up_since : (long long)time(NULL));
+	fprintf(f, "loaded_at %lld\n", (long long)time(NULL));
+	fprintf(f, "config_hash %016llx\n", state_file_hash(st->config_path));
 	for (i = 0; i < st->n_ifaces; i++)
 		fprintf(f, "iface %s\n", st->ifaces[i]);
 	for (i = 0; i < st->n_sysctls; i++)
@@ -129,6 +142,20 @@ int state_save(const struct xnat_state *st)
 	if (fclose(f) || rename(tmp, state_file))
 		return -errno;
 	return 0;
+}
+
+unsigned long long state_file_hash(const char *path)
+{
+	unsigned long long h = 0xcbf29ce484222325ULL;
+	FILE *f = fopen(path, "r");
+	int c;
+
+	if (!f)
+		return 0;
+	while ((c = getc(f)) != EOF)
+		h = (h ^ (unsigned char)c) * 0x100000001b3ULL;
+	fclose(f);
+	return h;
 }
 
 int state_remove(void)
