@@ -56,6 +56,14 @@ struct {
 	__uint(max_entries, 1);
 } xnat_config SEC(".maps");
 
+/* Offload mode's settings (conntrack mark bits, shaping policy). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xnat_offload_config);
+	__uint(max_entries, 1);
+} xnat_offload SEC(".maps");
+
 /* Interfaces xnat runs on, by ifindex, with their role. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -63,6 +63,9 @@ enum flow_nat {
 				 DNAT to the server, SNAT to the WAN address */
 	FLOW_NAT_INBOUND = 4, /* WAN to LAN through an existing mapping, as
 				 its filtering allows */
+	FLOW_NAT_CT = 5,      /* offload mode: the kernel's conntrack entry
+				 owns the connection and chose the rewrite
+				 (NAT or none); no xnat mapping */
 };
 
 /* TCP state as derived from both directions; it only picks the timeout. */
@@ -103,7 +106,10 @@ struct flow_value {
 	 * the expiry timer, kicked at once, then ends the connection as if
 	 * it had timed out, mapping references included. */
 	__u8 expired;
-	__u8 pad[6];
+	__u8 pad[2];
+	/* FLOW_NAT_CT: when this entry last reset the conntrack entry's
+	 * timeout, in seconds of bpf_ktime_get_coarse_ns(). Zero otherwise. */
+	__u32 ct_refresh_s;
 	__u64 created_ns;  /* bpf_ktime_get_ns() */
 	__u64 last_seen_ns;
 	/* Updated without atomics: exact per CPU, approximate when one flow is
@@ -127,12 +133,18 @@ enum xnat_role {
  * 802.1Q VLAN device on one (then parent and vid say where its frames go). */
 struct iface_info {
 	__u32 role; /* enum xnat_role */
-	__u32 pad;
+	__u32 flags; /* XNAT_IFACE_* (was padding: zero in old pins) */
 	__u8 mac[6]; /* frames for other MACs are not forwarded */
 	__u16 vid;   /* 0: not a VLAN device */
 	__u32 parent; /* physical port carrying it; its own ifindex if none */
 };
 _Static_assert(sizeof(struct iface_info) == 20, "iface_info layout");
+
+/* Bits of iface_info.flags. */
+/* The port's root qdisc shapes or schedules (htb, tbf, cake, fq_codel...):
+ * an XDP redirect would bypass it, so offload mode leaves flows leaving
+ * there to the kernel unless [offload] shaped = offload. */
+#define XNAT_IFACE_SHAPED (1U << 0)
 
 /* What all fragments of an IPv4 datagram share (RFC 791 reassembly key),
  * plus where they arrive. */
@@ -165,6 +177,9 @@ _Static_assert(sizeof(struct vlan_key) == 8, "vlan_key layout");
 /* [nat] inbound_refresh = yes: UDP packets from the WAN keep a mapping
  * alive too (RFC 4787 REQ-6 allows it; the default is outbound only). */
 #define XNAT_F_INBOUND_REFRESH (1U << 2)
+/* mode = offload: the kernel's conntrack and nftables decide, XDP carries
+ * the connections they accepted (bpf/offload.h). */
+#define XNAT_F_OFFLOAD (1U << 3)
 
 /* The single entry of the config map. Ports in host order. */
 struct xnat_config {
@@ -179,6 +194,25 @@ struct xnat_config {
 	__u32 timeout_icmp;
 };
 _Static_assert(sizeof(struct xnat_config) == 32, "xnat_config layout");
+
+/*
+ * Offload mode's settings, the single entry of xnat_offload. The conntrack
+ * mark bits are set by xnat's nftables chain after every other forward and
+ * postrouting decision, one per direction of the connection ([offload]
+ * ct_mark: the lower of the two bits is the original direction's).
+ */
+struct xnat_offload_config {
+	__u32 mark_orig;  /* ct mark bit: the kernel accepted an original-
+			     direction packet since XDP last looked */
+	__u32 mark_reply; /* the same for the reply direction */
+	__u32 flags;      /* XNAT_OFFLOAD_F_* */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct xnat_offload_config) == 16,
+	       "xnat_offload_config layout");
+
+/* [offload] shaped = offload: carry flows out of shaped ports too. */
+#define XNAT_OFFLOAD_F_SHAPED (1U << 0)
 
 /* [forward] rule: WAN (proto, port on nat_addr) to an inside host. */
 struct fwd_key {
@@ -287,6 +321,21 @@ enum xnat_reason {
 				   config or per-CPU scratch map) */
 	XNAT_PASS_ECHO_REPLY,   /* ICMP echo reply from a LAN without a
 				   flow: answers a ping XDP never saw */
+	/* offload mode (bpf/offload.h), appended too */
+	XNAT_FWD_OFFLOAD,       /* miss: conntrack's accepted connection put
+				   on the fast path, forwarded */
+	XNAT_PASS_CT_PROTO,     /* not TCP/UDP (ICMP...): the kernel's */
+	XNAT_PASS_CT_NONE,      /* no conntrack entry (new connection) */
+	XNAT_PASS_CT_UNCONFIRMED, /* conntrack entry not confirmed yet */
+	XNAT_PASS_CT_UNMARKED,  /* the kernel has not accepted this
+				   direction (no mark bit) */
+	XNAT_PASS_CT_TCP_STATE, /* TCP not established, or SYN/FIN/RST */
+	XNAT_PASS_CT_HELPER,    /* helper, sequence adjustment, flowtable */
+	XNAT_PASS_SHAPED,       /* egress port has a shaping qdisc */
+	XNAT_PASS_CT_TCP_END,   /* hand-back: FIN/RST/SYN on an offloaded
+				   flow, which leaves the fast path */
+	XNAT_PASS_CT_GONE,      /* hand-back: conntrack entry gone or
+				   changed, the flow leaves the fast path */
 	XNAT_REASON_MAX,
 };
 

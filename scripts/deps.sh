@@ -12,7 +12,9 @@ pkgs=(
 	libnftables-dev nftables            # kernel mode, passed-up NAT
 	libmicrohttpd-dev                   # xnat metrics --listen
 	libsystemd-dev                      # sd_notify for Type=notify
-	libnetfilter-conntrack-dev          # xnat flows in kernel mode
+	libnetfilter-conntrack-dev          # flows in kernel mode, offload events
+	libmnl-dev                          # offload mode: ports' qdiscs
+	conntrack                           # offload tests: conntrack -L/-D/-F
 	systemd man-db                      # tests: systemd-analyze verify
 	bash-completion                     # tests: packaging/xnat.bash-completion
 	iproute2 ethtool                    # testbed

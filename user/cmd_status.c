@@ -22,6 +22,7 @@
 #include "config.h"
 #include "json.h"
 #include "kernel_mode.h"
+#include "offload.h"
 #include "loader.h"
 #include "nft_table.h"
 #include "pins.h"
@@ -88,7 +89,7 @@ static const char *role_of(const char *name, const struct config *cfg)
 
 static const char *mode_name(int mode)
 {
-	return mode == MODE_KERNEL ? "kernel" : "xdp";
+	return config_mode_name(mode);
 }
 
 /* The IPv4 addresses the WAN has now. */
@@ -213,7 +214,7 @@ static void gather(struct status *s)
 		    !config_kernel_ranges(&s->cfg, s->local, s->knat, err))
 			s->have_kernel_ranges = true;
 	}
-	if (s->st.mode == MODE_XDP)
+	if (mode_runs_xdp(s->st.mode))
 		flow_table_fill(&s->fill);
 	if (s->cfg.wan.name[0])
 		wan_addresses(s);
@@ -246,7 +247,7 @@ static void print_json(const struct status *s)
 	}
 	if (st->loaded_at)
 		json_i64("loaded_at", st->loaded_at);
-	if (st->mode == MODE_XDP)
+	if (mode_runs_xdp(st->mode))
 		json_str("pin_dir", pins_dir());
 
 	json_obj_begin("nat");
@@ -283,10 +284,18 @@ static void print_json(const struct status *s)
 		json_str("name", st->ifaces[i]);
 		json_u64("ifindex", ifindex);
 		json_str("role", role_of(st->ifaces[i], &s->cfg));
-		if (st->mode == MODE_XDP && !loader_attach_info(ifindex, &ai)) {
+		if (mode_runs_xdp(st->mode) && !loader_attach_info(ifindex, &ai)) {
 			json_str("attach", ai.mode);
 			json_str("method", ai.method);
 			json_u64("prog_id", ai.prog_id);
+		}
+		/* Offload mode keeps flows out of shaped ports in the kernel
+		 * (unless [offload] shaped = offload): say which ports. */
+		if (st->mode == MODE_OFFLOAD) {
+			char kind[16];
+
+			json_bool("shaped", offload_port_shaped(ifindex, kind) > 0);
+			json_str("qdisc", kind);
 		}
 		json_obj_end();
 	}
@@ -359,11 +368,13 @@ static void print_text(const struct status *s)
 		if (s->have_kernel_ranges)
 			printf(", kernel NAT %u-%u, local sockets %u-%u",
 			       s->knat[0], s->knat[1], s->local[0], s->local[1]);
-		printf("\npins:    %s\n", pins_dir());
+		printf("\n");
 	}
+	if (mode_runs_xdp(st->mode))
+		printf("pins:    %s\n", pins_dir());
 	printf("nft:     table inet xnat %s: %s\n", nft_health_names[s->nft],
 	       s->nft_detail);
-	if (st->mode != MODE_XDP)
+	if (!mode_runs_xdp(st->mode))
 		return;
 	printf("flows:   %lu of %lu entries (two per connection)\n",
 	       s->fill.entries, s->fill.max);
@@ -372,7 +383,14 @@ static void print_text(const struct status *s)
 	for (i = 0; i < st->n_ifaces; i++) {
 		struct attach_info ai = {};
 		int ifindex = if_nametoindex(st->ifaces[i]);
+		char kind[16];
 
+		if (st->mode == MODE_OFFLOAD &&
+		    offload_port_shaped(ifindex, kind) > 0)
+			printf("%-16s shaped by its %s qdisc: flows leaving here %s\n",
+			       st->ifaces[i], kind, s->cfg.offload_shaped ?
+			       "are offloaded anyway ([offload] shaped)" :
+			       "stay in the kernel");
 		if (loader_attach_info(ifindex, &ai))
 			printf("%-16s %-4s (no xnat program attached!)\n",
 			       st->ifaces[i], role_of(st->ifaces[i], &s->cfg));

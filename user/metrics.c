@@ -253,6 +253,6 @@ int metrics_write(FILE *f, char *err, size_t errlen)
 	write_ports(f, &st);
 	write_tables(f);
 	family(f, "xnat_info", "gauge", "The router's mode; always 1.");
-	fprintf(f, "xnat_info{mode=\"xdp\"} 1\n");
+	fprintf(f, "xnat_info{mode=\"%s\"} 1\n", config_mode_name(st.mode));
 	return ferror(f) ? -EIO : 0;
 }

@@ -20,6 +20,7 @@
 #define MAP_FORWARDS "xnat_forwards"
 #define MAP_STATS    "xnat_stats"
 #define MAP_VLANS    "xnat_vlans"
+#define MAP_OFFLOAD  "xnat_offload"
 #define MAP_TRACE_CFG "xnat_trace_cfg"
 #define MAP_TRACE_CPU "xnat_trace_cpu"
 #define MAP_TRACE_RB  "xnat_trace_rb"
