@@ -458,7 +458,8 @@ struct trace_event {
 	__u8 action;               /* XDP_* verdict */
 	__u8 nat;                  /* enum flow_nat of the entry applied */
 	__u8 tcp_flags;            /* byte 13 of the TCP header, else 0 */
-	__u8 new_flow;             /* 1: this packet installed its flow */
+	__u8 new_flow;             /* 1: this packet installed its flow
+				      (fwd_slow, fwd_offload) */
 	__u16 pad;
 	__u32 reason;              /* enum xnat_reason, as counted */
 	__u32 len;                 /* frame length */
