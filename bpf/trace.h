@@ -121,7 +121,9 @@ static __noinline int trace_emit(const struct pkt *p,
 	}
 	e->action = action;
 	e->tcp_flags = p->tcp_flags;
-	e->new_flow = reason == XNAT_FWD_SLOW;
+	/* The packet that put its connection in the flow table: the slow
+	 * path's NAT decision, or (offload mode) the kernel's. */
+	e->new_flow = reason == XNAT_FWD_SLOW || reason == XNAT_FWD_OFFLOAD;
 	e->pad = 0;
 	e->reason = reason;
 	e->len = p->len;
