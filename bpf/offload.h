@@ -177,7 +177,7 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_STATE);
 	ocfg = bpf_map_lookup_elem(&xnat_offload, &zero);
 	if (!ocfg)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_UNMARKED);
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_INTERNAL);
 	in = ingress_get(p);
 	if (!in)
 		return pkt_stop(p, XDP_PASS, p->key.vid ? XNAT_PASS_VLAN :
@@ -284,7 +284,7 @@ static __always_inline int offload_packet(struct xdp_md *ctx, struct pkt *p,
 	}
 	nf = bpf_map_lookup_elem(&xnat_scratch, &zero);
 	if (!nf)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_NONE);
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_INTERNAL);
 	__builtin_memset(nf, 0, sizeof(*nf));
 	rc = offload_miss(ctx, p, nf, cfg);
 	*fwd = &nf->ov;
