@@ -196,6 +196,8 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 		bpf_ct_release(ct);
 		return pkt_stop(p, XDP_PASS, why);
 	}
+	/* Only now: most misses (new connections) never get here. */
+	__builtin_memset(ov, 0, sizeof(*ov));
 	ct_translation(ct, dir, ov);
 	/* XDP's packets bypass conntrack: give the entry its full timeout
 	 * now, and again whenever half of it has run out. */
@@ -285,7 +287,6 @@ static __always_inline int offload_packet(struct xdp_md *ctx, struct pkt *p,
 	nf = bpf_map_lookup_elem(&xnat_scratch, &zero);
 	if (!nf)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_INTERNAL);
-	__builtin_memset(nf, 0, sizeof(*nf));
 	rc = offload_miss(ctx, p, nf, cfg);
 	*fwd = &nf->ov;
 	*reason = XNAT_FWD_OFFLOAD;
