@@ -108,8 +108,9 @@ struct flow_value {
 	__u8 expired;
 	__u8 pad[2];
 	/* FLOW_NAT_CT: when this entry last reset the conntrack entry's
-	 * timeout, in seconds of bpf_ktime_get_coarse_ns(). Zero otherwise. */
-	__u32 ct_refresh_s;
+	 * timeout: bpf_ktime_get_coarse_ns() >> XNAT_CT_REFRESH_SHIFT (units
+	 * of about a second, no division per packet). Zero otherwise. */
+	__u32 ct_refresh;
 	__u64 created_ns;  /* bpf_ktime_get_ns() */
 	__u64 last_seen_ns;
 	/* Updated without atomics: exact per CPU, approximate when one flow is
@@ -139,6 +140,9 @@ struct iface_info {
 	__u32 parent; /* physical port carrying it; its own ifindex if none */
 };
 _Static_assert(sizeof(struct iface_info) == 20, "iface_info layout");
+
+/* flow_value.ct_refresh counts 2^30 ns (1.07 s). */
+#define XNAT_CT_REFRESH_SHIFT 30
 
 /* Bits of iface_info.flags. */
 /* The port's root qdisc shapes or schedules (htb, tbf, cake, fq_codel...):
