@@ -163,13 +163,14 @@ $(FUZZ_BIN): $(FUZZ_OBJS) $(LIB_OBJS)
 	$(call msg,FUZZER,$@)
 	$(Q)$(CLANG) -fsanitize=fuzzer $(CFLAGS) $^ $(LDLIBS) -o $@
 
-# The seed corpus is in the repository; this rewrites it from its source.
+# The seed corpus is in the repository; this rewrites the hand-made seeds
+# from their source (the regress-* inputs of past findings stay).
 $(FUZZ_DIR)/corpus_gen: tests/fuzz/corpus_gen.c $(wildcard tests/unit/*.h) $(SKELS) | $(FUZZ_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Wno-missing-field-initializers -Itests/unit $< -o $@
 
 fuzz-corpus: $(FUZZ_DIR)/corpus_gen
-	$(Q)rm -rf tests/fuzz/corpus && mkdir -p tests/fuzz/corpus
+	$(Q)mkdir -p tests/fuzz/corpus
 	$(Q)$(FUZZ_DIR)/corpus_gen tests/fuzz/corpus
 
 # The targets that install what is missing build in a second make, so that
