@@ -230,7 +230,7 @@ static int flow_expire(void *map, struct flow_key *okey, struct flow_value *ov)
 	last = ov->last_seen_ns;
 	if (rv && rv->last_seen_ns > last)
 		last = rv->last_seen_ns;
-	timeout = flow_timeout(cfg, okey->proto, ov, rv) * NSEC_PER_SEC;
+	timeout = flow_timeout(cfg, okey, ov, rv) * NSEC_PER_SEC;
 	now = bpf_ktime_get_ns();
 	if (now < last + timeout) {
 		/* Wake at least once a minute even for long timeouts, so a
@@ -243,7 +243,9 @@ static int flow_expire(void *map, struct flow_key *okey, struct flow_value *ov)
 	}
 	mapped = flow_mapping_ep(okey, ov, &ep);
 	if (mapped)
-		mapping_put(&ep, mapped == 1);
+		mapping_put(cfg, &ep, mapped == 1);
+	if (ov->edm)
+		edm_release(okey, ov);
 	if (rv)
 		bpf_map_delete_elem(&xnat_flows, &rkey);
 	bpf_map_delete_elem(&xnat_flows, okey);
@@ -262,7 +264,7 @@ static __always_inline void flow_arm_expiry(const struct flow_key *okey,
 	if (bpf_timer_init(&ov->timer, &xnat_flows, XNAT_CLOCK_MONOTONIC))
 		return; /* -EBUSY: already armed by a racing CPU */
 	bpf_timer_set_callback(&ov->timer, flow_expire);
-	timeout = flow_timeout(cfg, okey->proto, ov, NULL) * NSEC_PER_SEC;
+	timeout = flow_timeout(cfg, okey, ov, NULL) * NSEC_PER_SEC;
 	bpf_timer_start(&ov->timer, timeout < FLOW_RECHECK_NS ? timeout :
 				    FLOW_RECHECK_NS, 0);
 }

@@ -92,50 +92,163 @@ static __always_inline void new_flow_seal(struct new_flow *nf)
 
 /*
  * Insert both entries, reply first: a flow must never be found in one
- * direction only. A flow through a mapping takes a reference on it first
- * (creating it for outgoing flows; that is where the external port is
- * chosen). Returns XNAT_CONTINUE with the flow in place, or XDP_PASS with a
- * reason: the kernel's NAT takes the connection.
+ * direction only. 0, or the insert's error: -EEXIST from the reply's
+ * insert means its tuple is another flow's, from the ORIG's (returned as
+ * -EALREADY) that this very flow exists already.
  */
-static __always_inline int new_flow_insert(struct pkt *p, struct new_flow *nf,
-					   const struct xnat_config *cfg)
+#define EALREADY 114
+static __always_inline int new_flow_put(struct new_flow *nf)
+{
+	int err;
+
+	err = bpf_map_update_elem(&xnat_flows, &nf->rkey, &nf->rv, BPF_NOEXIST);
+	if (err)
+		return err;
+	err = bpf_map_update_elem(&xnat_flows, &nf->okey, &nf->ov, BPF_NOEXIST);
+	if (err) {
+		bpf_map_delete_elem(&xnat_flows, &nf->rkey);
+		return err == -EEXIST ? -EALREADY : err;
+	}
+	return 0;
+}
+
+/* A failed insert: the kernel NATs this packet (a racing CPU's flow, or a
+ * full table, where the kernel's own table may still have room). */
+static __always_inline int new_flow_failed(__u32 *reason, int err)
+{
+	return verdict(reason, XDP_PASS, err == -EEXIST || err == -EALREADY ?
+				     XNAT_PASS_KERNEL_FLOW :
+				     XNAT_PASS_TABLE_FULL);
+}
+
+/*
+ * SNAT through an endpoint-dependent port, when the endpoint cannot have
+ * a port of its own: the external port need only be unique towards this
+ * remote (address, port), which multiplies the ports by the remotes. A
+ * candidate is claimed in xnat_edm_ports (BPF_NOEXIST, lock-free like
+ * xnat_ports); the flow table's reply key then proves that no flow of a
+ * mapping uses that port towards this remote. Bounded: at most
+ * NAT_PORT_TRIES candidates, and a packet that gets none is dropped and
+ * counted (the kernel's smaller range would not have one either).
+ */
+static __always_inline int new_flow_insert_edm(__u32 *reason,
+					       struct new_flow *nf,
+					       const struct xnat_config *cfg,
+					       const struct nat_endpoint *ep)
+{
+	struct nat_edm_key *k = &nf->edm;
+	int charged, err = -EEXIST, i;
+	__u32 range, off;
+
+	charged = host_charge(cfg, ep->addr);
+	if (charged < 0)
+		return verdict(reason, XDP_DROP, XNAT_DROP_HOST_LIMIT);
+	nf->ov.edm = charged ? FLOW_EDM_PORT_CHARGED : FLOW_EDM_PORT;
+	nf->ov.addr_idx = pool_pick(cfg, ep->addr);
+	nf->ov.new_saddr.v4 = pool_addr(cfg, nf->ov.addr_idx);
+	nf->rv.edm = nf->ov.edm;
+	nf->rv.addr_idx = nf->ov.addr_idx;
+	/* Consecutive ports from a random start: a range of up to
+	 * NAT_PORT_TRIES ports is searched whole. No port preservation: many
+	 * hosts using the same inside ports would all start on the same one. */
+	range = cfg->port_max - cfg->port_min + 1;
+	off = bpf_get_prandom_u32() % range;
+	for (i = 0; i < NAT_PORT_TRIES; i++) {
+		nf->ov.new_sport = bpf_htons(cfg->port_min + (off + i) % range);
+		edm_key_of(&nf->okey, &nf->ov, k);
+		err = bpf_map_update_elem(&xnat_edm_ports, k, ep, BPF_NOEXIST);
+		if (err == -EEXIST)
+			continue;
+		if (err)
+			break;
+		new_flow_seal(nf);
+		err = new_flow_put(nf);
+		if (!err) {
+			flow_arm_expiry(&nf->okey, cfg);
+			return XNAT_CONTINUE;
+		}
+		bpf_map_delete_elem(&xnat_edm_ports, k);
+		if (err != -EEXIST)
+			break;
+	}
+	if (charged)
+		host_release(ep->addr);
+	if (err == -EEXIST)
+		return verdict(reason, XDP_DROP, XNAT_DROP_NO_PORT);
+	return new_flow_failed(reason, err);
+}
+
+/*
+ * Install a new connection. A flow through a mapping takes a reference on
+ * it first (creating it for outgoing flows; that is where the external
+ * port is chosen). Returns XNAT_CONTINUE with the flow in place, or a
+ * verdict with a reason: mostly XDP_PASS, the kernel's NAT takes it.
+ *
+ * A global function, so the verifier checks it once, on its own, instead
+ * of once in every slow path that inlines it with all their branches: the
+ * port allocation's paths multiplied by theirs passed its limit. It sees
+ * the packet's key (nf->okey) only; the reason of a verdict goes to
+ * *REASON.
+ */
+__noinline int new_flow_insert(struct new_flow *nf,
+			       const struct xnat_config *cfg, __u32 *reason)
 {
 	struct nat_endpoint ep;
 	struct nat_mapping *m;
 	int mapped, err, rc;
+	__u8 idx = 0;
+
+	if (!nf || !cfg || !reason)
+		return XDP_ABORTED;
 
 	mapped = flow_mapping_ep(&nf->okey, &nf->ov, &ep);
 	if (nf->ov.nat == FLOW_NAT_INBOUND) {
 		m = bpf_map_lookup_elem(&xnat_mappings, &ep);
 		if (!m) /* expired since the filter looked */
-			return pkt_stop(p, XDP_DROP, XNAT_DROP_UNSOLICITED);
+			return verdict(reason, XDP_DROP, XNAT_DROP_UNSOLICITED);
 		__sync_fetch_and_add(&m->flows, 1);
 	} else if (mapped) {
-		rc = mapping_get(p, cfg, &ep, &nf->ov.new_sport);
+		rc = mapping_get(reason, cfg, &ep, flow_is_dns(&nf->okey),
+				 &nf->ov.new_sport, &idx, &nf->nm);
+		if (rc == NAT_EIM_FULL && nf->ov.nat == FLOW_NAT_SNAT)
+			goto edm;
+		if (rc == NAT_EIM_FULL)
+			return verdict(reason, XDP_PASS, XNAT_PASS_NO_PORT);
 		if (rc != XNAT_CONTINUE)
 			return rc;
+		nf->ov.new_saddr.v4 = pool_addr(cfg, idx);
 	}
 	new_flow_seal(nf);
 
-	err = bpf_map_update_elem(&xnat_flows, &nf->rkey, &nf->rv, BPF_NOEXIST);
-	if (!err) {
-		err = bpf_map_update_elem(&xnat_flows, &nf->okey, &nf->ov,
-					  BPF_NOEXIST);
-		if (err)
-			bpf_map_delete_elem(&xnat_flows, &nf->rkey);
-	}
+	err = new_flow_put(nf);
 	if (err) {
 		if (mapped)
-			mapping_put(&ep, mapped == 1);
-		/* EEXIST: another CPU created this very flow meanwhile; the
-		 * packet goes to the kernel once, the next one hits. */
-		return pkt_stop(p, XDP_PASS, err == -EEXIST ?
-				XNAT_PASS_KERNEL_FLOW : XNAT_PASS_TABLE_FULL);
+			mapping_put(cfg, &ep, mapped == 1);
+		/* The mapping's port is another flow's towards this remote
+		 * (an endpoint-dependent one): this flow cannot use the
+		 * mapping, but may have a port of its own. */
+		if (err == -EEXIST && nf->ov.nat == FLOW_NAT_SNAT)
+			goto edm;
+		return new_flow_failed(reason, err);
 	}
 	if (nf->ov.nat == FLOW_NAT_SNAT)
-		peer_record(&ep, nf->ov.new_sport, p->key.daddr.v4);
+		peer_record(&ep, nf->ov.new_sport, idx, nf->okey.daddr.v4);
 	flow_arm_expiry(&nf->okey, cfg);
 	return XNAT_CONTINUE;
+edm:
+	return new_flow_insert_edm(reason, nf, cfg, &ep);
+}
+
+/* new_flow_insert() for the packet P. */
+static __always_inline int slow_insert(struct pkt *p, struct new_flow *nf,
+				       const struct xnat_config *cfg)
+{
+	__u32 reason = 0;
+	int rc = new_flow_insert(nf, cfg, &reason);
+
+	if (rc != XNAT_CONTINUE)
+		p->reason = reason;
+	return rc;
 }
 
 /* Is the routed egress one of ours? Redirecting elsewhere is not safe. */
@@ -171,7 +284,7 @@ static __always_inline int new_flow_to_lan(struct xdp_md *ctx, struct pkt *p,
 	if (!out || out->role != XNAT_ROLE_LAN)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
 	new_flow_fill(nf, p, &fib, out, in);
-	return new_flow_insert(p, nf, cfg);
+	return slow_insert(p, nf, cfg);
 }
 
 /*
@@ -255,7 +368,7 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 		nf->ov.nat = FLOW_NAT_NONE;
 	}
 	new_flow_fill(nf, p, &fib, out, in);
-	return new_flow_insert(p, nf, cfg);
+	return slow_insert(p, nf, cfg);
 }
 
 /*
@@ -268,7 +381,8 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 					    struct new_flow *nf,
 					    const struct xnat_config *cfg,
-					    const struct iface_info *in)
+					    const struct iface_info *in,
+					    __u8 idx)
 {
 	struct fwd_key fk = { .port = p->key.dport, .proto = p->key.proto };
 	struct nat_endpoint ep;
@@ -277,13 +391,14 @@ static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 
 	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_LOCAL); /* pings */
-	fwd = bpf_map_lookup_elem(&xnat_forwards, &fk);
+	/* Port forwards live on the first address only. */
+	fwd = idx ? NULL : bpf_map_lookup_elem(&xnat_forwards, &fk);
 	if (fwd) {
 		nf->ov.nat = FLOW_NAT_DNAT;
 		ep.addr = fwd->addr;
 		ep.port = fwd->port;
 	} else if (port_in_range(cfg, p->key.dport)) {
-		rc = inbound_allowed(p, cfg, &ep);
+		rc = inbound_allowed(p, cfg, idx, &ep);
 		if (rc <= 0)
 			return pkt_stop(p, XDP_DROP, rc ? XNAT_DROP_UNSOLICITED :
 							  XNAT_DROP_FILTERED);
@@ -317,7 +432,7 @@ static __always_inline int slow_from_wan(struct xdp_md *ctx, struct pkt *p,
 	struct bpf_fib_lookup fib;
 	struct iface_info *out;
 	union xnat_addr dst = p->key.daddr;
-	int rc;
+	int rc, idx;
 
 	/* Echo replies without a flow: conntrack cannot be asked about ICMP
 	 * (the kfunc knows TCP and UDP only) and the kernel may have sent
@@ -327,9 +442,11 @@ static __always_inline int slow_from_wan(struct xdp_md *ctx, struct pkt *p,
 	    !p->icmp_echo_request)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_WAN_IN);
 
-	if (p->key.family == XNAT_AF_INET && cfg->nat_addr &&
-	    p->key.daddr.v4 == cfg->nat_addr)
-		return slow_to_nat_addr(ctx, p, nf, cfg, in);
+	if (p->key.family == XNAT_AF_INET) {
+		idx = pool_index(cfg, p->key.daddr.v4);
+		if (idx >= 0)
+			return slow_to_nat_addr(ctx, p, nf, cfg, in, idx);
+	}
 
 	rc = fib_route(ctx, p, &p->key.saddr, &dst, &fib);
 	if (rc != XNAT_CONTINUE)

@@ -163,5 +163,6 @@ int xdp_xnat(struct xdp_md *ctx)
 		rc = slow_from_lan(ctx, &p, nf, cfg, in);
 	if (rc != XNAT_CONTINUE)
 		return count(&p, p.reason, rc);
-	return forward(ctx, &p, &nf->ov, XNAT_FWD_SLOW);
+	return forward(ctx, &p, &nf->ov,
+		       nf->ov.edm ? XNAT_FWD_SLOW_EDM : XNAT_FWD_SLOW);
 }

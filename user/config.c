@@ -111,6 +111,7 @@ void config_init(struct config *cfg)
 	cfg->timeout_tcp_trans = 240;
 	cfg->timeout_udp = 300;
 	cfg->timeout_icmp = 60;
+	cfg->timeout_udp_dns = 30;
 	cfg->flows_max = 1048576;
 }
 
@@ -443,6 +444,8 @@ static const struct key_def keys[] = {
 	U32_KEY("timeouts", "tcp_transitory", timeout_tcp_trans, 1, TIMEOUT_MAX),
 	U32_KEY("timeouts", "udp", timeout_udp, 1, TIMEOUT_MAX),
 	U32_KEY("timeouts", "icmp", timeout_icmp, 1, TIMEOUT_MAX),
+	U32_KEY("timeouts", "udp_dns", timeout_udp_dns, 1, TIMEOUT_MAX),
+	U32_KEY("nat", "ports_per_host", ports_per_host, 0, 65535),
 	U32_KEY("flows", "max", flows_max, 1, FLOWS_MAX),
 };
 

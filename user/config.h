@@ -59,7 +59,11 @@ struct config {
 	int filter_eif;
 	int inbound_refresh;
 
+	/* [nat] ports_per_host: 0 no limit (RFC 6888 REQ-4). */
+	uint32_t ports_per_host;
+
 	uint32_t timeout_tcp_est, timeout_tcp_trans, timeout_udp, timeout_icmp;
+	uint32_t timeout_udp_dns; /* UDP to or from port 53 (RFC 4787 REQ-5a) */
 	uint32_t flows_max;    /* connections; the map holds two entries each */
 
 	struct config_forward fwd[XNAT_MAX_FORWARDS];

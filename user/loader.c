@@ -75,6 +75,27 @@ static int check_flow_table_size(const struct config *cfg, char *err)
 }
 
 /*
+ * Maps whose contents userspace derives from the config (and the counters
+ * and scratch space): when a new xnat changes their layout, the new
+ * program gets new ones, filled by maps_sync(), instead of a refusal. The
+ * running program keeps its old copies until it is replaced. Counters
+ * restart from zero then. The NAT state (flows, mappings, ports) is never
+ * re-created: its layout changes must stay compatible.
+ */
+static const char *const derived_maps[] = {
+	MAP_CONFIG, MAP_IFACES, MAP_TX_PORTS, MAP_FORWARDS, MAP_STATS,
+	MAP_VLANS, MAP_POOL, MAP_POOL_REV, "xnat_scratch", "xnat_alloc",
+};
+
+static bool map_is_derived(const char *name)
+{
+	for (size_t i = 0; i < sizeof(derived_maps) / sizeof(derived_maps[0]); i++)
+		if (!strcmp(name, derived_maps[i]))
+			return true;
+	return false;
+}
+
+/*
  * Reuse the maps a running router pinned, or have libbpf create and pin
  * them. Reuse is done here rather than by libbpf's pin_path check, which
  * compares map flags and so refuses every devmap (the kernel adds
@@ -112,6 +133,23 @@ static int pin_maps(struct bpf_object *obj, bool check_only, char *errbuf)
 		memset(&info, 0, sizeof(info));
 		len = sizeof(info);
 		err = bpf_obj_get_info_by_fd(fd, &info, &len);
+		if (!err && (info.type != bpf_map__type(map) ||
+			     info.key_size != bpf_map__key_size(map) ||
+			     info.value_size != bpf_map__value_size(map) ||
+			     info.max_entries != bpf_map__max_entries(map)) &&
+		    map_is_derived(bpf_map__name(map))) {
+			close(fd);
+			if (check_only)
+				continue;
+			pr_info("Map %s has a new layout: re-created\n",
+				bpf_map__name(map));
+			if (unlink(path))
+				return -errno;
+			err = bpf_map__set_pin_path(map, path);
+			if (err)
+				return err;
+			continue;
+		}
 		if (!err && (info.type != bpf_map__type(map) ||
 			     info.key_size != bpf_map__key_size(map) ||
 			     info.value_size != bpf_map__value_size(map) ||
@@ -349,7 +387,8 @@ static struct xnat_bpf *skel_open(const struct config *cfg)
 	if (!skel)
 		return NULL;
 	/* Two entries per connection; at most one mapping, one port and
-	 * (LRU) two peers per connection. */
+	 * (LRU) two peers per connection, or one endpoint-dependent
+	 * binding. */
 	err = bpf_map__set_max_entries(skel->maps.xnat_flows,
 				       2 * cfg->flows_max);
 	if (!err)
@@ -361,6 +400,9 @@ static struct xnat_bpf *skel_open(const struct config *cfg)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xnat_peers,
 					       2 * cfg->flows_max);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xnat_edm_ports,
+					       cfg->flows_max);
 	if (err) {
 		xnat_bpf__destroy(skel);
 		errno = -err;

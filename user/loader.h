@@ -23,6 +23,12 @@
 #define MAP_FORWARDS "xnat_forwards"
 #define MAP_STATS    "xnat_stats"
 #define MAP_VLANS    "xnat_vlans"
+#define MAP_MAPPINGS "xnat_mappings"
+#define MAP_PORTS    "xnat_ports"
+#define MAP_EDM      "xnat_edm_ports"
+#define MAP_HOSTS    "xnat_hosts"
+#define MAP_POOL     "xnat_pool"
+#define MAP_POOL_REV "xnat_pool_rev"
 
 /* Attach (or hitlessly replace) on every port of CFG, then sync the maps;
  * detach from ports of ST that CFG no longer names. 0, or -errno with a

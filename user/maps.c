@@ -191,6 +191,8 @@ static int sync_config(const struct config *cfg)
 	c.timeout_tcp_trans = cfg->timeout_tcp_trans;
 	c.timeout_udp = cfg->timeout_udp;
 	c.timeout_icmp = cfg->timeout_icmp;
+	c.timeout_udp_dns = cfg->timeout_udp_dns;
+	c.ports_per_host = cfg->ports_per_host;
 	if (bpf_map_update_elem(fd, &zero, &c, BPF_ANY))
 		err = -errno;
 	close(fd);

@@ -34,4 +34,7 @@ const struct reason_desc reasons[XNAT_REASON_MAX] = {
 	[XNAT_DROP_UNSOLICITED] = { "drop_unsolicited", "dropped: from WAN, no flow, no port forward" },
 	[XNAT_DROP_FILTERED] = { "drop_filtered", "dropped: from WAN to a mapping, sender never contacted (address-dependent filtering)" },
 	[XNAT_DROP_REDIRECT] = { "drop_redirect", "dropped: egress port refused the frame" },
+	[XNAT_FWD_SLOW_EDM] = { "fwd_slow_edm", "new flow NATed with an endpoint-dependent port: its endpoint could get no port of its own (docs/NAT.md)" },
+	[XNAT_DROP_HOST_LIMIT] = { "drop_host_limit", "dropped: new flow of an inside host that holds [nat] ports_per_host ports" },
+	[XNAT_DROP_NO_PORT] = { "drop_no_port", "dropped: new flow, no NAT port free, not even towards its remote alone" },
 };

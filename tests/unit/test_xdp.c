@@ -224,6 +224,8 @@ static void flows_clear(void)
 	map_clear(bpf_map__fd(skel->maps.xnat_mappings), 65536);
 	map_clear(bpf_map__fd(skel->maps.xnat_ports), 65536);
 	map_clear(bpf_map__fd(skel->maps.xnat_peers), 131072);
+	map_clear(bpf_map__fd(skel->maps.xnat_edm_ports), 65536);
+	map_clear(bpf_map__fd(skel->maps.xnat_hosts), 65536);
 }
 
 static struct flow_key flow_key4(const char *saddr, uint16_t sport,
@@ -2013,14 +2015,22 @@ static bool test_no_port(void)
 	if (!config_set(&c))
 		return false;
 	ok = run_fixture(&f);
-	/* Another inside endpoint: the only port is taken, to any peer. */
-	ok &= udp_out(1235, 53, XDP_PASS, XNAT_PASS_NO_PORT);
-	ok &= udp_out(1235, 54, XDP_PASS, XNAT_PASS_NO_PORT);
+	/* Another inside endpoint: the only port is taken, and towards this
+	 * peer even as an endpoint-dependent port: dropped, counted (the
+	 * kernel's own range would not help it either). */
+	ok &= udp_out(1235, 53, XDP_DROP, XNAT_DROP_NO_PORT);
 	/* The same endpoint to another peer uses its mapping. */
 	f.name = "same endpoint, other peer: same port";
 	f.in.dport = f.out.dport = 54;
 	ok &= run_fixture(&f);
-	ok &= ASSERT_EQ(flows_count(), 4, "entries of the two flows");
+	/* Towards a third peer the other endpoint shares the port as an
+	 * endpoint-dependent one (tests/unit/test_scale.c has the rest). */
+	f.name = "other endpoint, third peer: the port, endpoint-dependent";
+	f.in.sport = 1235;
+	f.in.dport = f.out.dport = 55;
+	f.reason = XNAT_FWD_SLOW_EDM;
+	ok &= run_fixture(&f);
+	ok &= ASSERT_EQ(flows_count(), 6, "entries of the three flows");
 	ok &= config_set(&saved);
 	return ok;
 }
