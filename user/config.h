@@ -50,6 +50,10 @@ struct config {
 
 	uint32_t nat_addr;     /* network order; with nat_addr_auto 0 until
 				  config_resolve() finds the WAN's */
+	/* [nat] address as a list of addresses and ranges: every external
+	 * address, network order, pool[0] == nat_addr; n_pool 1 for one. */
+	uint32_t pool[XNAT_MAX_POOL];
+	int n_pool;
 	int nat_addr_auto;
 	int nat_addr_line;
 	uint16_t port_min, port_max; /* host order, inclusive */

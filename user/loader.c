@@ -19,6 +19,7 @@
 #include "iface.h"
 #include "log.h"
 #include "loader.h"
+#include "memory.h"
 
 static int mkdir_p(const char *path)
 {
@@ -411,6 +412,38 @@ static struct xnat_bpf *skel_open(const struct config *cfg)
 	return skel;
 }
 
+/*
+ * Will the new maps (those not pinned already) and the timers of a full
+ * table fit in memory? The hash maps are preallocated: a table the machine
+ * cannot hold fails at creation, or worse, succeeds and starves the rest.
+ */
+static int check_memory(const struct config *cfg, struct bpf_object *obj,
+			char *err)
+{
+	unsigned long long need, per_conn, fits;
+	long long avail = mem_available();
+	char path[160];
+
+	if (avail <= 0)
+		return 0; /* no /proc/meminfo: nothing to check against */
+	need = mem_object_bytes(obj, state_pin_dir());
+	snprintf(path, sizeof(path), "%s/%s", state_pin_dir(), MAP_FLOWS);
+	if (access(path, F_OK))
+		need += mem_timers_bytes(cfg->flows_max);
+	if (need <= (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM)
+		return 0;
+	per_conn = need / cfg->flows_max + 1;
+	fits = (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM /
+	       per_conn;
+	snprintf(err, CONFIG_ERR_LEN,
+		 "%s: [flows] max = %u needs about %llu MB of kernel memory "
+		 "(preallocated maps and timers), more than %d/%d of the "
+		 "%lld MB available; at most about %llu connections fit",
+		 cfg->path, cfg->flows_max, need >> 20, MEM_SHARE_NUM,
+		 MEM_SHARE_DEN, avail >> 20, fits);
+	return -ENOMEM;
+}
+
 int loader_check(const struct config *cfg, char err[CONFIG_ERR_LEN])
 {
 	struct xnat_bpf *skel;
@@ -427,6 +460,8 @@ int loader_check(const struct config *cfg, char err[CONFIG_ERR_LEN])
 		return ret;
 	}
 	ret = pin_maps(skel->obj, true, err);
+	if (!ret)
+		ret = check_memory(cfg, skel->obj, err);
 	xnat_bpf__destroy(skel);
 	return ret;
 }
