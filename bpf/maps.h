@@ -75,11 +75,15 @@ struct {
 	__uint(max_entries, XNAT_MAX_POOL);
 } xnat_pool_rev SEC(".maps");
 
-/* Per CPU: when this CPU last found no endpoint-independent port. While
+/* Per CPU: when this CPU last found no endpoint-independent port (while
  * that is recent, new endpoints try fewer such ports before the
- * endpoint-dependent fallback: a full range would fail all the tries. */
+ * endpoint-dependent fallback: a full range would fail all the tries),
+ * and how many flows without any port it handed to the kernel lately. */
 struct nat_alloc_hint {
 	__u64 eim_full_ns;
+	__u64 pass_window_ns; /* start of the current window */
+	__u32 passed;         /* flows handed up in it */
+	__u32 pad;
 };
 
 struct {

@@ -37,6 +37,12 @@
 #define NAT_PORT_TRIES_FULL 2
 #define NAT_FULL_HINT_NS (1 * NSEC_PER_SEC)
 
+/* Flows that got no port at all, handed to the kernel's NAT (its own
+ * range may still have one), per CPU and window; the rest are dropped,
+ * so a full range cannot turn into a storm of kernel NAT searches. */
+#define NAT_NO_PORT_PASS_BURST 64
+#define NAT_NO_PORT_PASS_WINDOW_NS (10 * 1000 * 1000ULL)
+
 /* mapping_get(): no endpoint-independent port to be had. */
 #define NAT_EIM_FULL -2
 
@@ -328,6 +334,44 @@ fail:
 	if (charged)
 		host_release(ep->addr);
 	return NAT_EIM_FULL;
+}
+
+/* A flow for which no port is free: to the kernel, within its budget. */
+static __always_inline int no_port_verdict(__u32 *reason)
+{
+	struct nat_alloc_hint *hint;
+	__u32 zero = 0;
+	__u64 now;
+
+	hint = bpf_map_lookup_elem(&xnat_alloc, &zero);
+	if (!hint)
+		return verdict(reason, XDP_DROP, XNAT_DROP_NO_PORT);
+	now = bpf_ktime_get_ns();
+	if (now - hint->pass_window_ns >= NAT_NO_PORT_PASS_WINDOW_NS) {
+		hint->pass_window_ns = now;
+		hint->passed = 0;
+	}
+	if (hint->passed >= NAT_NO_PORT_PASS_BURST)
+		return verdict(reason, XDP_DROP, XNAT_DROP_NO_PORT);
+	hint->passed++;
+	return verdict(reason, XDP_PASS, XNAT_PASS_NO_PORT);
+}
+
+/*
+ * May an endpoint-dependent flow use external port PK? Not while PK's
+ * mapping is over but waits out its timeout (REQ-3): its remotes may
+ * still send to it, and must not reach another host. An active mapping's
+ * flows hold their own (remote, port) pairs in the flow table.
+ */
+static __always_inline int edm_port_free(const struct nat_port_key *pk)
+{
+	struct nat_endpoint *owner = bpf_map_lookup_elem(&xnat_ports, pk);
+	struct nat_mapping *m;
+
+	if (!owner)
+		return 1;
+	m = bpf_map_lookup_elem(&xnat_mappings, owner);
+	return !m || m->out_flows;
 }
 
 /* The binding of an endpoint-dependent flow (its ORIG key and entry). */

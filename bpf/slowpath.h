@@ -128,8 +128,9 @@ static __always_inline int new_flow_failed(__u32 *reason, int err)
  * candidate is claimed in xnat_edm_ports (BPF_NOEXIST, lock-free like
  * xnat_ports); the flow table's reply key then proves that no flow of a
  * mapping uses that port towards this remote. Bounded: at most
- * NAT_PORT_TRIES candidates, and a packet that gets none is dropped and
- * counted (the kernel's smaller range would not have one either).
+ * NAT_PORT_TRIES candidates; a flow that gets none goes to the kernel's
+ * NAT, whose own range may have a port, within a budget per CPU
+ * (no_port_verdict()); beyond it, dropped and counted.
  */
 static __always_inline int new_flow_insert_edm(__u32 *reason,
 					       struct new_flow *nf,
@@ -137,6 +138,7 @@ static __always_inline int new_flow_insert_edm(__u32 *reason,
 					       const struct nat_endpoint *ep)
 {
 	struct nat_edm_key *k = &nf->edm;
+	struct nat_port_key pk = { .proto = ep->proto };
 	int charged, err = -EEXIST, i;
 	__u32 range, off;
 
@@ -145,6 +147,7 @@ static __always_inline int new_flow_insert_edm(__u32 *reason,
 		return verdict(reason, XDP_DROP, XNAT_DROP_HOST_LIMIT);
 	nf->ov.edm = charged ? FLOW_EDM_PORT_CHARGED : FLOW_EDM_PORT;
 	nf->ov.addr_idx = pool_pick(cfg, ep->addr);
+	pk.addr_idx = nf->ov.addr_idx;
 	nf->ov.new_saddr.v4 = pool_addr(cfg, nf->ov.addr_idx);
 	nf->rv.edm = nf->ov.edm;
 	nf->rv.addr_idx = nf->ov.addr_idx;
@@ -155,6 +158,9 @@ static __always_inline int new_flow_insert_edm(__u32 *reason,
 	off = bpf_get_prandom_u32() % range;
 	for (i = 0; i < NAT_PORT_TRIES; i++) {
 		nf->ov.new_sport = bpf_htons(cfg->port_min + (off + i) % range);
+		pk.port = nf->ov.new_sport;
+		if (!edm_port_free(&pk))
+			continue;
 		edm_key_of(&nf->okey, &nf->ov, k);
 		err = bpf_map_update_elem(&xnat_edm_ports, k, ep, BPF_NOEXIST);
 		if (err == -EEXIST)
@@ -174,7 +180,7 @@ static __always_inline int new_flow_insert_edm(__u32 *reason,
 	if (charged)
 		host_release(ep->addr);
 	if (err == -EEXIST)
-		return verdict(reason, XDP_DROP, XNAT_DROP_NO_PORT);
+		return no_port_verdict(reason);
 	return new_flow_failed(reason, err);
 }
 

@@ -288,8 +288,9 @@ static bool test_edm_fallback(void)
 				 XNAT_FWD_SLOW, NULL, &port[i]);
 		ok &= ASSERT_EQ(port[i], 30000 + i, "port preserved");
 	}
-	/* Towards port 9 every external port is in use: nothing left. */
-	ok &= out_expect(&c, 11, 5000, 9, XDP_DROP, XNAT_DROP_NO_PORT, NULL,
+	/* Towards port 9 every external port is in use: the kernel's NAT,
+	 * with its own range, gets the flow. */
+	ok &= out_expect(&c, 11, 5000, 9, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
 			 NULL);
 	ok &= ASSERT_EQ(map_count(edm_fd), 0, "no binding left by the drop");
 	/* Towards port 10: four endpoints of host .11, each its own port. */
@@ -301,7 +302,7 @@ static bool test_edm_fallback(void)
 					  "distinct ports towards one remote");
 	}
 	ok &= ASSERT_EQ(map_count(edm_fd), 4, "endpoint-dependent bindings");
-	ok &= out_expect(&c, 11, 5004, 10, XDP_DROP, XNAT_DROP_NO_PORT, NULL,
+	ok &= out_expect(&c, 11, 5004, 10, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
 			 NULL);
 	/* Replies reach the endpoint that owns the port towards them. */
 	for (i = 0; i < 4; i++)
@@ -310,6 +311,48 @@ static bool test_edm_fallback(void)
 	ok &= out_expect(&c, 10, 30001, 11, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
 			 &port[0]);
 	ok &= ASSERT_EQ(port[0], 30001, "mapping kept");
+	return ok;
+}
+
+/*
+ * RFC 4787 REQ-3: a mapping that is over keeps its port for one timeout,
+ * and an endpoint-dependent flow of another host may not take it either
+ * (a remote of the old mapping would reach that host). The "over, but
+ * waiting" state is set up directly: the flow's entries removed, the
+ * mapping's counts at zero, as flow expiry leaves them.
+ */
+static bool test_edm_respects_reserved_port(void)
+{
+	struct xnat_config c = base_cfg;
+	int flows_fd = fd_of(skel->maps.xnat_flows);
+	int mappings_fd = fd_of(skel->maps.xnat_mappings);
+	struct nat_endpoint ep = { .port = htons(30000), .proto = IPPROTO_UDP };
+	struct nat_mapping m;
+	char h[32];
+	bool ok = true;
+
+	c.port_min = c.port_max = 30000;
+	if (!reset(&c))
+		return false;
+	ok &= out_expect(&c, 70, 30000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
+			 NULL);
+	/* While the mapping is in use, others may share its port. */
+	ok &= out_expect(&c, 71, 1000, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
+			 NULL, NULL);
+	map_clear(flows_fd);
+	map_clear(fd_of(skel->maps.xnat_edm_ports));
+	inet_pton(AF_INET, host(70, h), &ep.addr);
+	if (!ASSERT_OK(bpf_map_lookup_elem(mappings_fd, &ep, &m), "mapping"))
+		return false;
+	m.flows = m.out_flows = 0;
+	if (!ASSERT_OK(bpf_map_update_elem(mappings_fd, &ep, &m, BPF_EXIST),
+		       "mapping over"))
+		return false;
+	ok &= out_expect(&c, 71, 1001, 9, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
+			 NULL);
+	ok &= out_expect(&c, 71, 1002, 11, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
+			 NULL);
+	ok &= ASSERT_EQ(map_count(flows_fd), 0, "no flow");
 	return ok;
 }
 
@@ -351,11 +394,58 @@ static bool test_edm_capacity(void)
 	ok &= ASSERT_EQ(map_count(mappings_fd) + map_count(edm_fd), 1024,
 			"one mapping or binding per flow");
 	ok &= ASSERT_TRUE(map_count(mappings_fd) >= 1, "some mappings");
-	/* Full: the next one is dropped, once, with no state left. */
-	ok &= out_expect(&c, 99, 2000, 1000, XDP_DROP, XNAT_DROP_NO_PORT, NULL,
+	/* Full: the next one goes to the kernel, with no state left. */
+	ok &= out_expect(&c, 99, 2000, 1000, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
 			 NULL);
 	ok &= ASSERT_EQ(map_count(mappings_fd) + map_count(edm_fd), 1024,
 			"nothing left by the drop");
+	return ok;
+}
+
+/*
+ * Bounded failure: flows that get no port at all go to the kernel's NAT
+ * only within a budget per CPU (bpf/nat.h NAT_NO_PORT_PASS_BURST per
+ * window); a flood of them beyond it is dropped and counted, and leaves
+ * no state. 1000 such flows, as fast as BPF_PROG_RUN goes: some pass,
+ * most are dropped.
+ */
+static bool test_no_port_budget(void)
+{
+	struct xnat_config c = base_cfg;
+	uint64_t pass0 = counter(XNAT_PASS_NO_PORT);
+	uint64_t drop0 = counter(XNAT_DROP_NO_PORT);
+	uint8_t frame[PKT_MAX], out[PKT_MAX];
+	uint32_t out_len, got;
+	uint64_t passed, dropped;
+	bool ok = true;
+	char h[32];
+	int i;
+
+	c.port_min = c.port_max = 30000;
+	if (!reset(&c))
+		return false;
+	ok &= out_expect(&c, 60, 30000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
+			 NULL);
+	pass0 = counter(XNAT_PASS_NO_PORT);
+	for (i = 0; i < 1000 && ok; i++) {
+		size_t len = udp_frame(frame, false, host(61, h), 1000 + i,
+				       REMOTE, 9);
+
+		ok &= run(if_lan, frame, len, out, &out_len, &got);
+		ok &= ASSERT_TRUE(got == XDP_PASS || got == XDP_DROP,
+				  "not forwarded");
+	}
+	passed = counter(XNAT_PASS_NO_PORT) - pass0;
+	dropped = counter(XNAT_DROP_NO_PORT) - drop0;
+	fprintf(stderr, "    1000 flows without a port: %llu to the kernel, %llu dropped\n",
+		(unsigned long long)passed, (unsigned long long)dropped);
+	ok &= ASSERT_EQ(passed + dropped, 1000, "each counted once");
+	ok &= ASSERT_TRUE(passed >= 64, "a burst reaches the kernel");
+	ok &= ASSERT_TRUE(dropped > 0, "the flood beyond it is dropped");
+	ok &= ASSERT_EQ(map_count(fd_of(skel->maps.xnat_flows)), 2,
+			"no state but the first flow's");
+	ok &= ASSERT_EQ(map_count(fd_of(skel->maps.xnat_edm_ports)), 0,
+			"no binding left");
 	return ok;
 }
 
@@ -753,7 +843,9 @@ struct test {
 
 static const struct test tests[] = {
 	{ "edm_fallback", test_edm_fallback },
+	{ "edm_reserved_port", test_edm_respects_reserved_port },
 	{ "edm_capacity", test_edm_capacity },
+	{ "no_port_budget", test_no_port_budget },
 	{ "host_limit", test_host_limit },
 	{ "expiry_releases", test_expiry_releases },
 	{ "dns_timeout", test_dns_timeout },
