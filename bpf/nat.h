@@ -24,10 +24,10 @@
 #include <bpf/bpf_helpers.h>
 #include "maps.h"
 #include "parsing.h"
+#include "natlog.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 #define XNAT_CLOCK_MONOTONIC 1
-#define EEXIST 17
 
 /* Port candidates tried for a new endpoint-independent mapping, and for
  * an endpoint-dependent binding, before giving up on each. */
@@ -165,31 +165,37 @@ static __always_inline void host_release(__be32 addr)
 		__sync_fetch_and_add(&h->ports, (__u32)-1);
 }
 
+/* Which mapping a flow holds a reference on. */
+enum flow_mapping {
+	FLOW_MAPPING_NONE = 0, /* none: routed, port forwards, endpoint-
+				  dependent ports */
+	FLOW_MAPPING_OUT = 1,  /* its source's: SNAT, hairpin */
+	FLOW_MAPPING_IN = 2,   /* its destination's: inbound through one */
+};
+
 /*
- * The inside endpoint whose mapping a flow uses: the source of outgoing
- * (SNAT, hairpin) flows, the destination of inbound ones. 0 for flows
- * without a mapping (routed, port forwards, endpoint-dependent ports),
- * 1 outgoing, 2 inbound.
+ * The inside endpoint whose mapping a flow uses, in EP: the source of
+ * outgoing (SNAT, hairpin) flows, the destination of inbound ones.
  */
-static __always_inline int flow_mapping_ep(const struct flow_key *okey,
-					   const struct flow_value *ov,
-					   struct nat_endpoint *ep)
+static __always_inline enum flow_mapping
+flow_mapping_ep(const struct flow_key *okey, const struct flow_value *ov,
+		struct nat_endpoint *ep)
 {
 	__builtin_memset(ep, 0, sizeof(*ep));
 	ep->proto = okey->proto;
 	if (ov->edm)
-		return 0;
+		return FLOW_MAPPING_NONE;
 	if (ov->nat == FLOW_NAT_SNAT || ov->nat == FLOW_NAT_HAIRPIN) {
 		ep->addr = okey->saddr.v4;
 		ep->port = okey->sport;
-		return 1;
+		return FLOW_MAPPING_OUT;
 	}
 	if (ov->nat == FLOW_NAT_INBOUND) {
 		ep->addr = ov->new_daddr.v4;
 		ep->port = ov->new_dport;
-		return 2;
+		return FLOW_MAPPING_IN;
 	}
-	return 0;
+	return FLOW_MAPPING_NONE;
 }
 
 /* Timer of a mapping: free it and its port once unused for its hold
@@ -218,6 +224,8 @@ static int mapping_expire(void *map, struct nat_endpoint *ep,
 	}
 	if (m->flags & NAT_MAPPING_CHARGED)
 		host_release(ep->addr);
+	natlog_emit(NATLOG_EXPIRED, ep, pool_addr(cfg, m->addr_idx),
+		    m->ext_port, 0, 0);
 	bpf_map_delete_elem(&xnat_ports, &pk);
 	bpf_map_delete_elem(&xnat_mappings, ep);
 	return 0;
@@ -252,18 +260,20 @@ static __always_inline void mapping_put(const struct xnat_config *cfg,
 /*
  * A reference on EP's mapping for a new flow, creating it (and claiming a
  * port) if EP has none. The external port goes to *PORT, its address's
- * pool index to *IDX. DNS: the flow is UDP to port 53 (a mapping only
- * such flows used expires sooner). NM is scratch space for the new
+ * pool index to *IDX. KEY is the new flow's (a mapping only DNS flows,
+ * UDP port 53, used expires sooner). NM is scratch space for the new
  * mapping. Returns XNAT_CONTINUE; NAT_EIM_FULL
  * when no endpoint-independent port is free (the caller may fall back to
  * an endpoint-dependent one); or a verdict with its reason.
  */
 static __always_inline int mapping_get(__u32 *reason,
 				       const struct xnat_config *cfg,
-				       const struct nat_endpoint *ep, int dns,
+				       const struct nat_endpoint *ep,
+				       const struct flow_key *key,
 				       __be16 *port, __u8 *idx,
 				       struct nat_mapping *nm)
 {
+	int dns = flow_is_dns(key);
 	struct nat_port_key pk = { .proto = ep->proto };
 	struct nat_mapping *m;
 	struct nat_alloc_hint *hint;
@@ -327,6 +337,8 @@ reuse:
 		}
 		goto fail;
 	}
+	natlog_emit(NATLOG_CREATED, ep, pool_addr(cfg, pk.addr_idx), pk.port,
+		    key->daddr.v4, key->dport);
 	*port = pk.port;
 	*idx = pk.addr_idx;
 	return XNAT_CONTINUE;
@@ -410,16 +422,21 @@ static __always_inline void peer_record(const struct nat_endpoint *ep,
 	bpf_map_update_elem(&xnat_peers, &k, ep, BPF_ANY);
 }
 
+enum nat_inbound {
+	NAT_INBOUND_ALLOWED = 0, /* EP filled */
+	NAT_INBOUND_FILTERED,    /* a mapping owns it, filtering refuses */
+	NAT_INBOUND_NO_MAPPING,  /* no mapping open to inbound owns it */
+};
+
 /*
- * May a packet from the WAN reach the inside endpoint owning its
- * destination port? 1 yes (EP filled), 0 filtered, -1 no mapping owns the
- * port. With endpoint-independent filtering anyone may; with
- * address-dependent filtering only an address the endpoint has sent to,
- * through this same mapping.
+ * May a packet from the WAN to pool address IDX reach the inside endpoint
+ * owning its destination port? With endpoint-independent filtering anyone
+ * may; with address-dependent filtering only an address the endpoint has
+ * sent to, through this same mapping.
  */
-static __always_inline int inbound_allowed(const struct pkt *p,
-					   const struct xnat_config *cfg,
-					   __u8 idx, struct nat_endpoint *ep)
+static __always_inline enum nat_inbound
+inbound_allowed(const struct pkt *p, const struct xnat_config *cfg,
+		__u8 idx, struct nat_endpoint *ep)
 {
 	struct nat_port_key pk = { .port = p->key.dport,
 				   .proto = p->key.proto, .addr_idx = idx };
@@ -431,7 +448,7 @@ static __always_inline int inbound_allowed(const struct pkt *p,
 
 	owner = bpf_map_lookup_elem(&xnat_ports, &pk);
 	if (!owner)
-		return -1;
+		return NAT_INBOUND_NO_MAPPING;
 	*ep = *owner;
 	/* A mapping the inside no longer uses is over for inbound traffic
 	 * (its port only waits out the timeout), unless inbound packets may
@@ -439,12 +456,14 @@ static __always_inline int inbound_allowed(const struct pkt *p,
 	m = bpf_map_lookup_elem(&xnat_mappings, owner);
 	if (!m || !(m->out_flows || ((cfg->flags & XNAT_F_INBOUND_REFRESH) &&
 				     m->flows)))
-		return -1;
+		return NAT_INBOUND_NO_MAPPING;
 	if (cfg->flags & XNAT_F_FILTER_EIF)
-		return 1;
+		return NAT_INBOUND_ALLOWED;
 	peer = bpf_map_lookup_elem(&xnat_peers, &k);
 	/* The peer entry must be of this owner, not of an earlier one. */
-	return peer && peer->addr == owner->addr && peer->port == owner->port;
+	if (peer && peer->addr == owner->addr && peer->port == owner->port)
+		return NAT_INBOUND_ALLOWED;
+	return NAT_INBOUND_FILTERED;
 }
 
 #endif /* XNAT_NAT_H */

@@ -112,12 +112,21 @@ static __always_inline int new_flow_put(struct new_flow *nf)
 	return 0;
 }
 
+/* Is the entry in the way of NF's reply one of NF's own endpoint's? */
+static __always_inline int reply_is_ours(const struct new_flow *nf)
+{
+	struct flow_value *v = bpf_map_lookup_elem(&xnat_flows, &nf->rkey);
+
+	return v && v->new_daddr.v4 == nf->okey.saddr.v4 &&
+	       v->new_dport == nf->okey.sport;
+}
+
 /* A failed insert: the kernel NATs this packet (a racing CPU's flow, or a
  * full table, where the kernel's own table may still have room). */
 static __always_inline int new_flow_failed(__u32 *reason, int err)
 {
 	return verdict(reason, XDP_PASS, err == -EEXIST || err == -EALREADY ?
-				     XNAT_PASS_KERNEL_FLOW :
+				     XNAT_PASS_INSERT_RACE :
 				     XNAT_PASS_TABLE_FULL);
 }
 
@@ -199,9 +208,10 @@ static __always_inline int new_flow_insert_edm(__u32 *reason,
 __noinline int new_flow_insert(struct new_flow *nf,
 			       const struct xnat_config *cfg, __u32 *reason)
 {
+	enum flow_mapping mapped;
 	struct nat_endpoint ep;
 	struct nat_mapping *m;
-	int mapped, err, rc;
+	int err, rc;
 	__u8 idx = 0;
 
 	if (!nf || !cfg || !reason)
@@ -213,8 +223,8 @@ __noinline int new_flow_insert(struct new_flow *nf,
 		if (!m) /* expired since the filter looked */
 			return verdict(reason, XDP_DROP, XNAT_DROP_UNSOLICITED);
 		__sync_fetch_and_add(&m->flows, 1);
-	} else if (mapped) {
-		rc = mapping_get(reason, cfg, &ep, flow_is_dns(&nf->okey),
+	} else if (mapped == FLOW_MAPPING_OUT) {
+		rc = mapping_get(reason, cfg, &ep, &nf->okey,
 				 &nf->ov.new_sport, &idx, &nf->nm);
 		if (rc == NAT_EIM_FULL && nf->ov.nat == FLOW_NAT_SNAT)
 			goto edm;
@@ -228,12 +238,14 @@ __noinline int new_flow_insert(struct new_flow *nf,
 
 	err = new_flow_put(nf);
 	if (err) {
-		if (mapped)
-			mapping_put(cfg, &ep, mapped == 1);
-		/* The mapping's port is another flow's towards this remote
-		 * (an endpoint-dependent one): this flow cannot use the
-		 * mapping, but may have a port of its own. */
-		if (err == -EEXIST && nf->ov.nat == FLOW_NAT_SNAT)
+		if (mapped != FLOW_MAPPING_NONE)
+			mapping_put(cfg, &ep, mapped == FLOW_MAPPING_OUT);
+		/* The mapping's port is another endpoint's towards this
+		 * remote (an endpoint-dependent flow): this flow cannot use
+		 * the mapping, but may have a port of its own. (The same
+		 * endpoint's entry is another CPU creating this very flow.) */
+		if (err == -EEXIST && nf->ov.nat == FLOW_NAT_SNAT &&
+		    !reply_is_ours(nf))
 			goto edm;
 		return new_flow_failed(reason, err);
 	}
@@ -344,7 +356,7 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 	/* Echo replies from inside answer pings we never forwarded. */
 	if ((p->key.proto == IPPROTO_ICMP || p->key.proto == IPPROTO_ICMPV6) &&
 	    !p->icmp_echo_request)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_ECHO_REPLY);
 
 	if (p->ip4 && cfg->nat_addr && p->key.daddr.v4 == cfg->nat_addr) {
 		rc = slow_hairpin(ctx, p, nf, cfg, in);
@@ -393,7 +405,6 @@ static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 	struct fwd_key fk = { .port = p->key.dport, .proto = p->key.proto };
 	struct nat_endpoint ep;
 	struct fwd_value *fwd;
-	int rc;
 
 	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_LOCAL); /* pings */
@@ -404,10 +415,14 @@ static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 		ep.addr = fwd->addr;
 		ep.port = fwd->port;
 	} else if (port_in_range(cfg, p->key.dport)) {
-		rc = inbound_allowed(p, cfg, idx, &ep);
-		if (rc <= 0)
-			return pkt_stop(p, XDP_DROP, rc ? XNAT_DROP_UNSOLICITED :
-							  XNAT_DROP_FILTERED);
+		switch (inbound_allowed(p, cfg, idx, &ep)) {
+		case NAT_INBOUND_ALLOWED:
+			break;
+		case NAT_INBOUND_FILTERED:
+			return pkt_stop(p, XDP_DROP, XNAT_DROP_FILTERED);
+		default:
+			return pkt_stop(p, XDP_DROP, XNAT_DROP_UNSOLICITED);
+		}
 		nf->ov.nat = FLOW_NAT_INBOUND;
 	} else {
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_WAN_IN);

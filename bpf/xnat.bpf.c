@@ -62,6 +62,7 @@ static __always_inline int forward(struct xdp_md *ctx, struct pkt *p,
 	if (flow_rewrite(p, v) ||
 	    l2_rewrite(ctx, p, v->eth_dst, v->eth_src, v->egress_vid))
 		return count(p, XNAT_DROP_MALFORMED, XDP_DROP);
+	p->out = v;
 	return redirect(p, v->egress_ifindex, reason);
 }
 
@@ -110,7 +111,7 @@ int xdp_xnat(struct xdp_md *ctx)
 		return count(&p, p.reason, rc);
 	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
 	if (!cfg)
-		return count(&p, XNAT_PASS_NOT_IP, XDP_PASS);
+		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
 
 	if (p.frag == FRAG_LATER) {
 		struct flow_key *fk = frag_flow(&p);
@@ -142,7 +143,7 @@ int xdp_xnat(struct xdp_md *ctx)
 
 	nf = bpf_map_lookup_elem(&xnat_scratch, &zero);
 	if (!nf)
-		return count(&p, XNAT_PASS_NOT_IP, XDP_PASS);
+		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
 	if (v) {
 		flow_touch(v, &p, cfg);
 		return forward_rerouted(ctx, &p, v, nf);

@@ -7,17 +7,21 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <systemd/sd-daemon.h>
 #include "cmd.h"
+#include "natlog.h"
 #include "config.h"
 #include "iface.h"
 #include "kernel_mode.h"
 #include "loader.h"
 #include "log.h"
+#include "maps.h"
 #include "state.h"
 
 static const char *mode_name(int mode)
@@ -177,9 +181,37 @@ static void refresh(const struct opts *o, struct config *cfg)
 		*cfg = now;
 }
 
+static unsigned long long monotonic_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+}
+
+/*
+ * Tell systemd (Type=notify, NOTIFY_SOCKET set) where the service is:
+ * READY=1 once up, RELOADING=1 ... READY=1 around a SIGHUP reload,
+ * STOPPING=1 on the way down. Outside systemd this does nothing.
+ */
+static void notify_systemd(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	err = sd_notify(0, msg);
+	if (err < 0)
+		pr_warn("Failed to notify systemd (%s): %s\n", msg, strerror(-err));
+}
+
 int cmd_run(const struct opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct natlog *nat_log = NULL;
 	struct config cfg;
 	int rc;
 
@@ -189,21 +221,40 @@ int cmd_run(const struct opts *o)
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	notify_systemd("READY=1\nSTATUS=up with %s", o->config);
+	/* Mapping created / expired as JSON lines on stdout (the journal,
+	 * under systemd); xdp mode only: the kernel logs its own NAT. */
+	if (cfg.mode == MODE_XDP)
+		nat_log = natlog_open(stdout);
 
 	while (!got_term) {
-		sleep(5); /* interrupted by signals */
+		if (nat_log)
+			natlog_wait(nat_log, 5000); /* returns on a signal */
+		else
+			sleep(5); /* interrupted by signals */
 		if (got_hup) {
 			struct config next;
 
 			got_hup = 0;
+			notify_systemd("RELOADING=1\nMONOTONIC_USEC=%llu", monotonic_usec());
 			/* A bad new config keeps the old one running. */
 			if (load_config(o, &next) == EXIT_OK &&
-			    bring_up(o, &next) == EXIT_OK)
+			    bring_up(o, &next) == EXIT_OK) {
 				cfg = next;
+				notify_systemd("READY=1\nSTATUS=up with %s (reloaded)",
+					       o->config);
+				continue;
+			}
+			pr_warn("xnat: reload of %s failed; the config loaded before is still running\n",
+				o->config);
+			notify_systemd("READY=1\nSTATUS=reload of %s failed; the config loaded before is still running",
+				       o->config);
 			continue;
 		}
 		if (!got_term)
 			refresh(o, &cfg);
 	}
+	natlog_close(nat_log);
+	notify_systemd("STOPPING=1");
 	return cmd_down(o);
 }

@@ -14,6 +14,7 @@
 
 #define CONFIG_MAX_LAN 16
 #define CONFIG_ERR_LEN 512
+#define CONFIG_MAX_ERRORS 32
 
 enum router_mode {
 	MODE_XDP = 0,
@@ -62,6 +63,10 @@ struct config {
 	 * independent; inbound_refresh: UDP from the WAN keeps mappings. */
 	int filter_eif;
 	int inbound_refresh;
+	/* [router] fastpath: 1 on (default), 0 off: every packet of a flow
+	 * is routed again as its first was (fwd_routed), to show what the
+	 * flow cache saves. */
+	int fastpath;
 
 	/* [nat] ports_per_host: 0 no limit (RFC 6888 REQ-4). */
 	uint32_t ports_per_host;
@@ -74,7 +79,14 @@ struct config {
 	int n_fwd;
 };
 
-/* Defaults as in DESIGN.md. */
+/* Every error of a config, in the order found: N counts them all, the first
+ * CONFIG_MAX_ERRORS are kept. For `xnat check`. */
+struct config_errors {
+	int n;
+	char msg[CONFIG_MAX_ERRORS][CONFIG_ERR_LEN];
+};
+
+/* Defaults as in the README's config reference. */
 void config_init(struct config *cfg);
 
 /*
@@ -89,6 +101,11 @@ int config_parse(struct config *cfg, const char *path, char err[CONFIG_ERR_LEN])
  * with nat_addr_auto, the WAN's primary IPv4 address. Same error contract.
  */
 int config_resolve(struct config *cfg, char err[CONFIG_ERR_LEN]);
+
+/* The same two, reporting every error into ERRS instead of the first. */
+int config_parse_all(struct config *cfg, const char *path,
+		     struct config_errors *errs);
+int config_resolve_all(struct config *cfg, struct config_errors *errs);
 
 /*
  * The ports the kernel may use when xnat runs in xdp mode: the complement of

@@ -8,6 +8,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <nftables/libnftables.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 #include "kernel_mode.h"
 #include "log.h"
+#include "names.h"
 
 #define SYSCTL_IP_FORWARD "net/ipv4/ip_forward"
 #define SYSCTL_IP6_FORWARD "net/ipv6/conf/all/forwarding"
@@ -40,7 +42,8 @@ static void nft_error(struct nft_ctx *ctx, char *err)
 		 msg);
 }
 
-static int nft_run(const char *cmds, char *err)
+/* DRY_RUN: check against the kernel, commit nothing (nft -c). */
+static int nft_exec(const char *cmds, bool dry_run, char *err)
 {
 	struct nft_ctx *ctx;
 	int ret = 0;
@@ -56,6 +59,7 @@ static int nft_run(const char *cmds, char *err)
 		ret = -ENOMEM;
 		goto out;
 	}
+	nft_ctx_set_dry_run(ctx, dry_run);
 	if (nft_run_cmd_from_buffer(ctx, cmds)) {
 		nft_error(ctx, err);
 		ret = -EINVAL;
@@ -65,9 +69,9 @@ out:
 	return ret;
 }
 
-static const char *proto_name(uint8_t proto)
+static int nft_run(const char *cmds, char *err)
 {
-	return proto == IPPROTO_TCP ? "tcp" : "udp";
+	return nft_exec(cmds, false, err);
 }
 
 /*
@@ -168,6 +172,50 @@ static void emit_forward(FILE *f, const struct config *cfg)
 		cfg->wan.name, cfg->wan.name);
 }
 
+/*
+ * Give every rule of the transaction CMDS a counter, for `xnat stats` in
+ * kernel mode: " counter" goes before the rule's statement (dnat, snat,
+ * masquerade, or the final accept/drop verdict), where nft wants it.
+ * Frees CMDS; the new text, or NULL on ENOMEM.
+ */
+static char *with_counters(char *cmds)
+{
+	static const char *const stmts[] = { " dnat ip to ", " snat ip to ",
+					     " masquerade" };
+	char *out = NULL, *line, *next, *at;
+	size_t len;
+	FILE *f;
+
+	f = cmds ? open_memstream(&out, &len) : NULL;
+	for (line = f ? cmds : NULL; line && *line; line = next) {
+		next = line + strcspn(line, "\n");
+		next += *next == '\n';
+		at = NULL;
+		/* Rules sit two tabs deep; chain headers ("type ...") too. */
+		if (!strncmp(line, "\t\t", 2) && strncmp(line, "\t\ttype ", 7)) {
+			for (size_t i = 0; !at && i < sizeof(stmts) / sizeof(*stmts); i++) {
+				at = strstr(line, stmts[i]);
+				if (at >= next)
+					at = NULL;
+			}
+			if (!at)
+				for (at = next - 1; at > line && *at != ' '; at--)
+					;
+		}
+		if (at && at > line)
+			fprintf(f, "%.*s counter%.*s", (int)(at - line), line,
+				(int)(next - at), at);
+		else
+			fprintf(f, "%.*s", (int)(next - line), line);
+	}
+	free(cmds);
+	if (f && fclose(f)) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 /* The transaction for CFG in a malloc'ed string, NULL on ENOMEM. */
 static char *ruleset(const struct config *cfg, const uint16_t knat[2])
 {
@@ -187,7 +235,25 @@ static char *ruleset(const struct config *cfg, const uint16_t knat[2])
 		free(buf);
 		return NULL;
 	}
-	return buf;
+	return with_counters(buf);
+}
+
+char *kernel_ruleset(const struct config *cfg, char err[CONFIG_ERR_LEN])
+{
+	uint16_t local[2] = { 0 }, knat[2] = { 0 };
+	char *cmds;
+
+	if (cfg->mode == MODE_XDP && config_kernel_ranges(cfg, local, knat, err))
+		return NULL;
+	cmds = ruleset(cfg, knat);
+	if (!cmds)
+		snprintf(err, CONFIG_ERR_LEN, "nft ruleset: %s", strerror(ENOMEM));
+	return cmds;
+}
+
+int kernel_ruleset_check(const char *cmds, char err[CONFIG_ERR_LEN])
+{
+	return nft_exec(cmds, true, err);
 }
 
 static const char *saved_sysctl(const struct xnat_state *st, const char *path)

@@ -19,36 +19,11 @@
 #include "iface.h"
 #include "log.h"
 #include "loader.h"
+#include "maps.h"
 #include "memory.h"
-
-static int mkdir_p(const char *path)
-{
-	char buf[128];
-	char *c;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (c = buf + 1; *c; c++) {
-		if (*c != '/')
-			continue;
-		*c = 0;
-		if (mkdir(buf, 0700) && errno != EEXIST)
-			return -errno;
-		*c = '/';
-	}
-	if (mkdir(buf, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-int loader_map_fd(const char *name)
-{
-	char path[160];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", state_pin_dir(), name);
-	fd = bpf_obj_get(path);
-	return fd < 0 ? -errno : fd;
-}
+#include "pins.h"
+#include "fsutil.h"
+#include "names.h"
 
 /* A pinned flow table of another size cannot be reused: say so plainly
  * rather than let libbpf fail with "couldn't reuse pinned map". */
@@ -58,7 +33,7 @@ static int check_flow_table_size(const struct config *cfg, char *err)
 	__u32 len = sizeof(info);
 	int fd, ret;
 
-	fd = loader_map_fd(MAP_FLOWS);
+	fd = pins_map_open(MAP_FLOWS);
 	if (fd < 0)
 		return 0;
 	ret = bpf_obj_get_info_by_fd(fd, &info, &len);
@@ -104,7 +79,7 @@ static bool map_is_derived(const char *name)
  */
 static int pin_maps(struct bpf_object *obj, bool check_only, char *errbuf)
 {
-	const char *dir = state_pin_dir();
+	const char *dir = pins_dir();
 	struct bpf_map_info info;
 	struct bpf_map *map;
 	char path[160];
@@ -112,7 +87,7 @@ static int pin_maps(struct bpf_object *obj, bool check_only, char *errbuf)
 	int fd, err;
 
 	if (!check_only) {
-		err = mkdir_p(dir);
+		err = mkdir_p(dir, 0700);
 		if (err) {
 			snprintf(errbuf, CONFIG_ERR_LEN,
 				 "failed to create pin directory %s: %s", dir,
@@ -171,7 +146,7 @@ static int pin_maps(struct bpf_object *obj, bool check_only, char *errbuf)
 
 static int unpin_maps(void)
 {
-	const char *dir = state_pin_dir();
+	const char *dir = pins_dir();
 	struct dirent *de;
 	char path[320];
 	DIR *d;
@@ -233,13 +208,6 @@ static __u32 legacy_flags(enum xdp_attach_mode mode)
 	       mode == XDP_MODE_SKB    ? XDP_FLAGS_SKB_MODE : 0;
 }
 
-static const char *iface_name(int ifindex, char *buf)
-{
-	if (!if_indextoname(ifindex, buf))
-		snprintf(buf, IF_NAMESIZE, "#%d", ifindex);
-	return buf;
-}
-
 /*
  * Attach the freshly loaded program FD to a port that runs an older xnat
  * directly: one atomic swap, no window without a program.
@@ -256,7 +224,7 @@ static int replace_legacy(int ifindex, struct xdp_multiprog *mp,
 	err = bpf_xdp_attach(ifindex, fd, flags | XDP_FLAGS_REPLACE, &opts);
 	if (err)
 		pr_warn("Failed to replace XDP program on iface %s: %s\n",
-			iface_name(ifindex, name), strerror(-err));
+			ifname_of(ifindex, name), strerror(-err));
 	return err;
 }
 
@@ -362,7 +330,7 @@ static int attach_all(struct xnat_bpf *skel, const struct config *cfg,
 		err = xdp_program__attach(prog, ports[i].ifindex, mode, 0);
 		if (err) {
 			pr_warn("Failed to attach XDP program to iface %s: %s\n",
-				iface_name(ports[i].ifindex, name),
+				ifname_of(ports[i].ifindex, name),
 				strerror(-err));
 			break;
 		}
@@ -426,8 +394,8 @@ static int check_memory(const struct config *cfg, struct bpf_object *obj,
 
 	if (avail <= 0)
 		return 0; /* no /proc/meminfo: nothing to check against */
-	need = mem_object_bytes(obj, state_pin_dir());
-	snprintf(path, sizeof(path), "%s/%s", state_pin_dir(), MAP_FLOWS);
+	need = mem_object_bytes(obj, pins_dir());
+	snprintf(path, sizeof(path), "%s/%s", pins_dir(), MAP_FLOWS);
 	if (access(path, F_OK))
 		need += mem_timers_bytes(cfg->flows_max);
 	if (need <= (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM)
@@ -523,7 +491,7 @@ int loader_down_ports(const struct xnat_state *st)
 					  xdp_multiprog__attach_mode(mp), 0);
 		if (err) {
 			pr_warn("Failed to detach XDP program from iface %s: %s\n",
-				iface_name(ifindex, name), strerror(-err));
+				ifname_of(ifindex, name), strerror(-err));
 			ret = err;
 		}
 		xdp_multiprog__close(mp);

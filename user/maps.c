@@ -16,7 +16,8 @@
 #include <bpf/bpf.h>
 #include "log.h"
 #include "iface.h"
-#include "loader.h"
+#include "maps.h"
+#include "pins.h"
 
 /* Delete every key of FD for which KEEP says no. */
 static void delete_stale(int fd, size_t key_size,
@@ -121,8 +122,8 @@ int maps_put_port(const int fds[3], const char *name, __u32 ifindex,
 
 static int sync_ports(const struct config *cfg)
 {
-	int fds[3] = { loader_map_fd(MAP_IFACES), loader_map_fd(MAP_TX_PORTS),
-		       loader_map_fd(MAP_VLANS) };
+	int fds[3] = { pins_map_open(MAP_IFACES), pins_map_open(MAP_TX_PORTS),
+		       pins_map_open(MAP_VLANS) };
 	int i, err = 0;
 
 	for (i = 0; i < 3 && !err; i++)
@@ -147,7 +148,7 @@ static int sync_ports(const struct config *cfg)
 
 static int sync_forwards(const struct config *cfg)
 {
-	int fd = loader_map_fd(MAP_FORWARDS);
+	int fd = pins_map_open(MAP_FORWARDS);
 	int i, err = 0;
 
 	if (fd < 0)
@@ -180,7 +181,7 @@ static int pool_rev_keep(const void *key, const struct config *cfg)
  * new size are harmless; addresses no longer in the pool are removed. */
 static int sync_pool(const struct config *cfg)
 {
-	int fd = loader_map_fd(MAP_POOL), rev = loader_map_fd(MAP_POOL_REV);
+	int fd = pins_map_open(MAP_POOL), rev = pins_map_open(MAP_POOL_REV);
 	int err = 0;
 
 	if (fd < 0 || rev < 0)
@@ -202,14 +203,13 @@ static int sync_config(const struct config *cfg)
 {
 	struct xnat_config c = {};
 	__u32 zero = 0;
-	int fd = loader_map_fd(MAP_CONFIG), err = 0;
+	int fd = pins_map_open(MAP_CONFIG), err = 0;
 
 	if (fd < 0)
 		return fd;
-	/* XNAT_F_FASTPATH_OFF is a runtime switch (benchmarks), not config:
-	 * keep it; the others come from the config. */
-	bpf_map_lookup_elem(fd, &zero, &c);
-	c.flags &= XNAT_F_FASTPATH_OFF;
+	/* Every flag comes from the config, so a reload applies it. */
+	if (!cfg->fastpath)
+		c.flags |= XNAT_F_FASTPATH_OFF;
 	if (cfg->filter_eif)
 		c.flags |= XNAT_F_FILTER_EIF;
 	if (cfg->inbound_refresh)

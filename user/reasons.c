@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * What each counter means. Sync note: same order as enum xnat_reason in
- * bpf/xnat_common.h; the designated initializers make a mismatch a
- * compile-time visible one rather than a silent shift.
+ * What each counter means. Sync note: one entry per enum xnat_reason in
+ * bpf/xnat_common.h, indexed by it; a reason without a name or a meaning
+ * fails the unit test reasons_named (tests/unit/test_reasons.c).
  */
 #include "reasons.h"
 
@@ -34,7 +34,10 @@ const struct reason_desc reasons[XNAT_REASON_MAX] = {
 	[XNAT_DROP_UNSOLICITED] = { "drop_unsolicited", "dropped: from WAN, no flow, no port forward" },
 	[XNAT_DROP_FILTERED] = { "drop_filtered", "dropped: from WAN to a mapping, sender never contacted (address-dependent filtering)" },
 	[XNAT_DROP_REDIRECT] = { "drop_redirect", "dropped: egress port refused the frame" },
+	[XNAT_PASS_INSERT_RACE] = { "pass_insert_race", "to kernel: another CPU created the same flow or mapping at that moment; the next packet hits" },
+	[XNAT_PASS_INTERNAL] = { "pass_internal", "to kernel: the config or per-CPU scratch map lookup failed (a loader bug)" },
+	[XNAT_PASS_ECHO_REPLY] = { "pass_echo_reply", "to kernel: ICMP echo reply from a LAN without a flow (a ping XDP never forwarded)" },
 	[XNAT_FWD_SLOW_EDM] = { "fwd_slow_edm", "new flow NATed with an endpoint-dependent port: its endpoint could get no port of its own (docs/NAT.md)" },
 	[XNAT_DROP_HOST_LIMIT] = { "drop_host_limit", "dropped: new flow of an inside host that holds [nat] ports_per_host ports" },
-	[XNAT_DROP_NO_PORT] = { "drop_no_port", "dropped: new flow, no NAT port free, not even towards its remote alone" },
+	[XNAT_DROP_NO_PORT] = { "drop_no_port", "dropped: new flow without any free NAT port, beyond what may go to the kernel's NAT" },
 };

@@ -24,7 +24,8 @@
 # "check CMD", is skipped with "skip MSG" (exit 249), and passes by returning.
 # Every traffic command is bounded with timeout(1).
 #
-# Addresses: only 198.18.0.0/15 and 2001:2::/48 (DESIGN.md, Addresses).
+# Addresses: only 198.18.0.0/15 and 2001:2::/48 (the benchmarking
+# ranges of RFC 2544 and RFC 5180, as README.md says of the tests).
 
 XNAT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 XNAT=${XNAT:-$XNAT_ROOT/xnat}
@@ -193,8 +194,9 @@ tb_ns_add() {
 }
 
 # Host side of a veth: no transmit checksum offload, or an XDP router would
-# see CHECKSUM_PARTIAL frames whose L4 checksum is only the pseudo-header
-# (TESTBED.md); GRO on, or a veth drops frames redirected into it by XDP.
+# see CHECKSUM_PARTIAL frames whose L4 checksum is only the pseudo-header;
+# GRO on, or a veth drops frames redirected into it by XDP (no NAPI on its
+# queue: drivers/net/veth.c, veth_xdp_xmit()).
 tb_host_if() {
 	local ns=$1
 	ip netns exec "$ns" ethtool -K "$HOST_IF" tx off >/dev/null 2>&1 &&

@@ -183,8 +183,8 @@ test_ipv6() {
 # TCP segments the host has retransmitted (namespace-wide).
 tcp_retrans() { snmp_counter "$1" Tcp RetransSegs; }
 
-# `xnat up` on a running router is a hitless reload (DESIGN.md, State and
-# reloads): a paced TCP stream crosses five reloads, arrives intact, and
+# `xnat up` on a running router is a hitless reload (xnat(8), up): a paced
+# TCP stream crosses five reloads, arrives intact, and
 # needs no retransmission (a dropped segment would show up as one).
 test_reload_during_transfer() {
 	local i pid retr0 retr1 flag=$TB_WORK/streaming
@@ -232,7 +232,7 @@ test_reload_during_transfer() {
 	expect_fast_path $(($(stat -c %s "$TB_WORK/stream.sent") * 9 / 10 / 1448))
 }
 
-# `xnat down` removes everything xnat created (DESIGN.md): no XDP program
+# `xnat down` removes everything xnat created (xnat(8), down): no XDP program
 # on any router interface, no nft table, no pins, no state, sysctls back.
 test_down_clean() {
 	local tok=xnat-down-$RANDOM before after

@@ -191,7 +191,8 @@ static int test_all_keys(void)
 }
 
 /*
- * The comment styles of DESIGN.md, indented continuation comments (which
+ * The comment styles a config may use (';' and '#', whole-line and
+ * inline), indented continuation comments (which
  * libinih would otherwise read as a second value), CRLF and a BOM.
  */
 static int test_comments(void)
@@ -319,6 +320,26 @@ static int test_bad_value(void)
 			 "bad interface name 'abcdefghijklmnop': up to 15 of letters, digits, '-', '_', '.'") ||
 	       parse_err("[router]\nlan = lan0,,lan1\n", 2,
 			 "empty interface name in lan list");
+}
+
+/* [router] fastpath: on by default, on/off, nothing else. */
+static int test_fastpath(void)
+{
+	struct config cfg;
+
+	if (parse_ok(MINIMAL, &cfg))
+		return 1;
+	EXPECT_EQ(cfg.fastpath, 1);
+	if (parse_ok(MINIMAL "fastpath = off\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.fastpath, 0);
+	if (parse_ok(MINIMAL "fastpath = on\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.fastpath, 1);
+	return parse_err(MINIMAL "fastpath = no\n", 4,
+			 "bad fastpath 'no': expected on or off") ||
+	       parse_err(MINIMAL "[nat]\nfastpath = off\n", 5,
+			 "unknown key 'fastpath' in [nat]");
 }
 
 static int test_bad_ports(void)
@@ -649,6 +670,7 @@ static const struct test tests[] = {
 	TEST(syntax),
 	TEST(duplicate_key),
 	TEST(bad_value),
+	TEST(fastpath),
 	TEST(bad_ports),
 	TEST(bad_address),
 	TEST(forward_duplicated),

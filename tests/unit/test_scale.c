@@ -32,7 +32,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "assert.h"
+#include "check.h"
 #include "pkt.h"
 #include "xnat_common.h"
 #include "xnat.skel.h"
