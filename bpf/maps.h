@@ -111,6 +111,14 @@ struct {
 	__uint(max_entries, 1);
 } xnat_config SEC(".maps");
 
+/* Offload mode's settings (conntrack mark bits, shaping policy). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xnat_offload_config);
+	__uint(max_entries, 1);
+} xnat_offload SEC(".maps");
+
 /* Interfaces xnat runs on, by ifindex, with their role. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -174,6 +182,10 @@ struct new_flow {
 	 * rather than on the stack, which the slow path has used up. */
 	struct nat_mapping nm;
 	struct nat_edm_key edm;
+	struct nat_endpoint ep;   /* the flow's inside endpoint */
+	struct nat_port_key pk;   /* an endpoint-dependent port candidate */
+	__u8 mapped;              /* enum flow_mapping of the flow */
+	__u8 addr_idx;            /* its external address's pool index */
 };
 
 /* Raw bytes as far as BTF is concerned: a per-CPU map may not hold a

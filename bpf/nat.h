@@ -303,6 +303,7 @@ reuse:
 
 	pk.addr_idx = pool_pick(cfg, ep->addr);
 	pk.port = port_first(cfg, ep->port);
+#pragma clang loop unroll(disable)
 	for (i = 0; i < NAT_PORT_TRIES && i < tries; i++) {
 		err = bpf_map_update_elem(&xnat_ports, &pk, ep, BPF_NOEXIST);
 		if (err != -EEXIST)

@@ -140,51 +140,62 @@ static __always_inline int new_flow_failed(__u32 *reason, int err)
  * NAT_PORT_TRIES candidates; a flow that gets none goes to the kernel's
  * NAT, whose own range may have a port, within a budget per CPU
  * (no_port_verdict()); beyond it, dropped and counted.
+ *
+ * A global function, called after new_flow_map() or new_flow_insert()
+ * returned NAT_EIM_FULL, with nf->ep set; XNAT_CONTINUE: the port is
+ * claimed, new_flow_insert() makes the entries.
  */
-static __always_inline int new_flow_insert_edm(__u32 *reason,
-					       struct new_flow *nf,
-					       const struct xnat_config *cfg,
-					       const struct nat_endpoint *ep)
+__noinline int new_flow_insert_edm(struct new_flow *nf,
+				   const struct xnat_config *cfg,
+				   __u32 *reason)
 {
-	struct nat_edm_key *k = &nf->edm;
-	struct nat_port_key pk = { .proto = ep->proto };
+	struct nat_edm_key *k;
+	struct nat_port_key *pk;
+	struct nat_endpoint *ep;
 	int charged, err = -EEXIST, i;
 	__u32 range, off;
+
+	if (!nf || !cfg || !reason)
+		return XDP_ABORTED;
+	k = &nf->edm;
+	pk = &nf->pk;
+	ep = &nf->ep;
 
 	charged = host_charge(cfg, ep->addr);
 	if (charged < 0)
 		return verdict(reason, XDP_DROP, XNAT_DROP_HOST_LIMIT);
 	nf->ov.edm = charged ? FLOW_EDM_PORT_CHARGED : FLOW_EDM_PORT;
 	nf->ov.addr_idx = pool_pick(cfg, ep->addr);
-	pk.addr_idx = nf->ov.addr_idx;
+	pk->proto = ep->proto;
+	pk->addr_idx = nf->ov.addr_idx;
 	nf->ov.new_saddr.v4 = pool_addr(cfg, nf->ov.addr_idx);
 	nf->rv.edm = nf->ov.edm;
 	nf->rv.addr_idx = nf->ov.addr_idx;
 	/* Consecutive ports from a random start: a range of up to
 	 * NAT_PORT_TRIES ports is searched whole. No port preservation: many
-	 * hosts using the same inside ports would all start on the same one. */
+	 * hosts using the same inside ports would all start on the same one.
+	 * A candidate's reply key (the reply key with its port) must be free
+	 * and its binding claimed; the entries are made once, after. */
 	range = cfg->port_max - cfg->port_min + 1;
 	off = bpf_get_prandom_u32() % range;
+	flow_reply_key(&nf->okey, &nf->ov, &nf->rkey);
+#pragma clang loop unroll(disable)
 	for (i = 0; i < NAT_PORT_TRIES; i++) {
 		nf->ov.new_sport = bpf_htons(cfg->port_min + (off + i) % range);
-		pk.port = nf->ov.new_sport;
-		if (!edm_port_free(&pk))
+		pk->port = nf->ov.new_sport;
+		nf->rkey.dport = nf->ov.new_sport;
+		if (!edm_port_free(pk) ||
+		    bpf_map_lookup_elem(&xnat_flows, &nf->rkey))
 			continue;
 		edm_key_of(&nf->okey, &nf->ov, k);
 		err = bpf_map_update_elem(&xnat_edm_ports, k, ep, BPF_NOEXIST);
-		if (err == -EEXIST)
-			continue;
-		if (err)
-			break;
-		new_flow_seal(nf);
-		err = new_flow_put(nf);
-		if (!err) {
-			flow_arm_expiry(&nf->okey, cfg);
-			return XNAT_CONTINUE;
-		}
-		bpf_map_delete_elem(&xnat_edm_ports, k);
 		if (err != -EEXIST)
 			break;
+	}
+	if (!err) {
+		/* new_flow_insert() makes the entries, or gives all back. */
+		nf->mapped = FLOW_MAPPING_NONE;
+		return XNAT_CONTINUE;
 	}
 	if (charged)
 		host_release(ep->addr);
@@ -194,67 +205,89 @@ static __always_inline int new_flow_insert_edm(__u32 *reason,
 }
 
 /*
- * Install a new connection. A flow through a mapping takes a reference on
- * it first (creating it for outgoing flows; that is where the external
- * port is chosen). Returns XNAT_CONTINUE with the flow in place, or a
- * verdict with a reason: mostly XDP_PASS, the kernel's NAT takes it.
+ * A new connection's mapping: a reference on its inside endpoint's (in
+ * nf->ep; nf->mapped says which), created with its external port for
+ * outgoing flows. Returns XNAT_CONTINUE, NAT_EIM_FULL for an SNAT flow
+ * that needs an endpoint-dependent port (new_flow_insert_edm()), or a
+ * verdict with its reason in *REASON.
  *
- * A global function, so the verifier checks it once, on its own, instead
- * of once in every slow path that inlines it with all their branches: the
- * port allocation's paths multiplied by theirs passed its limit. It sees
- * the packet's key (nf->okey) only; the reason of a verdict goes to
- * *REASON.
+ * This, new_flow_insert() and new_flow_insert_edm() are global functions,
+ * called one after the other: the verifier checks each once, on its own,
+ * instead of once in every slow path that would inline them (their paths
+ * multiplied by the slow paths' passed its limit), and each has the stack
+ * the slow path leaves, not a share of it. They see the packet's key
+ * (nf->okey) only.
+ */
+__noinline int new_flow_map(struct new_flow *nf, const struct xnat_config *cfg,
+			    __u32 *reason)
+{
+	struct nat_mapping *m;
+	int rc;
+
+	if (!nf || !cfg || !reason)
+		return XDP_ABORTED;
+	nf->addr_idx = 0;
+	nf->mapped = flow_mapping_ep(&nf->okey, &nf->ov, &nf->ep);
+	if (nf->ov.nat == FLOW_NAT_INBOUND) {
+		m = bpf_map_lookup_elem(&xnat_mappings, &nf->ep);
+		if (!m) /* expired since the filter looked */
+			return verdict(reason, XDP_DROP, XNAT_DROP_UNSOLICITED);
+		__sync_fetch_and_add(&m->flows, 1);
+		return XNAT_CONTINUE;
+	}
+	if (nf->mapped != FLOW_MAPPING_OUT)
+		return XNAT_CONTINUE;
+	rc = mapping_get(reason, cfg, &nf->ep, &nf->okey, &nf->ov.new_sport,
+			 &nf->addr_idx, &nf->nm);
+	if (rc == NAT_EIM_FULL && nf->ov.nat != FLOW_NAT_SNAT)
+		return verdict(reason, XDP_PASS, XNAT_PASS_NO_PORT);
+	if (rc == XNAT_CONTINUE)
+		nf->ov.new_saddr.v4 = pool_addr(cfg, nf->addr_idx);
+	return rc;
+}
+
+/*
+ * Install a new connection whose mapping new_flow_map() took: both
+ * entries, reply first. Returns XNAT_CONTINUE with the flow in place;
+ * NAT_EIM_FULL when the mapping's port is another endpoint's towards this
+ * remote (the reference is given back; new_flow_insert_edm() next); or a
+ * verdict with its reason in *REASON: mostly XDP_PASS, the kernel's NAT
+ * takes it.
  */
 __noinline int new_flow_insert(struct new_flow *nf,
 			       const struct xnat_config *cfg, __u32 *reason)
 {
-	enum flow_mapping mapped;
-	struct nat_endpoint ep;
-	struct nat_mapping *m;
-	int err, rc;
-	__u8 idx = 0;
+	int err;
 
 	if (!nf || !cfg || !reason)
 		return XDP_ABORTED;
-
-	mapped = flow_mapping_ep(&nf->okey, &nf->ov, &ep);
-	if (nf->ov.nat == FLOW_NAT_INBOUND) {
-		m = bpf_map_lookup_elem(&xnat_mappings, &ep);
-		if (!m) /* expired since the filter looked */
-			return verdict(reason, XDP_DROP, XNAT_DROP_UNSOLICITED);
-		__sync_fetch_and_add(&m->flows, 1);
-	} else if (mapped == FLOW_MAPPING_OUT) {
-		rc = mapping_get(reason, cfg, &ep, &nf->okey,
-				 &nf->ov.new_sport, &idx, &nf->nm);
-		if (rc == NAT_EIM_FULL && nf->ov.nat == FLOW_NAT_SNAT)
-			goto edm;
-		if (rc == NAT_EIM_FULL)
-			return verdict(reason, XDP_PASS, XNAT_PASS_NO_PORT);
-		if (rc != XNAT_CONTINUE)
-			return rc;
-		nf->ov.new_saddr.v4 = pool_addr(cfg, idx);
-	}
 	new_flow_seal(nf);
-
 	err = new_flow_put(nf);
 	if (err) {
-		if (mapped != FLOW_MAPPING_NONE)
-			mapping_put(cfg, &ep, mapped == FLOW_MAPPING_OUT);
-		/* The mapping's port is another endpoint's towards this
-		 * remote (an endpoint-dependent flow): this flow cannot use
+		if (nf->mapped != FLOW_MAPPING_NONE)
+			mapping_put(cfg, &nf->ep,
+				    nf->mapped == FLOW_MAPPING_OUT);
+		if (nf->ov.edm) {
+			/* new_flow_insert_edm()'s binding and charge. */
+			bpf_map_delete_elem(&xnat_edm_ports, &nf->edm);
+			if (nf->ov.edm == FLOW_EDM_PORT_CHARGED)
+				host_release(nf->ep.addr);
+			return new_flow_failed(reason, err);
+		}
+		/* An endpoint-dependent flow of another endpoint holds the
+		 * mapping's port towards this remote: this flow cannot use
 		 * the mapping, but may have a port of its own. (The same
 		 * endpoint's entry is another CPU creating this very flow.) */
 		if (err == -EEXIST && nf->ov.nat == FLOW_NAT_SNAT &&
 		    !reply_is_ours(nf))
-			goto edm;
+			return NAT_EIM_FULL;
 		return new_flow_failed(reason, err);
 	}
 	if (nf->ov.nat == FLOW_NAT_SNAT)
-		peer_record(&ep, nf->ov.new_sport, idx, nf->okey.daddr.v4);
+		peer_record(&nf->ep, nf->ov.new_sport, nf->addr_idx,
+			    nf->okey.daddr.v4);
 	flow_arm_expiry(&nf->okey, cfg);
 	return XNAT_CONTINUE;
-edm:
-	return new_flow_insert_edm(reason, nf, cfg, &ep);
 }
 
 /* new_flow_insert() for the packet P. */
@@ -262,8 +295,15 @@ static __always_inline int slow_insert(struct pkt *p, struct new_flow *nf,
 				       const struct xnat_config *cfg)
 {
 	__u32 reason = 0;
-	int rc = new_flow_insert(nf, cfg, &reason);
+	int rc = new_flow_map(nf, cfg, &reason);
 
+	if (rc == XNAT_CONTINUE)
+		rc = new_flow_insert(nf, cfg, &reason);
+	if (rc == NAT_EIM_FULL) {
+		rc = new_flow_insert_edm(nf, cfg, &reason);
+		if (rc == XNAT_CONTINUE)
+			rc = new_flow_insert(nf, cfg, &reason);
+	}
 	if (rc != XNAT_CONTINUE)
 		p->reason = reason;
 	return rc;

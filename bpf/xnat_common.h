@@ -63,6 +63,9 @@ enum flow_nat {
 				 DNAT to the server, SNAT to the WAN address */
 	FLOW_NAT_INBOUND = 4, /* WAN to LAN through an existing mapping, as
 				 its filtering allows */
+	FLOW_NAT_CT = 5,      /* offload mode: the kernel's conntrack entry
+				 owns the connection and chose the rewrite
+				 (NAT or none); no xnat mapping */
 };
 
 /* TCP state as derived from both directions; it only picks the timeout. */
@@ -118,7 +121,10 @@ struct flow_value {
 	 * and the pool index of its external address when it matters. */
 	__u8 edm;
 	__u8 addr_idx;
-	__u8 pad[4];
+	/* FLOW_NAT_CT: when this entry last reset the conntrack entry's
+	 * timeout: bpf_ktime_get_coarse_ns() >> XNAT_CT_REFRESH_SHIFT (units
+	 * of about a second, no division per packet). Zero otherwise. */
+	__u32 ct_refresh;
 	__u64 created_ns;  /* bpf_ktime_get_ns() */
 	__u64 last_seen_ns;
 	/* Updated without atomics: exact per CPU, approximate when one flow is
@@ -142,12 +148,21 @@ enum xnat_role {
  * 802.1Q VLAN device on one (then parent and vid say where its frames go). */
 struct iface_info {
 	__u32 role; /* enum xnat_role */
-	__u32 pad;
+	__u32 flags; /* XNAT_IFACE_* (was padding: zero in old pins) */
 	__u8 mac[6]; /* frames for other MACs are not forwarded */
 	__u16 vid;   /* 0: not a VLAN device */
 	__u32 parent; /* physical port carrying it; its own ifindex if none */
 };
 _Static_assert(sizeof(struct iface_info) == 20, "iface_info layout");
+
+/* flow_value.ct_refresh counts 2^30 ns (1.07 s). */
+#define XNAT_CT_REFRESH_SHIFT 30
+
+/* Bits of iface_info.flags. */
+/* The port's root qdisc shapes or schedules (htb, tbf, cake, fq_codel...):
+ * an XDP redirect would bypass it, so offload mode leaves flows leaving
+ * there to the kernel unless [offload] shaped = offload. */
+#define XNAT_IFACE_SHAPED (1U << 0)
 
 /* What all fragments of an IPv4 datagram share (RFC 791 reassembly key),
  * plus where they arrive. */
@@ -180,6 +195,9 @@ _Static_assert(sizeof(struct vlan_key) == 8, "vlan_key layout");
 /* [nat] inbound_refresh = yes: UDP packets from the WAN keep a mapping
  * alive too (RFC 4787 REQ-6 allows it; the default is outbound only). */
 #define XNAT_F_INBOUND_REFRESH (1U << 2)
+/* mode = offload: the kernel's conntrack and nftables decide, XDP carries
+ * the connections they accepted (bpf/offload.h). */
+#define XNAT_F_OFFLOAD (1U << 3)
 
 /* Most external addresses in [nat] address (an address's index must fit
  * the u8 of nat_port_key.addr_idx). */
@@ -208,6 +226,25 @@ struct xnat_config {
 	__u32 pad;
 };
 _Static_assert(sizeof(struct xnat_config) == 48, "xnat_config layout");
+
+/*
+ * Offload mode's settings, the single entry of xnat_offload. The conntrack
+ * mark bits are set by xnat's nftables chain after every other forward and
+ * postrouting decision, one per direction of the connection ([offload]
+ * ct_mark: the lower of the two bits is the original direction's).
+ */
+struct xnat_offload_config {
+	__u32 mark_orig;  /* ct mark bit: the kernel accepted an original-
+			     direction packet since XDP last looked */
+	__u32 mark_reply; /* the same for the reply direction */
+	__u32 flags;      /* XNAT_OFFLOAD_F_* */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct xnat_offload_config) == 16,
+	       "xnat_offload_config layout");
+
+/* [offload] shaped = offload: carry flows out of shaped ports too. */
+#define XNAT_OFFLOAD_F_SHAPED (1U << 0)
 
 /* [forward] rule: WAN (proto, port on nat_addr) to an inside host. */
 struct fwd_key {
@@ -345,6 +382,22 @@ enum xnat_reason {
 				   config or per-CPU scratch map) */
 	XNAT_PASS_ECHO_REPLY,   /* ICMP echo reply from a LAN without a
 				   flow: answers a ping XDP never saw */
+	/* offload mode (bpf/offload.h), appended too */
+	XNAT_FWD_OFFLOAD,       /* miss: conntrack's accepted connection put
+				   on the fast path, forwarded */
+	XNAT_PASS_CT_PROTO,     /* not TCP/UDP (ICMP...): the kernel's */
+	XNAT_PASS_CT_NONE,      /* no conntrack entry (new connection) */
+	XNAT_PASS_CT_UNCONFIRMED, /* conntrack entry not confirmed yet */
+	XNAT_PASS_CT_UNMARKED,  /* the kernel has not accepted this
+				   direction (no mark bit) */
+	XNAT_PASS_CT_TCP_STATE, /* TCP not established, or SYN/FIN/RST */
+	XNAT_PASS_CT_HELPER,    /* helper, sequence adjustment, flowtable */
+	XNAT_PASS_SHAPED,       /* egress port has a shaping qdisc */
+	XNAT_PASS_CT_TCP_END,   /* hand-back: FIN/RST/SYN on an offloaded
+				   flow, which leaves the fast path */
+	XNAT_PASS_CT_GONE,      /* hand-back: conntrack entry gone or
+				   changed, the flow leaves the fast path */
+	/* NAT at scale (bpf/nat.h), appended too */
 	XNAT_FWD_SLOW_EDM,      /* new flow through an endpoint-dependent port */
 	XNAT_DROP_HOST_LIMIT,   /* inside host holds [nat] ports_per_host */
 	XNAT_DROP_NO_PORT,      /* no port free, kernel's budget spent */
@@ -519,7 +572,8 @@ struct trace_event {
 	__u8 action;               /* XDP_* verdict */
 	__u8 nat;                  /* enum flow_nat of the entry applied */
 	__u8 tcp_flags;            /* byte 13 of the TCP header, else 0 */
-	__u8 new_flow;             /* 1: this packet installed its flow */
+	__u8 new_flow;             /* 1: this packet installed its flow
+				      (fwd_slow, fwd_offload) */
 	__u16 pad;
 	__u32 reason;              /* enum xnat_reason, as counted */
 	__u32 len;                 /* frame length */

@@ -6,13 +6,16 @@ set -euo pipefail
 
 pkgs=(
 	make gcc clang llvm pkg-config      # build
+	libclang-rt-14-dev                  # libFuzzer for make fuzz (clang-14)
 	libbpf-dev libxdp-dev bpftool       # BPF loading, skeletons
 	libelf-dev zlib1g-dev
 	libinih-dev                         # config file
 	libnftables-dev nftables            # kernel mode, passed-up NAT
 	libmicrohttpd-dev                   # xnat metrics --listen
 	libsystemd-dev                      # sd_notify for Type=notify
-	libnetfilter-conntrack-dev          # xnat flows in kernel mode
+	libnetfilter-conntrack-dev          # flows in kernel mode, offload events
+	libmnl-dev                          # offload mode: ports' qdiscs
+	conntrack                           # offload tests: conntrack -L/-D/-F
 	systemd man-db                      # tests: systemd-analyze verify
 	bash-completion                     # tests: packaging/xnat.bash-completion
 	iproute2 ethtool                    # testbed

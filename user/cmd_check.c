@@ -57,7 +57,7 @@ static char *check_all(const char *path, struct config *cfg,
 		merge_errors(errs, tmp);
 		return NULL;
 	}
-	if (cfg->mode == MODE_XDP && loader_check(cfg, err))
+	if (mode_runs_xdp(cfg->mode) && loader_check(cfg, err))
 		add_error(errs, err);
 	cmds = kernel_ruleset(cfg, err);
 	if (!cmds) {

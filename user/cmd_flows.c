@@ -30,16 +30,11 @@
 #include "json.h"
 #include "loader.h"
 #include "names.h"
+#include "offload.h"
 #include "pins.h"
 #include "state.h"
+#include "trace_filter.h"
 
-static const char *nat_name(__u8 nat)
-{
-	return nat == FLOW_NAT_SNAT ? "snat" :
-	       nat == FLOW_NAT_DNAT ? "dnat" :
-	       nat == FLOW_NAT_HAIRPIN ? "hairpin" :
-	       nat == FLOW_NAT_INBOUND ? "inbound" : "none";
-}
 
 /* "addr:port" or "[addr]:port"; for ICMP the port is the echo id. */
 static void endpoint(char *buf, size_t len, __u8 family,
@@ -61,6 +56,18 @@ static __u64 now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* Offload mode: the kernel's connection the entry carries, as
+ * `conntrack -L` prints its tuples. */
+static void json_conntrack(const struct flow_key *k, const struct flow_value *v)
+{
+	char ct[320];
+
+	if (v->nat != FLOW_NAT_CT)
+		return;
+	offload_ct_tuple(ct, sizeof(ct), k, v);
+	json_str("conntrack", ct);
+}
+
 /* One direction, as `xnat flows --json` has always printed it. */
 static void json_entry(const struct conn *c, const struct flow_key *k,
 		       const struct flow_value *v, __u64 now)
@@ -76,7 +83,7 @@ static void json_entry(const struct conn *c, const struct flow_key *k,
 	json_u64("family", k->family);
 	json_str("proto", proto_name(k->proto));
 	json_str("dir", v->dir == FLOW_DIR_ORIG ? "orig" : "reply");
-	json_str("nat", nat_name(v->nat));
+	json_str("nat", trace_nat_name(v->nat));
 	json_str("ingress", ifname_of(k->ifindex, in));
 	json_str("egress", ifname_of(v->egress_ifindex, out));
 	json_str("src", src);
@@ -90,6 +97,7 @@ static void json_entry(const struct conn *c, const struct flow_key *k,
 		 (now - v->created_ns) / 1000000000ULL : 0);
 	json_u64("packets", v->packets);
 	json_u64("bytes", v->bytes);
+	json_conntrack(k, v);
 	json_obj_end();
 }
 
@@ -107,7 +115,7 @@ static void json_conn(const struct conn *c, __u64 now)
 	json_obj_begin(NULL);
 	json_u64("family", k->family);
 	json_str("proto", proto_name(k->proto));
-	json_str("nat", nat_name(v->nat));
+	json_str("nat", trace_nat_name(v->nat));
 	json_str("ingress", ifname_of(k->ifindex, in));
 	json_str("egress", ifname_of(v->egress_ifindex, out));
 	json_str("src", src);
@@ -123,6 +131,7 @@ static void json_conn(const struct conn *c, __u64 now)
 	json_u64("reply_packets", c->has_reply ? c->rv.packets : 0);
 	json_u64("age_s", conn_age_ns(c, now) / 1000000000ULL);
 	json_u64("idle_s", conn_idle_ns(c, now) / 1000000000ULL);
+	json_conntrack(k, v);
 	json_obj_end();
 }
 
@@ -145,21 +154,24 @@ static void text_conn(const struct conn *c, __u64 now)
 	const struct flow_key *k = conn_key(c);
 	const struct flow_value *v = conn_value(c);
 	char src[64], dst[64], nsrc[64], ndst[64], in[IF_NAMESIZE],
-		out[IF_NAMESIZE], p[16], b[16];
+		out[IF_NAMESIZE], p[16], b[16], ct[320] = "";
 
+	if (v->nat == FLOW_NAT_CT)
+		offload_ct_tuple(ct, sizeof(ct), k, v);
 	endpoint(src, sizeof(src), k->family, &k->saddr, k->sport);
 	endpoint(dst, sizeof(dst), k->family, &k->daddr, k->dport);
 	endpoint(nsrc, sizeof(nsrc), k->family, &v->new_saddr, v->new_sport);
 	endpoint(ndst, sizeof(ndst), k->family, &v->new_daddr, v->new_dport);
 	/* Widths fit IPv4; IPv6 lines run longer. */
-	printf("%-6s %-11s %-7s %-6s %-21s %-21s %-6s %-21s %-21s %8s %8s %6llu %6llu%s\n",
-	       proto_name(k->proto), conn_state(c), nat_name(v->nat),
+	printf("%-6s %-11s %-7s %-6s %-21s %-21s %-6s %-21s %-21s %8s %8s %6llu %6llu%s%s%s\n",
+	       proto_name(k->proto), conn_state(c), trace_nat_name(v->nat),
 	       ifname_of(k->ifindex, in), src, dst, ifname_of(v->egress_ifindex, out),
 	       nsrc, ndst, human(conn_packets(c), p), human(conn_bytes(c), b),
 	       (unsigned long long)(conn_age_ns(c, now) / 1000000000ULL),
 	       (unsigned long long)(conn_idle_ns(c, now) / 1000000000ULL),
 	       c->has_orig ? (c->has_reply ? "" : " (no reply entry)") :
-			     " (reply entry only)");
+			     " (reply entry only)",
+	       ct[0] ? "  conntrack: " : "", ct);
 }
 
 static int show(const struct opts *o, int fd, const struct flow_filter *f,
@@ -228,7 +240,7 @@ static int delete(const struct opts *o, int fd, const struct flow_filter *f)
 	struct flow_ctl_bpf *skel = NULL;
 	struct flow_key *keys = NULL;
 	struct conn *conns = NULL;
-	size_t n, nkeys = 0, gone = 0, orphans = 0, left;
+	size_t n, nkeys = 0, gone = 0, orphans = 0, offloaded = 0, left;
 	int err, ret = EXIT_SYSTEM, prog;
 
 	if (!f->match)
@@ -247,6 +259,18 @@ static int delete(const struct opts *o, int fd, const struct flow_filter *f)
 	for (size_t i = 0; i < n; i++) {
 		if (!conn_match(&conns[i], f))
 			continue;
+		/* Offload mode: no mapping to release, each entry has its
+		 * own timer; deleting the entries hands the connection back
+		 * to the kernel (offloaded again once the ruleset accepts
+		 * another of its packets). */
+		if (conn_value(&conns[i])->nat == FLOW_NAT_CT) {
+			if (conns[i].has_orig)
+				bpf_map_delete_elem(fd, &conns[i].okey);
+			if (conns[i].has_reply)
+				bpf_map_delete_elem(fd, &conns[i].rkey);
+			offloaded++;
+			continue;
+		}
 		/* Only the ORIG entry has the timer; a lone REPLY entry is
 		 * one the data path is deleting right now. */
 		if (conns[i].has_orig)
@@ -284,14 +308,14 @@ static int delete(const struct opts *o, int fd, const struct flow_filter *f)
 	left = still_there(fd, keys, nkeys);
 	if (o->json) {
 		json_obj_begin(NULL);
-		json_u64("matched", nkeys + orphans);
-		json_u64("deleted", nkeys - left);
+		json_u64("matched", nkeys + orphans + offloaded);
+		json_u64("deleted", nkeys - left + offloaded);
 		json_u64("remaining", left);
 		json_obj_end();
 		json_done();
 	} else {
-		printf("%zu connections matched, %zu deleted", nkeys + orphans,
-		       nkeys - left);
+		printf("%zu connections matched, %zu deleted",
+		       nkeys + orphans + offloaded, nkeys - left + offloaded);
 		if (left)
 			printf(", %zu marked expired but still there", left);
 		printf("\n");

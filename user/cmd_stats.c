@@ -209,7 +209,7 @@ int cmd_stats(const struct opts *o)
 
 	if (fd < 0)
 		return fail(o, EXIT_SYSTEM,
-			    "no counters: xnat is not up in xdp mode here");
+			    "no counters: xnat is not up in xdp or offload mode here");
 	for (;;) {
 		if (read_counters(fd, sum)) {
 			close(fd);

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "json.h"
 #include "kernel_mode.h"
+#include "offload.h"
 #include "loader.h"
 #include "nft_table.h"
 #include "memory.h"
@@ -53,6 +54,7 @@ struct status {
 	char nat_addr[INET_ADDRSTRLEN];
 	int n_wan_addrs;
 	char wan_addrs[MAX_WAN_ADDRS][INET_ADDRSTRLEN];
+	uint16_t xdp_ports[2];  /* from the XDP program's config map */
 	uint16_t local[2], knat[2];
 	bool have_kernel_ranges;
 	enum nft_health nft;
@@ -96,7 +98,7 @@ static const char *role_of(const char *name, const struct config *cfg)
 
 static const char *mode_name(int mode)
 {
-	return mode == MODE_KERNEL ? "kernel" : "xdp";
+	return config_mode_name(mode);
 }
 
 /* The IPv4 addresses the WAN has now. */
@@ -126,9 +128,13 @@ static void nat_address(struct status *s)
 
 	if (s->st.mode == MODE_XDP) {
 		fd = pins_map_open(MAP_CONFIG);
-		if (fd >= 0 && !bpf_map_lookup_elem(fd, &zero, &xc) && xc.nat_addr)
-			inet_ntop(AF_INET, &xc.nat_addr, s->nat_addr,
-				  sizeof(s->nat_addr));
+		if (fd >= 0 && !bpf_map_lookup_elem(fd, &zero, &xc)) {
+			if (xc.nat_addr)
+				inet_ntop(AF_INET, &xc.nat_addr, s->nat_addr,
+					  sizeof(s->nat_addr));
+			s->xdp_ports[0] = xc.port_min;
+			s->xdp_ports[1] = xc.port_max;
+		}
 		if (fd >= 0)
 			close(fd);
 		return;
@@ -240,19 +246,20 @@ static void gather(struct status *s)
 	unsigned long long hash;
 	char err[CONFIG_ERR_LEN];
 
+	hash = state_file_hash(s->st.config_path);
+	s->config_changed = s->st.config_hash && hash != s->st.config_hash;
 	config_init(&s->cfg);
 	/* The config names the WAN; without it every port shows as LAN. */
 	if (config_parse(&s->cfg, s->st.config_path, s->cfg_err)) {
 		s->cfg.wan.name[0] = 0;
 	} else {
 		s->cfg_ok = !config_resolve(&s->cfg, s->cfg_err);
-		if (s->cfg.mode == MODE_XDP &&
+		/* The kernel's ranges follow from the loaded config only. */
+		if (s->cfg.mode == MODE_XDP && !s->config_changed &&
 		    !config_kernel_ranges(&s->cfg, s->local, s->knat, err))
 			s->have_kernel_ranges = true;
 	}
-	hash = state_file_hash(s->st.config_path);
-	s->config_changed = s->st.config_hash && hash != s->st.config_hash;
-	if (s->st.mode == MODE_XDP)
+	if (mode_runs_xdp(s->st.mode))
 		flow_table_fill(&s->fill);
 	if (s->cfg.wan.name[0])
 		wan_addresses(s);
@@ -289,7 +296,7 @@ static void print_json(const struct status *s)
 	}
 	if (st->loaded_at)
 		json_i64("loaded_at", st->loaded_at);
-	if (st->mode == MODE_XDP)
+	if (mode_runs_xdp(st->mode))
 		json_str("pin_dir", pins_dir());
 
 	json_obj_begin("nat");
@@ -303,7 +310,7 @@ static void print_json(const struct status *s)
 
 	json_obj_begin("ports");
 	if (st->mode == MODE_XDP) {
-		json_range("xdp", s->cfg.port_min, s->cfg.port_max);
+		json_range("xdp", s->xdp_ports[0], s->xdp_ports[1]);
 		if (s->have_kernel_ranges) {
 			json_range("kernel_nat", s->knat[0], s->knat[1]);
 			json_range("local", s->local[0], s->local[1]);
@@ -326,10 +333,18 @@ static void print_json(const struct status *s)
 		json_str("name", st->ifaces[i]);
 		json_u64("ifindex", ifindex);
 		json_str("role", role_of(st->ifaces[i], &s->cfg));
-		if (st->mode == MODE_XDP && !loader_attach_info(ifindex, &ai)) {
+		if (mode_runs_xdp(st->mode) && !loader_attach_info(ifindex, &ai)) {
 			json_str("attach", ai.mode);
 			json_str("method", ai.method);
 			json_u64("prog_id", ai.prog_id);
+		}
+		/* Offload mode keeps flows out of shaped ports in the kernel
+		 * (unless [offload] shaped = offload): say which ports. */
+		if (st->mode == MODE_OFFLOAD) {
+			char kind[16];
+
+			json_bool("shaped", offload_port_shaped(ifindex, kind) > 0);
+			json_str("qdisc", kind);
 		}
 		json_obj_end();
 	}
@@ -403,23 +418,28 @@ static void print_text(const struct status *s)
 		printf("\n");
 	}
 	printf("nat:     %s", s->nat_addr[0] ? s->nat_addr : "-");
-	if (s->cfg.nat_addr_auto)
+	if (!s->cfg.wan.name[0])
+		printf(" (the config does not parse: %s)\n", s->cfg_err);
+	else if (s->cfg.nat_addr_auto)
 		printf(" (auto: %s has", s->cfg.wan.name);
 	else
 		printf(" (fixed; %s has", s->cfg.wan.name);
-	for (i = 0; i < s->n_wan_addrs; i++)
+	for (i = 0; s->cfg.wan.name[0] && i < s->n_wan_addrs; i++)
 		printf(" %s", s->wan_addrs[i]);
-	printf("%s)\n", s->n_wan_addrs ? "" : " no IPv4 address");
+	if (s->cfg.wan.name[0])
+		printf("%s)\n", s->n_wan_addrs ? "" : " no IPv4 address");
 	if (st->mode == MODE_XDP) {
-		printf("ports:   xdp %u-%u", s->cfg.port_min, s->cfg.port_max);
+		printf("ports:   xdp %u-%u", s->xdp_ports[0], s->xdp_ports[1]);
 		if (s->have_kernel_ranges)
 			printf(", kernel NAT %u-%u, local sockets %u-%u",
 			       s->knat[0], s->knat[1], s->local[0], s->local[1]);
-		printf("\npins:    %s\n", pins_dir());
+		printf("\n");
 	}
+	if (mode_runs_xdp(st->mode))
+		printf("pins:    %s\n", pins_dir());
 	printf("nft:     table inet xnat %s: %s\n", nft_health_names[s->nft],
 	       s->nft_detail);
-	if (st->mode != MODE_XDP)
+	if (!mode_runs_xdp(st->mode))
 		return;
 	printf("flows:   %lu of %lu entries (two per connection)\n",
 	       s->fill.entries, s->fill.max);
@@ -435,7 +455,14 @@ static void print_text(const struct status *s)
 	for (i = 0; i < st->n_ifaces; i++) {
 		struct attach_info ai = {};
 		int ifindex = if_nametoindex(st->ifaces[i]);
+		char kind[16];
 
+		if (st->mode == MODE_OFFLOAD &&
+		    offload_port_shaped(ifindex, kind) > 0)
+			printf("%-16s shaped by its %s qdisc: flows leaving here %s\n",
+			       st->ifaces[i], kind, s->cfg.offload_shaped ?
+			       "are offloaded anyway ([offload] shaped)" :
+			       "stay in the kernel");
 		if (loader_attach_info(ifindex, &ai))
 			printf("%-16s %-4s (no xnat program attached!)\n",
 			       st->ifaces[i], role_of(st->ifaces[i], &s->cfg));

@@ -22,11 +22,12 @@
 #include "loader.h"
 #include "log.h"
 #include "maps.h"
+#include "offload.h"
 #include "state.h"
 
 static const char *mode_name(int mode)
 {
-	return mode == MODE_KERNEL ? "kernel" : "xdp";
+	return config_mode_name(mode);
 }
 
 /* Parse and resolve: everything that can fail before the system changes. */
@@ -44,7 +45,7 @@ static int load_config(const struct opts *o, struct config *cfg)
 
 static void take_down(struct xnat_state *st)
 {
-	if (st->mode == MODE_XDP)
+	if (mode_runs_xdp(st->mode))
 		loader_down(st);
 	kernel_remove(st);
 	state_remove();
@@ -87,7 +88,7 @@ static int bring_up(const struct opts *o, const struct config *cfg)
 		snprintf(st.config_path, sizeof(st.config_path), "%s", cfg->path);
 
 	/* Refuse what cannot be loaded before touching anything. */
-	if (cfg->mode == MODE_XDP && loader_check(cfg, err))
+	if (mode_runs_xdp(cfg->mode) && loader_check(cfg, err))
 		return fail(o, EXIT_USAGE, "%s", err);
 	old = st;
 
@@ -97,7 +98,7 @@ static int bring_up(const struct opts *o, const struct config *cfg)
 		rc = fail(o, EXIT_SYSTEM, "%s", err);
 		goto undo;
 	}
-	if (cfg->mode == MODE_XDP && loader_up(cfg, &st)) {
+	if (mode_runs_xdp(cfg->mode) && loader_up(cfg, &st)) {
 		rc = fail(o, EXIT_SYSTEM, "failed to bring up XDP on the ports of %s",
 			  cfg->path);
 		goto undo;
@@ -177,7 +178,7 @@ static void refresh(const struct opts *o, struct config *cfg)
 		pr_warn("xnat: %s\n", err);
 		return;
 	}
-	if (cfg->mode == MODE_XDP && maps_sync(&now) == 0)
+	if (mode_runs_xdp(cfg->mode) && maps_sync(&now) == 0)
 		*cfg = now;
 }
 
@@ -211,6 +212,8 @@ static void notify_systemd(const char *fmt, ...)
 int cmd_run(const struct opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct offload_watch *watch = NULL;
+	time_t last_refresh = 0;
 	struct natlog *nat_log = NULL;
 	struct config cfg;
 	int rc;
@@ -227,11 +230,18 @@ int cmd_run(const struct opts *o)
 	if (cfg.mode == MODE_XDP)
 		nat_log = natlog_open(stdout);
 
+	/* Offload mode: conntrack destroy events and ruleset changes take
+	 * flows off the fast path as they happen. */
+	if (cfg.mode == MODE_OFFLOAD)
+		watch = offload_watch_open(&cfg);
 	while (!got_term) {
+		/* Each waits 5 s at most and returns early on signals. */
 		if (nat_log)
-			natlog_wait(nat_log, 5000); /* returns on a signal */
+			natlog_wait(nat_log, 5000);
+		else if (watch)
+			offload_watch_wait(watch, 5000);
 		else
-			sleep(5); /* interrupted by signals */
+			sleep(5);
 		if (got_hup) {
 			struct config next;
 
@@ -243,6 +253,9 @@ int cmd_run(const struct opts *o)
 				cfg = next;
 				notify_systemd("READY=1\nSTATUS=up with %s (reloaded)",
 					       o->config);
+				offload_watch_close(watch);
+				watch = cfg.mode == MODE_OFFLOAD ?
+						offload_watch_open(&cfg) : NULL;
 				continue;
 			}
 			pr_warn("xnat: reload of %s failed; the config loaded before is still running\n",
@@ -251,9 +264,13 @@ int cmd_run(const struct opts *o)
 				       o->config);
 			continue;
 		}
-		if (!got_term)
+		/* Events wake the loop often; refresh every 5 s still. */
+		if (!got_term && time(NULL) - last_refresh >= 5) {
 			refresh(o, &cfg);
+			last_refresh = time(NULL);
+		}
 	}
+	offload_watch_close(watch);
 	natlog_close(nat_log);
 	notify_systemd("STOPPING=1");
 	return cmd_down(o);

@@ -64,7 +64,7 @@ struct parser {
 };
 
 static const char *const sections[] = {
-	"router", "nat", "timeouts", "flows", "forward",
+	"router", "nat", "timeouts", "flows", "forward", "offload",
 };
 
 /* "PATH:LINE: msg", or "PATH: msg" when no line applies (line 0). */
@@ -137,6 +137,14 @@ void config_init(struct config *cfg)
 	cfg->timeout_udp_dns = 30;
 	cfg->flows_max = 1048576;
 	cfg->fastpath = 1;
+	cfg->offload_mark = CONFIG_OFFLOAD_MARK;
+	cfg->offload_shaped = 0;
+}
+
+const char *config_mode_name(int mode)
+{
+	return mode == MODE_KERNEL ? "kernel" :
+	       mode == MODE_OFFLOAD ? "offload" : "xdp";
 }
 
 /*
@@ -219,9 +227,11 @@ static int parse_mode(struct parser *p, const struct key_def *k, const char *v)
 		p->cfg->mode = MODE_XDP;
 	else if (!strcmp(v, "kernel"))
 		p->cfg->mode = MODE_KERNEL;
+	else if (!strcmp(v, "offload"))
+		p->cfg->mode = MODE_OFFLOAD;
 	else
-		return perr(p, p->lineno, "bad mode '%s': expected xdp or kernel",
-			    v);
+		return perr(p, p->lineno,
+			    "bad mode '%s': expected offload, xdp or kernel", v);
 	return 0;
 }
 
@@ -249,6 +259,38 @@ static int parse_inbound_refresh(struct parser *p, const struct key_def *k,
 	else
 		return perr(p, p->lineno,
 			    "bad inbound_refresh '%s': expected yes or no", v);
+	return 0;
+}
+
+/* [offload] ct_mark: exactly two bits of the conntrack mark, in hex or
+ * decimal (operators write marks in hex: nft, conntrack -L). */
+static int parse_offload_mark(struct parser *p, const struct key_def *k,
+			      const char *v)
+{
+	unsigned long m;
+	char *end;
+
+	errno = 0;
+	m = strtoul(v, &end, 0);
+	if (!isdigit((unsigned char)*v) || *end || errno || m > UINT32_MAX ||
+	    __builtin_popcountl(m) != 2)
+		return perr(p, p->lineno,
+			    "bad ct_mark '%s': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000",
+			    v);
+	p->cfg->offload_mark = m;
+	return 0;
+}
+
+static int parse_offload_shaped(struct parser *p, const struct key_def *k,
+				const char *v)
+{
+	if (!strcmp(v, "kernel"))
+		p->cfg->offload_shaped = 0;
+	else if (!strcmp(v, "offload"))
+		p->cfg->offload_shaped = 1;
+	else
+		return perr(p, p->lineno,
+			    "bad shaped '%s': expected kernel or offload", v);
 	return 0;
 }
 
@@ -536,6 +578,8 @@ static const struct key_def keys[] = {
 	U32_KEY("timeouts", "udp_dns", timeout_udp_dns, 1, TIMEOUT_MAX),
 	U32_KEY("nat", "ports_per_host", ports_per_host, 0, 65535),
 	U32_KEY("flows", "max", flows_max, 1, FLOWS_MAX),
+	KEY("offload", "ct_mark", parse_offload_mark),
+	KEY("offload", "shaped", parse_offload_shaped),
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

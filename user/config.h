@@ -19,7 +19,21 @@
 enum router_mode {
 	MODE_XDP = 0,
 	MODE_KERNEL = 1,
+	MODE_OFFLOAD = 2,  /* the kernel decides, XDP carries its flows */
 };
+
+/* Does MODE run xnat's XDP program on the ports? */
+static inline int mode_runs_xdp(int mode)
+{
+	return mode != MODE_KERNEL;
+}
+
+/* "xdp", "kernel" or "offload". */
+const char *config_mode_name(int mode);
+
+/* Default [offload] ct_mark: the two top bits, far from the low bits that
+ * policy routing and QoS setups usually give marks. */
+#define CONFIG_OFFLOAD_MARK 0xc0000000u
 
 enum xdp_attach {
 	XDP_ATTACH_AUTO = 0,   /* native where the driver has it, else generic */
@@ -77,6 +91,12 @@ struct config {
 
 	struct config_forward fwd[XNAT_MAX_FORWARDS];
 	int n_fwd;
+
+	/* [offload]: the two conntrack mark bits xnat owns (the lower one
+	 * for the original direction), and whether flows leaving a shaped
+	 * port are offloaded anyway (1) or stay in the kernel (0). */
+	uint32_t offload_mark;
+	int offload_shaped;
 };
 
 /* Every error of a config, in the order found: N counts them all, the first

@@ -122,6 +122,10 @@ const char *conn_state(const struct conn *c)
 		return "expired";
 	if (conn_key(c)->proto != IPPROTO_TCP)
 		return "-";
+	/* Offloaded: conntrack holds the state. Only established TCP is
+	 * offloaded, and it leaves the table on its first FIN or RST. */
+	if ((o ? o : r)->nat == FLOW_NAT_CT)
+		return tcp_states[FLOW_TCP_ESTABLISHED];
 	st = flow_tcp_state(o, r);
 	return st < 4 ? tcp_states[st] : "?";
 }

@@ -18,6 +18,7 @@
 #include "kernel_mode.h"
 #include "log.h"
 #include "names.h"
+#include "offload.h"
 
 #define SYSCTL_IP_FORWARD "net/ipv4/ip_forward"
 #define SYSCTL_IP6_FORWARD "net/ipv6/conf/all/forwarding"
@@ -175,13 +176,15 @@ static void emit_forward(FILE *f, const struct config *cfg)
 /*
  * Give every rule of the transaction CMDS a counter, for `xnat stats` in
  * kernel mode: " counter" goes before the rule's statement (dnat, snat,
- * masquerade, or the final accept/drop verdict), where nft wants it.
+ * masquerade, offload's ct mark set, or the final accept/drop verdict),
+ * where nft wants it.
  * Frees CMDS; the new text, or NULL on ENOMEM.
  */
 static char *with_counters(char *cmds)
 {
 	static const char *const stmts[] = { " dnat ip to ", " snat ip to ",
-					     " masquerade" };
+					     " masquerade",
+					     " ct mark set " /* offload */ };
 	char *out = NULL, *line, *next, *at;
 	size_t len;
 	FILE *f;
@@ -230,6 +233,8 @@ static char *ruleset(const struct config *cfg, const uint16_t knat[2])
 	emit_prerouting(f, cfg);
 	emit_postrouting(f, cfg, knat);
 	emit_forward(f, cfg);
+	if (cfg->mode == MODE_OFFLOAD)
+		offload_emit_nft(f, cfg);
 	fprintf(f, "}\n");
 	if (fclose(f)) {
 		free(buf);
@@ -383,6 +388,13 @@ int kernel_apply(const struct config *cfg, struct xnat_state *st,
 	 * only a SYN opens a connection, in both paths. */
 	if (!ret && cfg->mode == MODE_XDP)
 		ret = set_ct_timeout(st, "tcp_loose", 0, err);
+	/* Offload mode: conntrack does not see the packets XDP carries, so
+	 * its TCP window is stale when a flow comes back (FIN, RST, a
+	 * packet the fast path cannot take). nf_flow_table marks such
+	 * connections "be liberal"; BPF may not write that flag, so the
+	 * whole namespace is liberal (only out-of-window RSTs are invalid). */
+	if (!ret && cfg->mode == MODE_OFFLOAD)
+		ret = set_ct_timeout(st, "tcp_be_liberal", 1, err);
 	if (ret)
 		return ret;
 	return set_sysctls(cfg, st, local, err);

@@ -18,6 +18,7 @@
 #include "iface.h"
 #include "maps.h"
 #include "pins.h"
+#include "offload.h"
 
 /* Delete every key of FD for which KEEP says no. */
 static void delete_stale(int fd, size_t key_size,
@@ -214,6 +215,8 @@ static int sync_config(const struct config *cfg)
 		c.flags |= XNAT_F_FILTER_EIF;
 	if (cfg->inbound_refresh)
 		c.flags |= XNAT_F_INBOUND_REFRESH;
+	if (cfg->mode == MODE_OFFLOAD)
+		c.flags |= XNAT_F_OFFLOAD;
 	c.nat_addr = cfg->nat_addr;
 	c.port_min = cfg->port_min;
 	c.port_max = cfg->port_max;
@@ -240,6 +243,9 @@ int maps_sync(const struct config *cfg)
 	err = sync_ports(cfg);
 	if (!err)
 		err = sync_forwards(cfg);
+	/* Offload's settings before the flag that turns offload on. */
+	if (!err && cfg->mode == MODE_OFFLOAD)
+		err = offload_sync(cfg);
 	if (!err)
 		err = sync_pool(cfg);
 	if (!err)

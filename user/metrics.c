@@ -25,8 +25,6 @@
 #include "reasons.h"
 #include "state.h"
 
-#define MAP_MAPPINGS "xnat_mappings"
-#define MAP_PORTS    "xnat_ports"
 
 static void family(FILE *f, const char *name, const char *type,
 		   const char *help)
@@ -253,6 +251,6 @@ int metrics_write(FILE *f, char *err, size_t errlen)
 	write_ports(f, &st);
 	write_tables(f);
 	family(f, "xnat_info", "gauge", "The router's mode; always 1.");
-	fprintf(f, "xnat_info{mode=\"xdp\"} 1\n");
+	fprintf(f, "xnat_info{mode=\"%s\"} 1\n", config_mode_name(st.mode));
 	return ferror(f) ? -EIO : 0;
 }

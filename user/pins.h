@@ -26,6 +26,7 @@
 #define MAP_HOSTS    "xnat_hosts"
 #define MAP_POOL     "xnat_pool"
 #define MAP_POOL_REV "xnat_pool_rev"
+#define MAP_OFFLOAD  "xnat_offload"
 #define MAP_TRACE_CFG "xnat_trace_cfg"
 #define MAP_TRACE_CPU "xnat_trace_cpu"
 #define MAP_TRACE_RB  "xnat_trace_rb"

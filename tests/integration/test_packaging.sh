@@ -147,7 +147,7 @@ test_systemd_verify() {
 }
 
 # The installed example config is valid (with this testbed's port names)
-# and each of its keys is in the man page's config reference.
+# and has every key, as have the man page's reference and the README.
 TEST_MODES[example_config]=kernel
 test_example_config() {
 	local key
@@ -156,9 +156,15 @@ test_example_config() {
 	grep -q "^wan  = $RTR_WAN_IF" "$TB_WORK/example.ini" ||
 		fail "no 'wan  = eth1' line in configs/xnat.ini"
 	check xnat check -c "$TB_WORK/example.ini"
-	for key in $(sed -n 's/^\([a-z_]*\) *=.*/\1/p' "$XNAT_ROOT/configs/xnat.ini"); do
-		grep -q "^\.B $key\b\|^\.BR $key\b" "$XNAT_ROOT/user/xnat.8" ||
+	# Every key the parser knows (config.c's keys[]) is in the example,
+	# in the man page's reference and in the README.
+	for key in $(sed -n 's/.*KEY("[a-z]*", "\([a-z_]*\)".*/\1/p' "$XNAT_ROOT/user/config.c"); do
+		grep -q "^$key *=" "$XNAT_ROOT/configs/xnat.ini" ||
+			fail "key '$key' is not in configs/xnat.ini"
+		grep -q "^\.B $key\$" "$XNAT_ROOT/user/xnat.8" ||
 			fail "key '$key' is not in xnat.8's config reference"
+		grep -q "^ *$key *=" "$XNAT_ROOT/README.md" ||
+			fail "key '$key' is not in the README's config"
 	done
 }
 
@@ -174,7 +180,7 @@ test_completion() {
 			 COMPREPLY=(); _xnat; echo "${COMPREPLY[*]}"; }
 		comp xnat st; comp xnat stats --; comp xnat -n x check --p
 		comp xnat stats --format p; comp xnat help b; comp xnat -n "$3" st
-		comp xnat -n ""' _ "$comp" "$XNAT_ROOT/packaging/xnat.bash-completion" "$NS_RTR")
+		comp xnat -n ""; comp xnat trace h' _ "$comp" "$XNAT_ROOT/packaging/xnat.bash-completion" "$NS_RTR")
 	printf '%s\n' "$out" | sed 's/^/  | /'
 	mapfile -t got <<<"$out"
 	[ "${got[0]}" = "status stats" ] || fail "commands: '${got[0]}'"
@@ -186,6 +192,7 @@ test_completion() {
 	[ "${got[4]}" = bench ] || fail "help b: '${got[4]}'"
 	[ "${got[5]}" = "status stats" ] || fail "after -n NAME: '${got[5]}'"
 	grep -qw -- "$NS_RTR" <<<"${got[6]}" || fail "-n does not complete namespaces"
+	[ "${got[7]}" = host ] || fail "trace filter words: '${got[7]}'"
 }
 
 run_tests "$@"

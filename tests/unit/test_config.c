@@ -296,7 +296,7 @@ static int test_duplicate_key(void)
 static int test_bad_value(void)
 {
 	return parse_err(MINIMAL "mode = bridge\n", 4,
-			 "bad mode 'bridge': expected xdp or kernel") ||
+			 "bad mode 'bridge': expected offload, xdp or kernel") ||
 	       parse_err(MINIMAL "xdp = offload\n", 4,
 			 "bad xdp 'offload': expected auto, native or generic") ||
 	       parse_err(MINIMAL "mode =\n", 4, "empty value for 'mode'") ||
@@ -340,6 +340,46 @@ static int test_fastpath(void)
 			 "bad fastpath 'no': expected on or off") ||
 	       parse_err(MINIMAL "[nat]\nfastpath = off\n", 5,
 			 "unknown key 'fastpath' in [nat]");
+}
+
+/* mode = offload and [offload]: ct_mark takes exactly two bits (hex or
+ * decimal; the lower one is the original direction's), shaped is kernel
+ * (default) or offload. */
+static int test_offload(void)
+{
+	struct config cfg;
+
+	if (parse_ok(MINIMAL "mode = offload\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.mode, MODE_OFFLOAD);
+	EXPECT_EQ(cfg.offload_mark, 0xc0000000u);
+	EXPECT_EQ(cfg.offload_shaped, 0);
+	EXPECT_STR(config_mode_name(cfg.mode), "offload");
+	EXPECT_EQ(mode_runs_xdp(MODE_OFFLOAD), 1);
+	EXPECT_EQ(mode_runs_xdp(MODE_KERNEL), 0);
+	if (parse_ok(MINIMAL "mode = offload\n[offload]\nct_mark = 0x300\n"
+			     "shaped = offload\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.offload_mark, 0x300u);
+	EXPECT_EQ(cfg.offload_shaped, 1);
+	if (parse_ok(MINIMAL "[offload]\nct_mark = 5\nshaped = kernel\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.offload_mark, 5u);
+	EXPECT_EQ(cfg.offload_shaped, 0);
+	return parse_err(MINIMAL "[offload]\nct_mark = 0x40000000\n", 5,
+			 "bad ct_mark '0x40000000': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000") ||
+	       parse_err(MINIMAL "[offload]\nct_mark = 0x7\n", 5,
+			 "bad ct_mark '0x7': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000") ||
+	       parse_err(MINIMAL "[offload]\nct_mark = 0x100000003\n", 5,
+			 "bad ct_mark '0x100000003': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000") ||
+	       parse_err(MINIMAL "[offload]\nct_mark = -3\n", 5,
+			 "bad ct_mark '-3': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000") ||
+	       parse_err(MINIMAL "[offload]\nct_mark = 0xc0000000x\n", 5,
+			 "bad ct_mark '0xc0000000x': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000") ||
+	       parse_err(MINIMAL "[offload]\nshaped = yes\n", 5,
+			 "bad shaped 'yes': expected kernel or offload") ||
+	       parse_err(MINIMAL "[offload]\nmark = 3\n", 5,
+			 "unknown key 'mark' in [offload]");
 }
 
 static int test_bad_ports(void)
@@ -603,6 +643,11 @@ static int test_example_kernel(void)
 	return check_example("configs/kernel.ini", MODE_KERNEL);
 }
 
+static int test_example_offload(void)
+{
+	return check_example("configs/offload.ini", MODE_OFFLOAD);
+}
+
 /* [nat] address as a pool: addresses and ranges, the first is nat_addr. */
 static int test_address_pool(void)
 {
@@ -671,6 +716,7 @@ static const struct test tests[] = {
 	TEST(duplicate_key),
 	TEST(bad_value),
 	TEST(fastpath),
+	TEST(offload),
 	TEST(bad_ports),
 	TEST(bad_address),
 	TEST(forward_duplicated),
@@ -687,6 +733,7 @@ static const struct test tests[] = {
 	TEST(resolve_fixed),
 	TEST(example_xdp),
 	TEST(example_kernel),
+	TEST(example_offload),
 	TEST(address_pool),
 	TEST(scale_keys),
 };

@@ -65,7 +65,7 @@ static bool errors_are(const char *text, const char *const *want)
 static bool test_every_error(void)
 {
 	static const char *const want[] = {
-		"2: bad mode 'router': expected xdp or kernel",
+		"2: bad mode 'router': expected offload, xdp or kernel",
 		"4: lan lan0 is listed twice",
 		"5: unknown key 'colour' in [router]",
 		"7: bad address '127.0.0.1': expected auto, or unicast IPv4 addresses and ranges A-B, comma separated",
@@ -158,7 +158,7 @@ static bool test_parse_reports_first(void)
 
 	if (!write_ini("[router]\nwan = wan0\nlan = lan0\nmode = x\nxdp = y\n"))
 		return false;
-	snprintf(want, sizeof(want), "%s:4: bad mode 'x': expected xdp or kernel",
+	snprintf(want, sizeof(want), "%s:4: bad mode 'x': expected offload, xdp or kernel",
 		 ini_path);
 	if (!ASSERT_EQ(config_parse(&cfg, ini_path, err), -1, "config_parse"))
 		return false;
