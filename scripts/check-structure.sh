@@ -44,6 +44,8 @@ ALLOW_FILE_SIZE=(
 	tests/unit/fixture.c
 	# Config tests grow with each [section] key (issue 8).
 	tests/unit/test_config.c
+	# The [nat] scale tests (issue 8): landed whole; to split by feature.
+	tests/unit/test_scale.c
 	# The INI config (issue 8): split by section once the [nat] and
 	# offload keys in flight have landed.
 	user/config.c
@@ -61,6 +63,8 @@ ALLOW_FUNC_SIZE=(
 	# and flows changes in flight rework both.
 	user/bench/bench_udp.c:verify
 	user/cmd_flows.c:delete
+	# status --json's writer (issue 8): the status fields are in flight.
+	user/cmd_status.c:print_json
 	# Split into steps next (issue 8).
 	user/cmd_trace.c:cmd_trace
 	user/main.c:main
@@ -291,5 +295,6 @@ check_spdx
 check_doc_citations
 check_doc_paths
 
+[ "$fail" -eq 0 ] || echo "check-structure: fix what is listed; only debt another change is already reworking goes in an allow-list above, with its issue"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
