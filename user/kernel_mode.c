@@ -121,10 +121,23 @@ static void emit_prerouting(FILE *f, const struct config *cfg)
 static void emit_postrouting(FILE *f, const struct config *cfg,
 			     const uint16_t knat[2])
 {
-	char to[64] = "masquerade";
+	char to[64 + XNAT_MAX_POOL * 24] = "masquerade";
 	char addr[INET_ADDRSTRLEN];
+	size_t n;
 
-	if (!cfg->nat_addr_auto) {
+	if (!cfg->nat_addr_auto && cfg->n_pool > 1) {
+		/* Paired pooling, the same choice as XDP's (see
+		 * xnat_pool_hash() in bpf/xnat_common.h). */
+		n = snprintf(to, sizeof(to),
+			     "snat ip to jhash ip saddr mod %d seed %#x map {",
+			     cfg->n_pool, XNAT_POOL_SEED);
+		for (int i = 0; i < cfg->n_pool && n < sizeof(to); i++)
+			n += snprintf(to + n, sizeof(to) - n, "%s %d : %s", i ? "," : "",
+				      i, inet_ntop(AF_INET, &cfg->pool[i], addr,
+						   sizeof(addr)));
+		if (n < sizeof(to))
+			snprintf(to + n, sizeof(to) - n, " }");
+	} else if (!cfg->nat_addr_auto) {
 		inet_ntop(AF_INET, &cfg->nat_addr, addr, sizeof(addr));
 		snprintf(to, sizeof(to), "snat ip to %s", addr);
 	}

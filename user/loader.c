@@ -20,6 +20,7 @@
 #include "log.h"
 #include "loader.h"
 #include "maps.h"
+#include "memory.h"
 #include "pins.h"
 #include "fsutil.h"
 #include "names.h"
@@ -47,6 +48,27 @@ static int check_flow_table_size(const struct config *cfg, char *err)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/*
+ * Maps whose contents userspace derives from the config (and the counters
+ * and scratch space): when a new xnat changes their layout, the new
+ * program gets new ones, filled by maps_sync(), instead of a refusal. The
+ * running program keeps its old copies until it is replaced. Counters
+ * restart from zero then. The NAT state (flows, mappings, ports) is never
+ * re-created: its layout changes must stay compatible.
+ */
+static const char *const derived_maps[] = {
+	MAP_CONFIG, MAP_IFACES, MAP_TX_PORTS, MAP_FORWARDS, MAP_STATS,
+	MAP_VLANS, MAP_POOL, MAP_POOL_REV, "xnat_scratch", "xnat_alloc",
+};
+
+static bool map_is_derived(const char *name)
+{
+	for (size_t i = 0; i < sizeof(derived_maps) / sizeof(derived_maps[0]); i++)
+		if (!strcmp(name, derived_maps[i]))
+			return true;
+	return false;
 }
 
 /*
@@ -87,6 +109,23 @@ static int pin_maps(struct bpf_object *obj, bool check_only, char *errbuf)
 		memset(&info, 0, sizeof(info));
 		len = sizeof(info);
 		err = bpf_obj_get_info_by_fd(fd, &info, &len);
+		if (!err && (info.type != bpf_map__type(map) ||
+			     info.key_size != bpf_map__key_size(map) ||
+			     info.value_size != bpf_map__value_size(map) ||
+			     info.max_entries != bpf_map__max_entries(map)) &&
+		    map_is_derived(bpf_map__name(map))) {
+			close(fd);
+			if (check_only)
+				continue;
+			pr_info("Map %s has a new layout: re-created\n",
+				bpf_map__name(map));
+			if (unlink(path))
+				return -errno;
+			err = bpf_map__set_pin_path(map, path);
+			if (err)
+				return err;
+			continue;
+		}
 		if (!err && (info.type != bpf_map__type(map) ||
 			     info.key_size != bpf_map__key_size(map) ||
 			     info.value_size != bpf_map__value_size(map) ||
@@ -317,7 +356,8 @@ static struct xnat_bpf *skel_open(const struct config *cfg)
 	if (!skel)
 		return NULL;
 	/* Two entries per connection; at most one mapping, one port and
-	 * (LRU) two peers per connection. */
+	 * (LRU) two peers per connection, or one endpoint-dependent
+	 * binding. */
 	err = bpf_map__set_max_entries(skel->maps.xnat_flows,
 				       2 * cfg->flows_max);
 	if (!err)
@@ -329,12 +369,47 @@ static struct xnat_bpf *skel_open(const struct config *cfg)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xnat_peers,
 					       2 * cfg->flows_max);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xnat_edm_ports,
+					       cfg->flows_max);
 	if (err) {
 		xnat_bpf__destroy(skel);
 		errno = -err;
 		return NULL;
 	}
 	return skel;
+}
+
+/*
+ * Will the new maps (those not pinned already) and the timers of a full
+ * table fit in memory? The hash maps are preallocated: a table the machine
+ * cannot hold fails at creation, or worse, succeeds and starves the rest.
+ */
+static int check_memory(const struct config *cfg, struct bpf_object *obj,
+			char *err)
+{
+	unsigned long long need, per_conn, fits;
+	long long avail = mem_available();
+	char path[160];
+
+	if (avail <= 0)
+		return 0; /* no /proc/meminfo: nothing to check against */
+	need = mem_object_bytes(obj, pins_dir());
+	snprintf(path, sizeof(path), "%s/%s", pins_dir(), MAP_FLOWS);
+	if (access(path, F_OK))
+		need += mem_timers_bytes(cfg->flows_max);
+	if (need <= (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM)
+		return 0;
+	per_conn = need / cfg->flows_max + 1;
+	fits = (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM /
+	       per_conn;
+	snprintf(err, CONFIG_ERR_LEN,
+		 "%s: [flows] max = %u needs about %llu MB of kernel memory "
+		 "(preallocated maps and timers), more than %d/%d of the "
+		 "%lld MB available; at most about %llu connections fit",
+		 cfg->path, cfg->flows_max, need >> 20, MEM_SHARE_NUM,
+		 MEM_SHARE_DEN, avail >> 20, fits);
+	return -ENOMEM;
 }
 
 int loader_check(const struct config *cfg, char err[CONFIG_ERR_LEN])
@@ -353,6 +428,8 @@ int loader_check(const struct config *cfg, char err[CONFIG_ERR_LEN])
 		return ret;
 	}
 	ret = pin_maps(skel->obj, true, err);
+	if (!ret)
+		ret = check_memory(cfg, skel->obj, err);
 	xnat_bpf__destroy(skel);
 	return ret;
 }

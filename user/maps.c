@@ -169,6 +169,37 @@ static int sync_forwards(const struct config *cfg)
 	return err;
 }
 
+static int pool_rev_keep(const void *key, const struct config *cfg)
+{
+	for (int i = 0; i < cfg->n_pool; i++)
+		if (cfg->pool[i] == *(const __be32 *)key)
+			return 1;
+	return 0;
+}
+
+/* The external addresses by index, and back. The data path reads them
+ * only once the config's pool_size says so, so stale indices beyond the
+ * new size are harmless; addresses no longer in the pool are removed. */
+static int sync_pool(const struct config *cfg)
+{
+	int fd = pins_map_open(MAP_POOL), rev = pins_map_open(MAP_POOL_REV);
+	int err = 0;
+
+	if (fd < 0 || rev < 0)
+		err = fd < 0 ? fd : rev;
+	for (__u32 i = 0; !err && i < (__u32)cfg->n_pool; i++)
+		if (bpf_map_update_elem(fd, &i, &cfg->pool[i], BPF_ANY) ||
+		    bpf_map_update_elem(rev, &cfg->pool[i], &i, BPF_ANY))
+			err = -errno;
+	if (!err)
+		delete_stale(rev, sizeof(__be32), pool_rev_keep, cfg);
+	if (fd >= 0)
+		close(fd);
+	if (rev >= 0)
+		close(rev);
+	return err;
+}
+
 static int sync_config(const struct config *cfg)
 {
 	struct xnat_config c = {};
@@ -194,6 +225,9 @@ static int sync_config(const struct config *cfg)
 	c.timeout_tcp_trans = cfg->timeout_tcp_trans;
 	c.timeout_udp = cfg->timeout_udp;
 	c.timeout_icmp = cfg->timeout_icmp;
+	c.timeout_udp_dns = cfg->timeout_udp_dns;
+	c.ports_per_host = cfg->ports_per_host;
+	c.pool_size = cfg->n_pool > 1 ? cfg->n_pool : 0;
 	if (bpf_map_update_elem(fd, &zero, &c, BPF_ANY))
 		err = -errno;
 	close(fd);
@@ -212,6 +246,8 @@ int maps_sync(const struct config *cfg)
 	/* Offload's settings before the flag that turns offload on. */
 	if (!err && cfg->mode == MODE_OFFLOAD)
 		err = offload_sync(cfg);
+	if (!err)
+		err = sync_pool(cfg);
 	if (!err)
 		err = sync_config(cfg);
 	if (err)
