@@ -11,6 +11,7 @@
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include "maps.h"
 #include "parsing.h"
 
 #ifndef ENOENT
@@ -106,18 +107,6 @@ static __always_inline int kernel_owns_flow(struct xdp_md *ctx,
  * conntrack's own timeouts (set from [timeouts]). */
 #define KERNEL_ADOPT_TIMEOUT_S 30
 
-/* The conntrack tuple of the flow's original direction, and the
- * addresses and ports it is translated to, from either direction's entry:
- * for a reply entry the original direction is its rewrite reversed, and
- * that direction's rewrite is the reply's own addresses reversed. */
-struct adopt_tuple {
-	struct bpf_sock_tuple tup;
-	union xnat_addr nsaddr;
-	union xnat_addr ndaddr;
-	__be16 nsport;
-	__be16 ndport;
-};
-
 static __always_inline void adopt_tuple_fill(const struct pkt *p,
 					     const struct flow_value *v,
 					     struct adopt_tuple *t)
@@ -185,23 +174,31 @@ static __always_inline int kernel_adopt_flow(struct xdp_md *ctx,
 	};
 	struct nf_conn___init *init;
 	union nf_inet_addr addr = {};
-	struct adopt_tuple t = {};
+	struct xnat_tmp *tmp = xnat_tmp_get();
+	struct adopt_tuple *t;
 	struct nf_conn *ct;
 	__u32 len;
 
+	/* An offloaded flow's conntrack entry exists: the kernel's own. */
+	if (v->nat == FLOW_NAT_CT)
+		return 0;
 	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
 		return -ENOENT;
-	adopt_tuple_fill(p, v, &t);
-	len = p->key.family == XNAT_AF_INET ? sizeof(t.tup.ipv4) :
-					      sizeof(t.tup.ipv6);
-	ct = bpf_xdp_ct_lookup(ctx, &t.tup, len, &opts, sizeof(opts));
+	if (!tmp)
+		return -ENOENT;
+	t = &tmp->at;
+	__builtin_memset(t, 0, sizeof(*t));
+	adopt_tuple_fill(p, v, t);
+	len = p->key.family == XNAT_AF_INET ? sizeof(t->tup.ipv4) :
+					      sizeof(t->tup.ipv6);
+	ct = bpf_xdp_ct_lookup(ctx, &t->tup, len, &opts, sizeof(opts));
 	if (ct) {
 		bpf_ct_release(ct);
 		return 0;
 	}
 	opts.netns_id = BPF_F_CURRENT_NETNS;
 	opts.l4proto = p->key.proto;
-	init = bpf_xdp_ct_alloc(ctx, &t.tup, len, &opts, sizeof(opts));
+	init = bpf_xdp_ct_alloc(ctx, &t->tup, len, &opts, sizeof(opts));
 	if (!init)
 		return -ENOENT;
 	bpf_ct_set_timeout(init, KERNEL_ADOPT_TIMEOUT_S * 1000);
@@ -209,16 +206,16 @@ static __always_inline int kernel_adopt_flow(struct xdp_md *ctx,
 	 * can only leave through insert, which also frees it on failure.
 	 * IPv6 flows are routed, never translated. */
 	if (p->key.family == XNAT_AF_INET) {
-		if (t.nsaddr.v4 != t.tup.ipv4.saddr ||
-		    t.nsport != t.tup.ipv4.sport) {
-			addr.ip = t.nsaddr.v4;
-			bpf_ct_set_nat_info(init, &addr, bpf_ntohs(t.nsport),
+		if (t->nsaddr.v4 != t->tup.ipv4.saddr ||
+		    t->nsport != t->tup.ipv4.sport) {
+			addr.ip = t->nsaddr.v4;
+			bpf_ct_set_nat_info(init, &addr, bpf_ntohs(t->nsport),
 					    NF_NAT_MANIP_SRC);
 		}
-		if (t.ndaddr.v4 != t.tup.ipv4.daddr ||
-		    t.ndport != t.tup.ipv4.dport) {
-			addr.ip = t.ndaddr.v4;
-			bpf_ct_set_nat_info(init, &addr, bpf_ntohs(t.ndport),
+		if (t->ndaddr.v4 != t->tup.ipv4.daddr ||
+		    t->ndport != t->tup.ipv4.dport) {
+			addr.ip = t->ndaddr.v4;
+			bpf_ct_set_nat_info(init, &addr, bpf_ntohs(t->ndport),
 					    NF_NAT_MANIP_DST);
 		}
 	}

@@ -37,12 +37,46 @@ enum frag_check {
 	FRAG_DUPLICATE = 2,/* a first fragment of this datagram went already */
 };
 
+/*
+ * The datagram id of fragment P and the byte range of the datagram it
+ * carries: from the IPv4 header, or for IPv6 from what the extension
+ * header walk left in the per-CPU scratch (parse_slow). Kept out of
+ * struct pkt, whose stack the main program cannot spare.
+ */
+static __always_inline int frag_range(const struct pkt *p, __be32 *id,
+				      __u32 *start, __u32 *end)
+{
+	struct xnat_tmp *t;
+
+	if (p->ip4) {
+		const struct iphdr *ip = p->ip4;
+
+		if ((void *)(ip + 1) > p->data_end)
+			return -1;
+		*id = ip->id;
+		*start = (bpf_ntohs(ip->frag_off) & IP_OFFSET) * 8;
+		*end = *start + bpf_ntohs(ip->tot_len) - ip->ihl * 4;
+		return 0;
+	}
+	t = xnat_tmp_get();
+	if (!t)
+		return -1;
+	*id = t->lp.frag_id;
+	*start = t->lp.frag_start;
+	*end = t->lp.frag_end;
+	return 0;
+}
+
 static __always_inline void frag_key(const struct pkt *p, struct frag_key *k)
 {
+	__u32 start, end;
+	__be32 id = 0;
+
+	frag_range(p, &id, &start, &end);
 	__builtin_memset(k, 0, sizeof(*k));
 	k->saddr = p->key.saddr;
 	k->daddr = p->key.daddr;
-	k->id = p->frag_id;
+	k->id = id;
 	k->proto = p->key.proto;
 	k->family = p->key.family;
 	k->vid = p->key.vid;
@@ -65,16 +99,19 @@ static __always_inline int frag_overlaps(__u32 start, __u32 end, __u32 a,
 static __always_inline void frag_record(const struct pkt *p,
 					const struct flow_key *key)
 {
-	struct frag_rec r = {};
-	struct frag_key k;
+	struct xnat_tmp *t;
+	__u32 start, end;
+	__be32 id;
 
-	if (p->frag != FRAG_FIRST)
+	if (p->frag != FRAG_FIRST || !(t = xnat_tmp_get()) ||
+	    frag_range(p, &id, &start, &end))
 		return;
-	frag_key(p, &k);
-	r.flow = *key;
-	r.first_end = p->frag_end;
-	r.created_ns = bpf_ktime_get_coarse_ns();
-	bpf_map_update_elem(&xnat_fragments, &k, &r, BPF_ANY);
+	frag_key(p, &t->fk);
+	__builtin_memset(&t->fr, 0, sizeof(t->fr));
+	t->fr.flow = *key;
+	t->fr.first_end = end;
+	t->fr.created_ns = bpf_ktime_get_coarse_ns();
+	bpf_map_update_elem(&xnat_fragments, &t->fk, &t->fr, BPF_ANY);
 }
 
 /*
@@ -85,27 +122,30 @@ static __always_inline void frag_record(const struct pkt *p,
  */
 static __always_inline void frag_mark_up(const struct pkt *p)
 {
-	struct frag_rec r = {}, *old;
-	struct frag_key k;
+	struct xnat_tmp *t = xnat_tmp_get();
+	struct frag_rec *old;
 
-	frag_key(p, &k);
-	old = bpf_map_lookup_elem(&xnat_fragments, &k);
+	if (!t)
+		return;
+	frag_key(p, &t->fk);
+	old = bpf_map_lookup_elem(&xnat_fragments, &t->fk);
 	if (old && frag_fresh(old))
 		return;
-	r.created_ns = bpf_ktime_get_coarse_ns();
-	bpf_map_update_elem(&xnat_fragments, &k, &r, BPF_ANY);
+	__builtin_memset(&t->fr, 0, sizeof(t->fr));
+	t->fr.created_ns = bpf_ktime_get_coarse_ns();
+	bpf_map_update_elem(&xnat_fragments, &t->fk, &t->fr, BPF_ANY);
 }
 
 /* What the record says about a first fragment P (enum frag_check). */
 static __always_inline int frag_first_check(const struct pkt *p)
 {
+	struct xnat_tmp *t;
 	struct frag_rec *r;
-	struct frag_key k;
 
-	if (p->frag != FRAG_FIRST)
+	if (p->frag != FRAG_FIRST || !(t = xnat_tmp_get()))
 		return FRAG_OK;
-	frag_key(p, &k);
-	r = bpf_map_lookup_elem(&xnat_fragments, &k);
+	frag_key(p, &t->fk);
+	r = bpf_map_lookup_elem(&xnat_fragments, &t->fk);
 	if (!r || !frag_fresh(r))
 		return FRAG_OK;
 	return r->flow.family ? FRAG_DUPLICATE : FRAG_WENT_UP;
@@ -119,24 +159,28 @@ static __always_inline int frag_first_check(const struct pkt *p)
 static __always_inline struct flow_key *frag_flow(const struct pkt *p,
 						  int *bad)
 {
+	struct xnat_tmp *t = xnat_tmp_get();
+	__u32 start = 0, end = 0;
 	struct frag_rec *r;
-	struct frag_key k;
+	__be32 id;
 
 	*bad = 0;
-	frag_key(p, &k);
-	r = bpf_map_lookup_elem(&xnat_fragments, &k);
+	if (!t || frag_range(p, &id, &start, &end))
+		return NULL;
+	frag_key(p, &t->fk);
+	r = bpf_map_lookup_elem(&xnat_fragments, &t->fk);
 	if (!r || !frag_fresh(r) || !r->flow.family)
 		return NULL;
-	if (frag_overlaps(p->frag_start, p->frag_end, 0, r->first_end) ||
-	    frag_overlaps(p->frag_start, p->frag_end, r->last_off, r->last_end) ||
-	    p->frag_end <= p->frag_start) {
+	if (frag_overlaps(start, end, 0, r->first_end) ||
+	    frag_overlaps(start, end, r->last_off, r->last_end) ||
+	    end <= start) {
 		*bad = 1;
 		return NULL;
 	}
 	/* Not atomic: a race between two CPUs only weakens the check for
 	 * one fragment. */
-	r->last_off = p->frag_start;
-	r->last_end = p->frag_end;
+	r->last_off = start;
+	r->last_end = end;
 	return &r->flow;
 }
 

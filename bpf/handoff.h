@@ -26,6 +26,9 @@ static __always_inline int flow_hand_up(struct xdp_md *ctx, struct pkt *p,
 					const struct flow_value *v,
 					__u32 reason)
 {
+	/* Offloaded flows are the kernel's own connections. */
+	if (v->nat == FLOW_NAT_CT)
+		return pkt_stop(p, XDP_PASS, reason);
 	if (p->key.proto == IPPROTO_UDP ||
 	    (p->key.proto == IPPROTO_TCP && v->dir == FLOW_DIR_ORIG)) {
 		if (kernel_adopt_flow(ctx, p, v))
@@ -65,6 +68,8 @@ static __always_inline int flow_exception(struct xdp_md *ctx, struct pkt *p,
 static __always_inline int flow_too_big(struct xdp_md *ctx, struct pkt *p,
 					const struct flow_value *v, __u32 mtu)
 {
+	if (v->nat == FLOW_NAT_CT)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_MTU);
 	if (p->ip6 || (p->ip4 && (p->ip4->frag_off & bpf_htons(IP_DF))))
 		return icmp_send_error(ctx, p, XNAT_TX_ICMP_TOO_BIG, mtu);
 	return flow_hand_up(ctx, p, v, XNAT_PASS_MTU);

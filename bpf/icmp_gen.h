@@ -80,6 +80,9 @@ static __always_inline __u64 icmp_sum_to_end(void *p, void *end)
 			break;
 		sum += *w;
 		w++;
+		/* Keep the bound check on this very pointer: clang would
+		 * otherwise test one and load through another. */
+		asm volatile("" : "+r"(w));
 	}
 	return sum;
 }
@@ -106,6 +109,7 @@ static __always_inline int icmp_reshape(struct xdp_md *ctx, __u32 l2,
 	__u8 mac[ETH_ALEN];
 	struct ethhdr *eth;
 	void *data, *end;
+	__u32 cur;
 
 	if (bpf_xdp_adjust_head(ctx, -(int)hdr))
 		return -1;
@@ -120,8 +124,11 @@ static __always_inline int icmp_reshape(struct xdp_md *ctx, __u32 l2,
 	__builtin_memcpy(mac, eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(eth->h_dest, eth->h_source, ETH_ALEN);
 	__builtin_memcpy(eth->h_source, mac, ETH_ALEN);
-	return bpf_xdp_adjust_tail(ctx, (int)(l2 + hdr + quote) -
-					(int)(end - data)) ? -1 : 0;
+	cur = end - data;
+	/* A length, not pointer arithmetic, for the verifier. */
+	asm volatile("" : "+r"(cur));
+	return bpf_xdp_adjust_tail(ctx, (int)(l2 + hdr + quote) - (int)cur) ?
+		       -1 : 0;
 }
 
 static __always_inline int icmp_build_v4(struct xdp_md *ctx, __u32 l2,
@@ -236,7 +243,6 @@ __noinline int icmp_error_build(struct xdp_md *ctx, __u32 l2, __u32 ifindex,
 	void *end = (void *)(long)ctx->data_end;
 	struct iface_addrs *a;
 	__u8 *l3 = data + (l2 & 0x1f);
-	__be32 src6[4];
 
 	a = bpf_map_lookup_elem(&xnat_ifaddrs, &ifindex);
 	if (!a || (void *)(l3 + 1) > end)
@@ -247,11 +253,10 @@ __noinline int icmp_error_build(struct xdp_md *ctx, __u32 l2, __u32 ifindex,
 		return icmp_build_v4(ctx, l2, a->v4, kind, mtu) ?
 			       XNAT_DROP_MALFORMED : kind;
 	}
-	__builtin_memcpy(src6, a->v6, 16);
-	if (!(src6[0] | src6[1] | src6[2] | src6[3]) || !icmp_rate_allow())
+	if (!(a->v6[0] | a->v6[1] | a->v6[2] | a->v6[3]) || !icmp_rate_allow())
 		return XNAT_DROP_ICMP_LIMIT;
-	return icmp_build_v6(ctx, l2, src6, kind, mtu) ? XNAT_DROP_MALFORMED :
-							 kind;
+	return icmp_build_v6(ctx, l2, a->v6, kind, mtu) ? XNAT_DROP_MALFORMED :
+							  kind;
 }
 
 /* The kernel's ifindex of the port P arrived on (the VLAN device for

@@ -38,6 +38,61 @@ struct {
 	__uint(max_entries, 65536);
 } xnat_ports SEC(".maps");
 
+/* Endpoint-dependent fallback bindings: (remote, external port) -> the
+ * inside endpoint whose flow uses that port towards that remote. One per
+ * such flow, deleted with it. max_entries is set from [flows] max. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct nat_edm_key);
+	__type(value, struct nat_endpoint);
+	__uint(max_entries, 65536);
+} xnat_edm_ports SEC(".maps");
+
+/* Inside address -> the external ports it holds, for [nat]
+ * ports_per_host. Entries stay (a count of zero) once made; when the map
+ * is full, new hosts are not counted, and so not limited. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __be32);
+	__type(value, struct nat_host);
+	__uint(max_entries, 65536);
+} xnat_hosts SEC(".maps");
+
+/* The external addresses by pool index ([nat] address); index 0 is the
+ * config's nat_addr. Only read while the config's pool_size > 1. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __be32);
+	__uint(max_entries, XNAT_MAX_POOL);
+} xnat_pool SEC(".maps");
+
+/* External address -> its pool index: "is this packet for us?" */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __be32);
+	__type(value, __u32);
+	__uint(max_entries, XNAT_MAX_POOL);
+} xnat_pool_rev SEC(".maps");
+
+/* Per CPU: when this CPU last found no endpoint-independent port (while
+ * that is recent, new endpoints try fewer such ports before the
+ * endpoint-dependent fallback: a full range would fail all the tries),
+ * and how many flows without any port it handed to the kernel lately. */
+struct nat_alloc_hint {
+	__u64 eim_full_ns;
+	__u64 pass_window_ns; /* start of the current window */
+	__u32 passed;         /* flows handed up in it */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct nat_alloc_hint);
+	__uint(max_entries, 1);
+} xnat_alloc SEC(".maps");
+
 /* Remote addresses each mapping has sent to, for address-dependent
  * filtering. LRU: an entry lost to pressure only makes filtering stricter
  * for that peer until the inside host sends to it again. */
@@ -55,6 +110,14 @@ struct {
 	__type(value, struct xnat_config);
 	__uint(max_entries, 1);
 } xnat_config SEC(".maps");
+
+/* Offload mode's settings (conntrack mark bits, shaping policy). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xnat_offload_config);
+	__uint(max_entries, 1);
+} xnat_offload SEC(".maps");
 
 /* Interfaces xnat runs on, by ifindex, with their role. */
 struct {
@@ -83,6 +146,70 @@ struct {
 	__type(value, struct iface_addrs);
 	__uint(max_entries, XNAT_MAX_IFACES);
 } xnat_ifaddrs SEC(".maps");
+
+/* A SYN's TCP options, copied for tcp_syn_wscale() (tcp_track.h): room
+ * for an index masked to 6 bits plus the two bytes read after it. */
+#define TCP_OPTS_BUF 66
+struct tcp_opts_buf {
+	__u8 b[TCP_OPTS_BUF];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct tcp_opts_buf);
+	__uint(max_entries, 1);
+} xnat_tcp_opts SEC(".maps");
+
+/* The conntrack tuple of an XDP flow's original direction, and the
+ * addresses and ports it is translated to (kernel_adopt_flow, conntrack.h):
+ * from either direction's entry. */
+struct adopt_tuple {
+	struct bpf_sock_tuple tup;
+	union xnat_addr nsaddr;
+	union xnat_addr ndaddr;
+	__be16 nsport;
+	__be16 ndport;
+};
+
+/* Per-CPU room for the keys and records the exception paths build
+ * (parsing.h, conntrack.h, frag.h, tcp_track.h): the main program's stack has none
+ * left. One program run uses each member for one thing at a time. */
+/* What the slow parsers below find behind IPv4 options or IPv6 extension
+ * headers: enough for the flow key, no pointer into the packet. */
+struct l4_peek {
+	__be16 sport;
+	__be16 dport;
+	__u8 proto;
+	__u8 tcp_flags;
+	__u8 frag;        /* enum frag_kind */
+	__u8 icmp_echo_request;
+	__be32 frag_id;
+	__u32 frag_start;
+	__u32 frag_end;
+};
+
+struct xnat_tmp {
+	struct l4_peek lp;
+	struct adopt_tuple at;
+	struct frag_key fk;
+	struct frag_rec fr;
+	struct flow_key rkey;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xnat_tmp);
+	__uint(max_entries, 1);
+} xnat_tmp SEC(".maps");
+
+static __always_inline struct xnat_tmp *xnat_tmp_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&xnat_tmp, &zero);
+}
 
 /* Token bucket of the ICMP errors XDP sends, per CPU (no atomics; the
  * limit is per CPU, as each CPU's share of the traffic). */
@@ -131,7 +258,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct xnat_counter);
-	__uint(max_entries, XNAT_REASON_MAX);
+	__uint(max_entries, XNAT_STATS_SLOTS);
 } xnat_stats SEC(".maps");
 
 /* Per-CPU scratch space for the slow path's two new entries: too big for
@@ -141,6 +268,14 @@ struct new_flow {
 	struct flow_value ov;     /* its direction */
 	struct flow_key rkey;     /* the reply's key */
 	struct flow_value rv;
+	/* The new mapping and endpoint-dependent binding (nat.h), here
+	 * rather than on the stack, which the slow path has used up. */
+	struct nat_mapping nm;
+	struct nat_edm_key edm;
+	struct nat_endpoint ep;   /* the flow's inside endpoint */
+	struct nat_port_key pk;   /* an endpoint-dependent port candidate */
+	__u8 mapped;              /* enum flow_mapping of the flow */
+	__u8 addr_idx;            /* its external address's pool index */
 };
 
 /* Raw bytes as far as BTF is concerned: a per-CPU map may not hold a
@@ -155,5 +290,49 @@ struct {
 	__type(value, struct new_flow_bytes);
 	__uint(max_entries, 1);
 } xnat_scratch SEC(".maps");
+
+/* `xnat trace`: the tracer's filter and lease (one entry). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct trace_config);
+	__uint(max_entries, 1);
+} xnat_trace_cfg SEC(".maps");
+
+/* `xnat trace`: per-CPU rate limit and the count of events not shown. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct trace_cpu);
+	__uint(max_entries, 1);
+} xnat_trace_cpu SEC(".maps");
+
+/* `xnat trace`: events to the tracer; about 2,300 fit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} xnat_trace_rb SEC(".maps");
+
+/* NAT event log: on while `xnat run` reads it (one entry). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct natlog_config);
+	__uint(max_entries, 1);
+} xnat_natlog_cfg SEC(".maps");
+
+/* NAT event log: events that did not fit in the ring, per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} xnat_natlog_cpu SEC(".maps");
+
+/* NAT event log: mapping created / expired, to `xnat run`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} xnat_natlog_rb SEC(".maps");
 
 #endif /* XNAT_MAPS_H */

@@ -20,6 +20,8 @@
 #include <linux/in.h>
 #include <bpf/bpf_endian.h>
 #include "xnat_common.h"
+#include "maps.h"
+#include "fuzz.h"
 
 /* 802.1Q tag, after the MACs; h_proto of the frame says 0x8100. */
 struct vlan_hdr {
@@ -35,8 +37,16 @@ enum frag_kind {
 	FRAG_LATER = 2,  /* offset > 0: no L4 header */
 };
 
-/* Return of the stages: go on, or the XDP action to stop with. */
+/*
+ * Return of the stages: go on, or the XDP action to stop with (the reason
+ * set through pkt_stop). Helpers return 0 or -errno; see bpf/README.md.
+ */
 #define XNAT_CONTINUE -1
+
+/* The errno values the helpers return: the BPF target has no libc. */
+#define EEXIST 17
+#define EINVAL 22
+#define ENOSPC 28
 
 #define IP_DF 0x4000
 #define IP_MF 0x2000
@@ -64,16 +74,13 @@ struct pkt {
 	 * expiring here, IPv4 options. */
 	__u8 ttl_expired;
 	__u8 ip_options;
-	__u8 pad_x;
-	/* Fragments: the datagram's id (IPv4's 16 bits in the first two
-	 * bytes) and the byte range of the datagram this one carries. */
-	__be32 frag_id;
-	__u32 frag_start;
-	__u32 frag_end;
 	void *inner_l3;          /* the quoted IP header */
 	void *inner_l4;          /* its first 8 bytes of L4 */
 	struct flow_key key;
 	__u32 reason;            /* enum xnat_reason when not continuing */
+	/* The flow entry whose rewrite the packet left with, for `xnat
+	 * trace`; NULL when it was not forwarded. */
+	const struct flow_value *out;
 };
 
 static __always_inline int pkt_stop(struct pkt *p, int action, __u32 reason)
@@ -81,6 +88,11 @@ static __always_inline int pkt_stop(struct pkt *p, int action, __u32 reason)
 	p->reason = reason;
 	return action;
 }
+
+#ifdef XNAT_FUZZ
+/* Every place that stops a packet is a branch of its own (fuzz.h). */
+#define pkt_stop(p, action, reason) (XNAT_COV(), pkt_stop(p, action, reason))
+#endif
 
 static __always_inline int icmp_is_error(__u8 proto, __u8 type)
 {
@@ -96,10 +108,12 @@ static __always_inline int icmp_is_error(__u8 proto, __u8 type)
  * packet's reply: the flow entry found is the one whose rewrite the error
  * needs (RFC 5508 section 4.2). Only quotes the data path could have made
  * are keyed: option-less IPv4 or plain IPv6 with TCP, UDP or an echo
- * request; anything else goes to the kernel.
+ * request; anything else goes to the kernel. The quote is QUOTE_LEN bytes,
+ * up to the end of the IP packet: bytes after it in the frame (padding, a
+ * trailer) are not part of it.
  */
 static __always_inline int parse_icmp_error(struct pkt *p, __u8 proto,
-					    void *inner)
+					    void *inner, __u32 quote_len)
 {
 	void *end = p->data_end;
 	__u8 inner_proto, echo_req;
@@ -108,7 +122,8 @@ static __always_inline int parse_icmp_error(struct pkt *p, __u8 proto,
 	if (proto == IPPROTO_ICMP) {
 		struct iphdr *ip = inner;
 
-		if ((void *)(ip + 1) > end || ip->ihl != 5 || ip->version != 4)
+		if ((void *)(ip + 1) > end || ip->ihl != 5 || ip->version != 4 ||
+		    quote_len < sizeof(*ip) + 8)
 			return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
 		inner_proto = ip->protocol;
 		p->key.saddr.v4 = ip->daddr;
@@ -118,7 +133,8 @@ static __always_inline int parse_icmp_error(struct pkt *p, __u8 proto,
 	} else {
 		struct ipv6hdr *ip6 = inner;
 
-		if ((void *)(ip6 + 1) > end || ip6->version != 6)
+		if ((void *)(ip6 + 1) > end || ip6->version != 6 ||
+		    quote_len < sizeof(*ip6) + 8)
 			return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
 		inner_proto = ip6->nexthdr;
 		__builtin_memcpy(p->key.saddr.v6, &ip6->daddr, 16);
@@ -193,7 +209,8 @@ static __always_inline int parse_l4(struct pkt *p, __u8 proto, void *l4,
 		if ((void *)(ih + 1) > end || l4_len < sizeof(*ih))
 			return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
 		if (icmp_is_error(proto, ih->type))
-			return parse_icmp_error(p, proto, ih + 1);
+			return parse_icmp_error(p, proto, ih + 1,
+						l4_len - sizeof(*ih));
 		/* ND, router advertisements, timestamps: the kernel's. */
 		if (ih->type != req && ih->type != rep)
 			return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
@@ -285,20 +302,6 @@ struct ipv6_frag_hdr {
 	__be32 id;
 };
 
-/* What the slow parsers below find behind IPv4 options or IPv6 extension
- * headers: enough for the flow key, no pointer into the packet. */
-struct l4_peek {
-	__be16 sport;
-	__be16 dport;
-	__u8 proto;
-	__u8 tcp_flags;
-	__u8 frag;        /* enum frag_kind */
-	__u8 icmp_echo_request;
-	__be32 frag_id;
-	__u32 frag_start;
-	__u32 frag_end;
-};
-
 enum l4_peek_verdict {
 	L4_PEEK_OK = 0,
 	L4_PEEK_MALFORMED = 1,
@@ -312,9 +315,9 @@ enum l4_peek_verdict {
  * main program, where the verifier would follow them through every path.
  */
 static __always_inline int l4_peek_at(struct xdp_md *ctx, __u32 off,
-				      __u32 len, __u32 v6, struct l4_peek *out)
+				      __u32 len, __u32 v6, struct l4_peek *out,
+				      __u8 *h)
 {
-	__u8 h[14] = {};
 
 	if (out->proto == IPPROTO_TCP) {
 		if (len < 20 || bpf_xdp_load_bytes(ctx, off, h, 14))
@@ -356,9 +359,11 @@ static __always_inline int l4_peek_at(struct xdp_md *ctx, __u32 off,
 __noinline int ipv4_opts_peek(struct xdp_md *ctx, __u32 off, __u32 len,
 			      struct l4_peek *out)
 {
+	__u8 h[16] = {};
+
 	if (!out)
 		return L4_PEEK_MALFORMED;
-	return l4_peek_at(ctx, off, len, 0, out);
+	return l4_peek_at(ctx, off, len, 0, out, h);
 }
 
 /*
@@ -375,11 +380,14 @@ __noinline int ipv6_ext_peek(struct xdp_md *ctx, __u32 l3, __u32 plen,
 			     struct l4_peek *out)
 {
 	__u32 off = l3 + 40, end = l3 + 40 + plen;
-	__u8 nexthdr, h[8];
+	__u8 nexthdr, h[16] = {};
 	int i;
 
-	if (!out || bpf_xdp_load_bytes(ctx, l3 + 6, &nexthdr, 1))
+	/* One small buffer for every read: this stack adds to the main
+	 * program's at the call. */
+	if (!out || bpf_xdp_load_bytes(ctx, l3 + 6, h, 1))
 		return L4_PEEK_MALFORMED;
+	nexthdr = h[0];
 	for (i = 0; i < IPV6_EXT_MAX; i++) {
 		if (nexthdr != IPV6_NEXTHDR_HOP && nexthdr != IPV6_NEXTHDR_ROUTING &&
 		    nexthdr != IPV6_NEXTHDR_DEST && nexthdr != IPV6_NEXTHDR_FRAGMENT)
@@ -413,7 +421,7 @@ __noinline int ipv6_ext_peek(struct xdp_md *ctx, __u32 l3, __u32 plen,
 	out->proto = nexthdr;
 	if (off > end)
 		return L4_PEEK_MALFORMED;
-	return l4_peek_at(ctx, off, end - off, 1, out);
+	return l4_peek_at(ctx, off, end - off, 1, out, h);
 }
 
 /*
@@ -426,31 +434,33 @@ __noinline int ipv6_ext_peek(struct xdp_md *ctx, __u32 l3, __u32 plen,
 static __always_inline int parse_slow(struct xdp_md *ctx, struct pkt *p,
 				      __u32 v6, __u32 off, __u32 len)
 {
-	struct l4_peek lp = {};
+	struct xnat_tmp *t = xnat_tmp_get();
+	struct l4_peek *lp;
 	int rc;
 
+	if (!t)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_INTERNAL);
+	lp = &t->lp;
+	__builtin_memset(lp, 0, sizeof(*lp));
 	if (v6) {
-		rc = ipv6_ext_peek(ctx, off, len, &lp);
+		rc = ipv6_ext_peek(ctx, off, len, lp);
 	} else {
-		lp.proto = p->ip4->protocol;
-		lp.frag = p->frag;
-		rc = ipv4_opts_peek(ctx, off, len, &lp);
+		lp->proto = p->ip4->protocol;
+		lp->frag = p->frag;
+		rc = ipv4_opts_peek(ctx, off, len, lp);
 	}
 	if (rc == L4_PEEK_MALFORMED)
 		return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
 	if (rc != L4_PEEK_OK)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
-	p->key.proto = lp.proto;
-	p->key.sport = lp.sport;
-	p->key.dport = lp.dport;
-	p->tcp_flags = lp.tcp_flags;
-	p->icmp_echo_request = lp.icmp_echo_request;
-	if (v6) {
-		p->frag = lp.frag;
-		p->frag_id = lp.frag_id;
-		p->frag_start = lp.frag_start;
-		p->frag_end = lp.frag_end;
-	}
+	p->key.proto = lp->proto;
+	p->key.sport = lp->sport;
+	p->key.dport = lp->dport;
+	p->tcp_flags = lp->tcp_flags;
+	p->icmp_echo_request = lp->icmp_echo_request;
+	/* IPv6 fragment details stay in lp for frag.h (frag_range). */
+	if (v6)
+		p->frag = lp->frag;
 	return XNAT_CONTINUE;
 }
 
@@ -487,11 +497,6 @@ static __always_inline int parse_ipv4(struct xdp_md *ctx, struct pkt *p,
 	/* Fragments: the first carries the L4 header and is parsed as any
 	 * packet; the others have no ports and find their flow through
 	 * the first one's record (frag.h). */
-	if (ip->frag_off & bpf_htons(IP_OFFSET | IP_MF)) {
-		p->frag_id = ip->id;
-		p->frag_start = (bpf_ntohs(ip->frag_off) & IP_OFFSET) * 8;
-		p->frag_end = p->frag_start + tot - hlen;
-	}
 	if (ip->frag_off & bpf_htons(IP_OFFSET)) {
 		p->frag = FRAG_LATER;
 		p->key.proto = ip->protocol;

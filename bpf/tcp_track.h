@@ -40,29 +40,38 @@
 
 /*
  * The window scale option of a SYN whose options are OPT_LEN bytes at
- * OPT_OFF in the frame: TCP_WSCALE_SENT | shift, or 0. A global function:
+ * OPT_OFF in the frame: 0x80 | shift, or 0 without one. A global function:
  * the verifier checks its option loop once, not at every call site.
  */
 __noinline int tcp_syn_wscale(struct xdp_md *ctx, __u32 opt_off,
 			      __u32 opt_len)
 {
-	__u8 o[TCP_OPTS_MAX] = {};
-	__u32 i = 0;
+	__u32 zero = 0, i = 0;
+	__u8 *o;
 	int n;
 
-	if (!opt_len)
+	/* The options are copied to a per-CPU buffer, not to this stack,
+	 * which adds to the main program's at the call. */
+	o = bpf_map_lookup_elem(&xnat_tcp_opts, &zero);
+	if (!o)
 		return 0;
 	if (opt_len > TCP_OPTS_MAX)
 		opt_len = TCP_OPTS_MAX;
+	asm volatile("" : "+r"(opt_len));
+	opt_len &= 0x3f;
+	if (!opt_len || opt_len > TCP_OPTS_MAX)
+		return 0;
+	__builtin_memset(o, 0, TCP_OPTS_BUF);
 	if (bpf_xdp_load_bytes(ctx, opt_off, o, opt_len))
 		return 0;
 	for (n = 0; n < TCP_OPTS_MAX; n++) {
 		__u8 kind, len;
 
-		if (i + 2 >= TCP_OPTS_MAX)
-			break;
+		/* Masked on the register that indexes: the buffer has room
+		 * for i + 2 whatever i is. */
+		i &= 0x3f;
 		kind = o[i];
-		if (kind == TCP_OPT_EOL)
+		if (kind == TCP_OPT_EOL || i >= TCP_OPTS_MAX)
 			break;
 		if (kind == TCP_OPT_NOP) {
 			i++;
@@ -73,7 +82,7 @@ __noinline int tcp_syn_wscale(struct xdp_md *ctx, __u32 opt_off,
 			__u8 shift = o[i + 2];
 
 			/* RFC 7323 2.3: a shift above 14 is taken as 14. */
-			return TCP_WSCALE_SENT | (shift > 14 ? 14 : shift);
+			return 0x80 | (shift > 14 ? 14 : shift);
 		}
 		if (len < 2)
 			break;
@@ -102,28 +111,61 @@ static __always_inline __u32 tcp_seg_len(const struct pkt *p,
 	return len + th->syn + th->fin;
 }
 
-/* This sender's sequence, window (and, on a SYN, window scale). */
+/* flow_value.tcp_win: window scale in bits 15-12, window / 16 below. */
+#define TCP_WIN_SHIFT_BITS 12
+#define TCP_WIN_UNITS_MAX 0xfff
+
+/* The receiver's window in bytes, from its tcp_win. */
+static __always_inline __u32 tcp_win_bytes(__u16 w)
+{
+	return (__u32)(w & TCP_WIN_UNITS_MAX) << (4 + (w >> TCP_WIN_SHIFT_BITS));
+}
+
+/* This sender's sequence and window (and, on a SYN, window scale). */
 static __always_inline void tcp_track_sender(struct xdp_md *ctx,
 					     struct flow_value *v,
 					     const struct pkt *p,
 					     const struct tcphdr *th)
 {
 	__u32 end = bpf_ntohl(th->seq) + tcp_seg_len(p, th);
-	__u16 win = bpf_ntohs(th->window);
+	__u32 units = (bpf_ntohs(th->window) + 15) >> 4;
+	__u16 shift, win;
 
 	if (th->syn) {
-		v->tcp_wscale = tcp_syn_wscale(ctx, (void *)(th + 1) -
-						    (void *)p->eth,
-					       th->doff * 4 - sizeof(*th));
+		int ws = tcp_syn_wscale(ctx, (void *)(th + 1) - (void *)p->eth,
+					th->doff * 4 - sizeof(*th));
+
+		/* Windows in a SYN are never scaled (RFC 7323 2.2); the
+		 * shift applies to later segments once both SYNs carried
+		 * the option (tcp_track_wscale). */
+		v->tcp_flags_seen = (v->tcp_flags_seen & ~TCP_TRACK_WSCALE) |
+				    TCP_TRACK_SEEN |
+				    (ws ? TCP_TRACK_WSCALE : 0);
 		v->tcp_end = end;
-		v->tcp_track = TCP_TRACK_SEEN;
-	} else if (!(v->tcp_track & TCP_TRACK_SEEN)) {
+		shift = ws ? (ws & 0x0f) : 0;
+		v->tcp_win = (shift << TCP_WIN_SHIFT_BITS) |
+			     (units > TCP_WIN_UNITS_MAX ? TCP_WIN_UNITS_MAX : units);
 		return;
-	} else if ((__s32)(end - v->tcp_end) > 0) {
-		v->tcp_end = end;
 	}
+	if (!(v->tcp_flags_seen & TCP_TRACK_SEEN))
+		return;
+	if ((__s32)(end - v->tcp_end) > 0)
+		v->tcp_end = end;
+	win = (v->tcp_win & ~TCP_WIN_UNITS_MAX) |
+	      (units > TCP_WIN_UNITS_MAX ? TCP_WIN_UNITS_MAX : units);
 	if (v->tcp_win != win)
 		v->tcp_win = win;
+}
+
+/* Both SYNs seen: a shift stays in effect only if both carried the
+ * option (RFC 7323 2.2); otherwise neither side scales. */
+static __always_inline void tcp_track_wscale(struct flow_value *a,
+					     struct flow_value *b)
+{
+	if ((a->tcp_flags_seen & b->tcp_flags_seen) & TCP_TRACK_WSCALE)
+		return;
+	a->tcp_win &= TCP_WIN_UNITS_MAX;
+	b->tcp_win &= TCP_WIN_UNITS_MAX;
 }
 
 /* Start tracking a new flow's SYN in its first entry (slow path). */
@@ -149,13 +191,9 @@ static __always_inline int tcp_in_window(const struct flow_value *s,
 {
 	__u32 win, below;
 
-	if (!(s->tcp_track & TCP_TRACK_SEEN) ||
-	    !(r->tcp_track & TCP_TRACK_SEEN))
+	if (!(s->tcp_flags_seen & r->tcp_flags_seen & TCP_TRACK_SEEN))
 		return 1;
-	win = r->tcp_win;
-	/* Scaling applies only when both SYNs carried the option. */
-	if ((s->tcp_wscale & r->tcp_wscale) & TCP_WSCALE_SENT)
-		win <<= r->tcp_wscale & TCP_WSCALE_SHIFT;
+	win = tcp_win_bytes(r->tcp_win);
 	below = win > TCP_WIN_BELOW_MIN ? win : TCP_WIN_BELOW_MIN;
 	return seq - (s->tcp_end - below) <= below + win;
 }
@@ -168,10 +206,8 @@ static __always_inline void tcp_track_restart(struct xdp_md *ctx,
 					      const struct tcphdr *th)
 {
 	v->tcp_flags_seen = 0;
-	v->tcp_track = 0;
 	other->tcp_flags_seen = 0;
-	other->tcp_track = 0;
-	other->tcp_wscale = 0;
+	other->tcp_win = 0;
 	tcp_track_sender(ctx, v, p, th);
 }
 
@@ -184,23 +220,27 @@ static __always_inline int tcp_track(struct xdp_md *ctx, struct pkt *p,
 {
 	struct tcphdr *th = p->l4;
 	struct flow_value *other;
-	struct flow_key rkey;
+	struct xnat_tmp *t;
 	__u8 flags = p->tcp_flags;
 
-	if (!th || (void *)(th + 1) > p->data_end)
+	/* Offloaded flows: conntrack tracks them (ct_refresh is theirs). */
+	if (!th || (void *)(th + 1) > p->data_end || v->nat == FLOW_NAT_CT)
 		return 0;
 	/* The common case: a data segment or plain ACK of a flow whose
 	 * handshake this entry has seen complete; or an untracked flow
 	 * (older than tracking) that no SYN restarts. */
 	if ((!(flags & (XNAT_TCP_SYN | XNAT_TCP_FIN | XNAT_TCP_RST)) &&
-	     (v->tcp_track & TCP_TRACK_ACKED)) ||
-	    !(v->tcp_track || (flags & XNAT_TCP_SYN))) {
+	     (v->tcp_flags_seen & TCP_TRACK_ACKED)) ||
+	    !((v->tcp_flags_seen & TCP_TRACK_SEEN) || (flags & XNAT_TCP_SYN))) {
 		tcp_track_sender(ctx, v, p, th);
 		return 0;
 	}
 
-	flow_reply_key(&p->key, v, &rkey);
-	other = bpf_map_lookup_elem(&xnat_flows, &rkey);
+	t = xnat_tmp_get();
+	if (!t)
+		return 0;
+	flow_reply_key(&p->key, v, &t->rkey);
+	other = bpf_map_lookup_elem(&xnat_flows, &t->rkey);
 	if (!other) {
 		tcp_track_sender(ctx, v, p, th);
 		return 0;
@@ -212,14 +252,20 @@ static __always_inline int tcp_track(struct xdp_md *ctx, struct pkt *p,
 			tcp_track_sender(ctx, v, p, th);
 		return 0;
 	}
+	if (flags & XNAT_TCP_SYN) {
+		/* The SYN-ACK: both window scale options are known. */
+		tcp_track_sender(ctx, v, p, th);
+		tcp_track_wscale(v, other);
+		return 0;
+	}
 	if ((flags & (XNAT_TCP_RST | XNAT_TCP_FIN)) &&
 	    !tcp_in_window(v, other, bpf_ntohl(th->seq)))
 		return -1;
 	/* A plain ACK after the other side's SYN: the handshake is done. */
-	if ((flags & (XNAT_TCP_SYN | XNAT_TCP_ACK)) == XNAT_TCP_ACK &&
+	if ((flags & XNAT_TCP_ACK) &&
 	    (other->tcp_flags_seen & XNAT_TCP_SYN) &&
-	    (v->tcp_track & TCP_TRACK_SEEN))
-		v->tcp_track |= TCP_TRACK_ACKED;
+	    (v->tcp_flags_seen & TCP_TRACK_SEEN))
+		v->tcp_flags_seen |= TCP_TRACK_ACKED;
 	tcp_track_sender(ctx, v, p, th);
 	return 0;
 }

@@ -5,7 +5,9 @@
  * cached entry and redirected (the fast path). A miss is routed and NATed
  * and installs its connection (the slow path, slowpath.h). What XDP does not
  * handle goes to the kernel, which runs as a complete router with its own
- * NAT for it. Every exit is counted by reason (stats.h).
+ * NAT for it. In offload mode the kernel's conntrack decides instead and
+ * XDP only carries what it accepted (offload.h). Every exit is counted by
+ * reason (stats.h).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -18,6 +20,7 @@
 #include "slowpath.h"
 #include "icmp_error.h"
 #include "frag.h"
+#include "offload.h"
 #include "handoff.h"
 #include "tcp_track.h"
 
@@ -54,6 +57,7 @@ static __always_inline int forward(struct xdp_md *ctx, struct pkt *p,
 	 * flow. A second first fragment is a forgery or a duplicate. */
 	rc = frag_first_check(p);
 	if (rc == FRAG_WENT_UP) {
+		XNAT_COV();
 		rc = flow_hand_up(ctx, p, v, XNAT_PASS_FRAGMENT);
 		return count(p, p->reason, rc);
 	}
@@ -65,6 +69,7 @@ static __always_inline int forward(struct xdp_md *ctx, struct pkt *p,
 	if (flow_rewrite(p, v) ||
 	    l2_rewrite(ctx, p, v->eth_dst, v->eth_src, v->egress_vid))
 		return count(p, XNAT_DROP_MALFORMED, XDP_DROP);
+	p->out = v;
 	return redirect(p, v->egress_ifindex, reason);
 }
 
@@ -115,7 +120,18 @@ int xdp_xnat(struct xdp_md *ctx)
 		return count(&p, p.reason, rc);
 	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
 	if (!cfg)
-		return count(&p, XNAT_PASS_NOT_IP, XDP_PASS);
+		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
+
+	/* mode = offload: conntrack decides (offload.h), a hit or an
+	 * offloaded miss is forwarded exactly as here. */
+	if (cfg->flags & XNAT_F_OFFLOAD) {
+		__u32 reason;
+
+		rc = offload_packet(ctx, &p, cfg, &v, &reason);
+		if (rc != XNAT_CONTINUE)
+			return count(&p, p.reason, rc);
+		return forward(ctx, &p, v, reason);
+	}
 
 	if (p.frag == FRAG_LATER) {
 		struct flow_key *fk = frag_flow(&p, &rc);
@@ -128,6 +144,7 @@ int xdp_xnat(struct xdp_md *ctx)
 			return count(&p, p.ttl_expired ? XNAT_PASS_TTL :
 				     XNAT_PASS_FRAGMENT, XDP_PASS);
 		}
+		XNAT_COV();
 		p.key = *fk;
 	}
 	v = bpf_map_lookup_elem(&xnat_flows, &p.key);
@@ -151,13 +168,15 @@ int xdp_xnat(struct xdp_md *ctx)
 	if (v && p.key.proto == IPPROTO_TCP && tcp_track(ctx, &p, v))
 		return count(&p, XNAT_DROP_TCP_WINDOW, XDP_DROP);
 	if (v && !(cfg->flags & XNAT_F_FASTPATH_OFF)) {
+		if (p.frag == FRAG_FIRST)
+			XNAT_COV();
 		flow_touch(v, &p, cfg);
 		return forward(ctx, &p, v, XNAT_FWD_FAST);
 	}
 
 	nf = bpf_map_lookup_elem(&xnat_scratch, &zero);
 	if (!nf)
-		return count(&p, XNAT_PASS_NOT_IP, XDP_PASS);
+		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
 	if (v) {
 		flow_touch(v, &p, cfg);
 		return forward_rerouted(ctx, &p, v, nf);
@@ -182,5 +201,19 @@ int xdp_xnat(struct xdp_md *ctx)
 		rc = slow_from_lan(ctx, &p, nf, cfg, in);
 	if (rc != XNAT_CONTINUE)
 		return count(&p, p.reason, rc);
-	return forward(ctx, &p, &nf->ov, XNAT_FWD_SLOW);
+	if (nf->ov.nat == FLOW_NAT_SNAT)
+		XNAT_COV();
+	else if (nf->ov.nat == FLOW_NAT_DNAT)
+		XNAT_COV();
+	else if (nf->ov.nat == FLOW_NAT_INBOUND)
+		XNAT_COV();
+	else if (nf->ov.nat == FLOW_NAT_HAIRPIN)
+		XNAT_COV();
+	return forward(ctx, &p, &nf->ov,
+		       nf->ov.edm ? XNAT_FWD_SLOW_EDM : XNAT_FWD_SLOW);
 }
+
+#ifdef XNAT_FUZZ
+/* How many branches fuzz.h counts: every XNAT_COV() is above this line. */
+const volatile __u32 xnat_fuzz_sites = __COUNTER__;
+#endif

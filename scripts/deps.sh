@@ -6,13 +6,22 @@ set -euo pipefail
 
 pkgs=(
 	make gcc clang llvm pkg-config      # build
+	libclang-rt-14-dev                  # libFuzzer for make fuzz (clang-14)
 	libbpf-dev libxdp-dev bpftool       # BPF loading, skeletons
 	libelf-dev zlib1g-dev
 	libinih-dev                         # config file
 	libnftables-dev nftables            # kernel mode, passed-up NAT
+	libmicrohttpd-dev                   # xnat metrics --listen
+	libsystemd-dev                      # sd_notify for Type=notify
+	libnetfilter-conntrack-dev          # flows in kernel mode, offload events
+	libmnl-dev                          # offload mode: ports' qdiscs
+	conntrack                           # offload tests: conntrack -L/-D/-F
+	systemd man-db                      # tests: systemd-analyze verify
+	bash-completion                     # tests: packaging/xnat.bash-completion
 	iproute2 ethtool                    # testbed
 	socat iperf3 procps kmod            # traffic in tests and the demo
 	iputils-ping python3                # ping tests; JSON checks in tests
+	python3-prometheus-client           # tests parse xnat's metrics
 	traceroute                          # test_nat.sh traceroute
 	gnuplot-nox                         # xnat bench's plot
 	coreutils util-linux

@@ -7,22 +7,27 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <systemd/sd-daemon.h>
 #include "cmd.h"
+#include "natlog.h"
 #include "config.h"
 #include "iface.h"
 #include "kernel_mode.h"
 #include "loader.h"
 #include "log.h"
+#include "maps.h"
+#include "offload.h"
 #include "state.h"
 
 static const char *mode_name(int mode)
 {
-	return mode == MODE_KERNEL ? "kernel" : "xdp";
+	return config_mode_name(mode);
 }
 
 /* Parse and resolve: everything that can fail before the system changes. */
@@ -40,7 +45,7 @@ static int load_config(const struct opts *o, struct config *cfg)
 
 static void take_down(struct xnat_state *st)
 {
-	if (st->mode == MODE_XDP)
+	if (mode_runs_xdp(st->mode))
 		loader_down(st);
 	kernel_remove(st);
 	state_remove();
@@ -83,7 +88,7 @@ static int bring_up(const struct opts *o, const struct config *cfg)
 		snprintf(st.config_path, sizeof(st.config_path), "%s", cfg->path);
 
 	/* Refuse what cannot be loaded before touching anything. */
-	if (cfg->mode == MODE_XDP && loader_check(cfg, err))
+	if (mode_runs_xdp(cfg->mode) && loader_check(cfg, err))
 		return fail(o, EXIT_USAGE, "%s", err);
 	old = st;
 
@@ -93,7 +98,7 @@ static int bring_up(const struct opts *o, const struct config *cfg)
 		rc = fail(o, EXIT_SYSTEM, "%s", err);
 		goto undo;
 	}
-	if (cfg->mode == MODE_XDP && loader_up(cfg, &st)) {
+	if (mode_runs_xdp(cfg->mode) && loader_up(cfg, &st)) {
 		rc = fail(o, EXIT_SYSTEM, "failed to bring up XDP on the ports of %s",
 			  cfg->path);
 		goto undo;
@@ -173,13 +178,43 @@ static void refresh(const struct opts *o, struct config *cfg)
 		pr_warn("xnat: %s\n", err);
 		return;
 	}
-	if (cfg->mode == MODE_XDP && maps_sync(&now) == 0)
+	if (mode_runs_xdp(cfg->mode) && maps_sync(&now) == 0)
 		*cfg = now;
+}
+
+static unsigned long long monotonic_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+}
+
+/*
+ * Tell systemd (Type=notify, NOTIFY_SOCKET set) where the service is:
+ * READY=1 once up, RELOADING=1 ... READY=1 around a SIGHUP reload,
+ * STOPPING=1 on the way down. Outside systemd this does nothing.
+ */
+static void notify_systemd(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	err = sd_notify(0, msg);
+	if (err < 0)
+		pr_warn("Failed to notify systemd (%s): %s\n", msg, strerror(-err));
 }
 
 int cmd_run(const struct opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct offload_watch *watch = NULL;
+	time_t last_refresh = 0;
+	struct natlog *nat_log = NULL;
 	struct config cfg;
 	int rc;
 
@@ -189,21 +224,54 @@ int cmd_run(const struct opts *o)
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	notify_systemd("READY=1\nSTATUS=up with %s", o->config);
+	/* Mapping created / expired as JSON lines on stdout (the journal,
+	 * under systemd); xdp mode only: the kernel logs its own NAT. */
+	if (cfg.mode == MODE_XDP)
+		nat_log = natlog_open(stdout);
 
+	/* Offload mode: conntrack destroy events and ruleset changes take
+	 * flows off the fast path as they happen. */
+	if (cfg.mode == MODE_OFFLOAD)
+		watch = offload_watch_open(&cfg);
 	while (!got_term) {
-		sleep(5); /* interrupted by signals */
+		/* Each waits 5 s at most and returns early on signals. */
+		if (nat_log)
+			natlog_wait(nat_log, 5000);
+		else if (watch)
+			offload_watch_wait(watch, 5000);
+		else
+			sleep(5);
 		if (got_hup) {
 			struct config next;
 
 			got_hup = 0;
+			notify_systemd("RELOADING=1\nMONOTONIC_USEC=%llu", monotonic_usec());
 			/* A bad new config keeps the old one running. */
 			if (load_config(o, &next) == EXIT_OK &&
-			    bring_up(o, &next) == EXIT_OK)
+			    bring_up(o, &next) == EXIT_OK) {
 				cfg = next;
+				notify_systemd("READY=1\nSTATUS=up with %s (reloaded)",
+					       o->config);
+				offload_watch_close(watch);
+				watch = cfg.mode == MODE_OFFLOAD ?
+						offload_watch_open(&cfg) : NULL;
+				continue;
+			}
+			pr_warn("xnat: reload of %s failed; the config loaded before is still running\n",
+				o->config);
+			notify_systemd("READY=1\nSTATUS=reload of %s failed; the config loaded before is still running",
+				       o->config);
 			continue;
 		}
-		if (!got_term)
+		/* Events wake the loop often; refresh every 5 s still. */
+		if (!got_term && time(NULL) - last_refresh >= 5) {
 			refresh(o, &cfg);
+			last_refresh = time(NULL);
+		}
 	}
+	offload_watch_close(watch);
+	natlog_close(nat_log);
+	notify_systemd("STOPPING=1");
 	return cmd_down(o);
 }

@@ -15,6 +15,11 @@
 /* Replace the table atomically (one nft transaction); ERR on failure. */
 int kernel_apply(const struct config *cfg, struct xnat_state *st,
 		 char err[CONFIG_ERR_LEN]);
+/* The nft transaction kernel_apply() runs for CFG (resolved), as text
+ * for `nft -f`; malloc'ed. NULL with ERR set on failure. */
+char *kernel_ruleset(const struct config *cfg, char err[CONFIG_ERR_LEN]);
+/* Check CMDS against the kernel without committing anything (nft -c). */
+int kernel_ruleset_check(const char *cmds, char err[CONFIG_ERR_LEN]);
 /* Delete the table and restore sysctls; missing table is not an error. */
 int kernel_remove(struct xnat_state *st);
 

@@ -19,35 +19,11 @@
 #include "iface.h"
 #include "log.h"
 #include "loader.h"
-
-static int mkdir_p(const char *path)
-{
-	char buf[128];
-	char *c;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (c = buf + 1; *c; c++) {
-		if (*c != '/')
-			continue;
-		*c = 0;
-		if (mkdir(buf, 0700) && errno != EEXIST)
-			return -errno;
-		*c = '/';
-	}
-	if (mkdir(buf, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-int loader_map_fd(const char *name)
-{
-	char path[160];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", state_pin_dir(), name);
-	fd = bpf_obj_get(path);
-	return fd < 0 ? -errno : fd;
-}
+#include "maps.h"
+#include "memory.h"
+#include "pins.h"
+#include "fsutil.h"
+#include "names.h"
 
 /* A pinned flow table of another size cannot be reused: say so plainly
  * rather than let libbpf fail with "couldn't reuse pinned map". */
@@ -57,7 +33,7 @@ static int check_flow_table_size(const struct config *cfg, char *err)
 	__u32 len = sizeof(info);
 	int fd, ret;
 
-	fd = loader_map_fd(MAP_FLOWS);
+	fd = pins_map_open(MAP_FLOWS);
 	if (fd < 0)
 		return 0;
 	ret = bpf_obj_get_info_by_fd(fd, &info, &len);
@@ -75,6 +51,27 @@ static int check_flow_table_size(const struct config *cfg, char *err)
 }
 
 /*
+ * Maps whose contents userspace derives from the config (and the counters
+ * and scratch space): when a new xnat changes their layout, the new
+ * program gets new ones, filled by maps_sync(), instead of a refusal. The
+ * running program keeps its old copies until it is replaced. Counters
+ * restart from zero then. The NAT state (flows, mappings, ports) is never
+ * re-created: its layout changes must stay compatible.
+ */
+static const char *const derived_maps[] = {
+	MAP_CONFIG, MAP_IFACES, MAP_TX_PORTS, MAP_FORWARDS, MAP_STATS,
+	MAP_VLANS, MAP_POOL, MAP_POOL_REV, "xnat_scratch", "xnat_alloc",
+};
+
+static bool map_is_derived(const char *name)
+{
+	for (size_t i = 0; i < sizeof(derived_maps) / sizeof(derived_maps[0]); i++)
+		if (!strcmp(name, derived_maps[i]))
+			return true;
+	return false;
+}
+
+/*
  * Reuse the maps a running router pinned, or have libbpf create and pin
  * them. Reuse is done here rather than by libbpf's pin_path check, which
  * compares map flags and so refuses every devmap (the kernel adds
@@ -82,7 +79,7 @@ static int check_flow_table_size(const struct config *cfg, char *err)
  */
 static int pin_maps(struct bpf_object *obj, bool check_only, char *errbuf)
 {
-	const char *dir = state_pin_dir();
+	const char *dir = pins_dir();
 	struct bpf_map_info info;
 	struct bpf_map *map;
 	char path[160];
@@ -90,7 +87,7 @@ static int pin_maps(struct bpf_object *obj, bool check_only, char *errbuf)
 	int fd, err;
 
 	if (!check_only) {
-		err = mkdir_p(dir);
+		err = mkdir_p(dir, 0700);
 		if (err) {
 			snprintf(errbuf, CONFIG_ERR_LEN,
 				 "failed to create pin directory %s: %s", dir,
@@ -115,6 +112,23 @@ static int pin_maps(struct bpf_object *obj, bool check_only, char *errbuf)
 		if (!err && (info.type != bpf_map__type(map) ||
 			     info.key_size != bpf_map__key_size(map) ||
 			     info.value_size != bpf_map__value_size(map) ||
+			     info.max_entries != bpf_map__max_entries(map)) &&
+		    map_is_derived(bpf_map__name(map))) {
+			close(fd);
+			if (check_only)
+				continue;
+			pr_info("Map %s has a new layout: re-created\n",
+				bpf_map__name(map));
+			if (unlink(path))
+				return -errno;
+			err = bpf_map__set_pin_path(map, path);
+			if (err)
+				return err;
+			continue;
+		}
+		if (!err && (info.type != bpf_map__type(map) ||
+			     info.key_size != bpf_map__key_size(map) ||
+			     info.value_size != bpf_map__value_size(map) ||
 			     info.max_entries != bpf_map__max_entries(map))) {
 			snprintf(errbuf, CONFIG_ERR_LEN,
 				 "pinned map %s has another layout than this "
@@ -132,7 +146,7 @@ static int pin_maps(struct bpf_object *obj, bool check_only, char *errbuf)
 
 static int unpin_maps(void)
 {
-	const char *dir = state_pin_dir();
+	const char *dir = pins_dir();
 	struct dirent *de;
 	char path[320];
 	DIR *d;
@@ -194,13 +208,6 @@ static __u32 legacy_flags(enum xdp_attach_mode mode)
 	       mode == XDP_MODE_SKB    ? XDP_FLAGS_SKB_MODE : 0;
 }
 
-static const char *iface_name(int ifindex, char *buf)
-{
-	if (!if_indextoname(ifindex, buf))
-		snprintf(buf, IF_NAMESIZE, "#%d", ifindex);
-	return buf;
-}
-
 /*
  * Attach the freshly loaded program FD to a port that runs an older xnat
  * directly: one atomic swap, no window without a program.
@@ -217,7 +224,7 @@ static int replace_legacy(int ifindex, struct xdp_multiprog *mp,
 	err = bpf_xdp_attach(ifindex, fd, flags | XDP_FLAGS_REPLACE, &opts);
 	if (err)
 		pr_warn("Failed to replace XDP program on iface %s: %s\n",
-			iface_name(ifindex, name), strerror(-err));
+			ifname_of(ifindex, name), strerror(-err));
 	return err;
 }
 
@@ -323,7 +330,7 @@ static int attach_all(struct xnat_bpf *skel, const struct config *cfg,
 		err = xdp_program__attach(prog, ports[i].ifindex, mode, 0);
 		if (err) {
 			pr_warn("Failed to attach XDP program to iface %s: %s\n",
-				iface_name(ports[i].ifindex, name),
+				ifname_of(ports[i].ifindex, name),
 				strerror(-err));
 			break;
 		}
@@ -349,7 +356,8 @@ static struct xnat_bpf *skel_open(const struct config *cfg)
 	if (!skel)
 		return NULL;
 	/* Two entries per connection; at most one mapping, one port and
-	 * (LRU) two peers per connection. */
+	 * (LRU) two peers per connection, or one endpoint-dependent
+	 * binding. */
 	err = bpf_map__set_max_entries(skel->maps.xnat_flows,
 				       2 * cfg->flows_max);
 	if (!err)
@@ -361,12 +369,47 @@ static struct xnat_bpf *skel_open(const struct config *cfg)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xnat_peers,
 					       2 * cfg->flows_max);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xnat_edm_ports,
+					       cfg->flows_max);
 	if (err) {
 		xnat_bpf__destroy(skel);
 		errno = -err;
 		return NULL;
 	}
 	return skel;
+}
+
+/*
+ * Will the new maps (those not pinned already) and the timers of a full
+ * table fit in memory? The hash maps are preallocated: a table the machine
+ * cannot hold fails at creation, or worse, succeeds and starves the rest.
+ */
+static int check_memory(const struct config *cfg, struct bpf_object *obj,
+			char *err)
+{
+	unsigned long long need, per_conn, fits;
+	long long avail = mem_available();
+	char path[160];
+
+	if (avail <= 0)
+		return 0; /* no /proc/meminfo: nothing to check against */
+	need = mem_object_bytes(obj, pins_dir());
+	snprintf(path, sizeof(path), "%s/%s", pins_dir(), MAP_FLOWS);
+	if (access(path, F_OK))
+		need += mem_timers_bytes(cfg->flows_max);
+	if (need <= (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM)
+		return 0;
+	per_conn = need / cfg->flows_max + 1;
+	fits = (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM /
+	       per_conn;
+	snprintf(err, CONFIG_ERR_LEN,
+		 "%s: [flows] max = %u needs about %llu MB of kernel memory "
+		 "(preallocated maps and timers), more than %d/%d of the "
+		 "%lld MB available; at most about %llu connections fit",
+		 cfg->path, cfg->flows_max, need >> 20, MEM_SHARE_NUM,
+		 MEM_SHARE_DEN, avail >> 20, fits);
+	return -ENOMEM;
 }
 
 int loader_check(const struct config *cfg, char err[CONFIG_ERR_LEN])
@@ -385,6 +428,8 @@ int loader_check(const struct config *cfg, char err[CONFIG_ERR_LEN])
 		return ret;
 	}
 	ret = pin_maps(skel->obj, true, err);
+	if (!ret)
+		ret = check_memory(cfg, skel->obj, err);
 	xnat_bpf__destroy(skel);
 	return ret;
 }
@@ -446,7 +491,7 @@ int loader_down_ports(const struct xnat_state *st)
 					  xdp_multiprog__attach_mode(mp), 0);
 		if (err) {
 			pr_warn("Failed to detach XDP program from iface %s: %s\n",
-				iface_name(ifindex, name), strerror(-err));
+				ifname_of(ifindex, name), strerror(-err));
 			ret = err;
 		}
 		xdp_multiprog__close(mp);

@@ -16,7 +16,9 @@
 #include <bpf/bpf.h>
 #include "log.h"
 #include "iface.h"
-#include "loader.h"
+#include "maps.h"
+#include "pins.h"
+#include "offload.h"
 
 /* Delete every key of FD for which KEEP says no. */
 static void delete_stale(int fd, size_t key_size,
@@ -121,8 +123,8 @@ int maps_put_port(const int fds[3], const char *name, __u32 ifindex,
 
 static int sync_ports(const struct config *cfg)
 {
-	int fds[3] = { loader_map_fd(MAP_IFACES), loader_map_fd(MAP_TX_PORTS),
-		       loader_map_fd(MAP_VLANS) };
+	int fds[3] = { pins_map_open(MAP_IFACES), pins_map_open(MAP_TX_PORTS),
+		       pins_map_open(MAP_VLANS) };
 	int i, err = 0;
 
 	for (i = 0; i < 3 && !err; i++)
@@ -147,7 +149,7 @@ static int sync_ports(const struct config *cfg)
 
 static int sync_forwards(const struct config *cfg)
 {
-	int fd = loader_map_fd(MAP_FORWARDS);
+	int fd = pins_map_open(MAP_FORWARDS);
 	int i, err = 0;
 
 	if (fd < 0)
@@ -167,22 +169,54 @@ static int sync_forwards(const struct config *cfg)
 	return err;
 }
 
+static int pool_rev_keep(const void *key, const struct config *cfg)
+{
+	for (int i = 0; i < cfg->n_pool; i++)
+		if (cfg->pool[i] == *(const __be32 *)key)
+			return 1;
+	return 0;
+}
+
+/* The external addresses by index, and back. The data path reads them
+ * only once the config's pool_size says so, so stale indices beyond the
+ * new size are harmless; addresses no longer in the pool are removed. */
+static int sync_pool(const struct config *cfg)
+{
+	int fd = pins_map_open(MAP_POOL), rev = pins_map_open(MAP_POOL_REV);
+	int err = 0;
+
+	if (fd < 0 || rev < 0)
+		err = fd < 0 ? fd : rev;
+	for (__u32 i = 0; !err && i < (__u32)cfg->n_pool; i++)
+		if (bpf_map_update_elem(fd, &i, &cfg->pool[i], BPF_ANY) ||
+		    bpf_map_update_elem(rev, &cfg->pool[i], &i, BPF_ANY))
+			err = -errno;
+	if (!err)
+		delete_stale(rev, sizeof(__be32), pool_rev_keep, cfg);
+	if (fd >= 0)
+		close(fd);
+	if (rev >= 0)
+		close(rev);
+	return err;
+}
+
 static int sync_config(const struct config *cfg)
 {
 	struct xnat_config c = {};
 	__u32 zero = 0;
-	int fd = loader_map_fd(MAP_CONFIG), err = 0;
+	int fd = pins_map_open(MAP_CONFIG), err = 0;
 
 	if (fd < 0)
 		return fd;
-	/* XNAT_F_FASTPATH_OFF is a runtime switch (benchmarks), not config:
-	 * keep it; the others come from the config. */
-	bpf_map_lookup_elem(fd, &zero, &c);
-	c.flags &= XNAT_F_FASTPATH_OFF;
+	/* Every flag comes from the config, so a reload applies it. */
+	if (!cfg->fastpath)
+		c.flags |= XNAT_F_FASTPATH_OFF;
 	if (cfg->filter_eif)
 		c.flags |= XNAT_F_FILTER_EIF;
 	if (cfg->inbound_refresh)
 		c.flags |= XNAT_F_INBOUND_REFRESH;
+	if (cfg->mode == MODE_OFFLOAD)
+		c.flags |= XNAT_F_OFFLOAD;
 	c.nat_addr = cfg->nat_addr;
 	c.port_min = cfg->port_min;
 	c.port_max = cfg->port_max;
@@ -191,6 +225,9 @@ static int sync_config(const struct config *cfg)
 	c.timeout_tcp_trans = cfg->timeout_tcp_trans;
 	c.timeout_udp = cfg->timeout_udp;
 	c.timeout_icmp = cfg->timeout_icmp;
+	c.timeout_udp_dns = cfg->timeout_udp_dns;
+	c.ports_per_host = cfg->ports_per_host;
+	c.pool_size = cfg->n_pool > 1 ? cfg->n_pool : 0;
 	if (bpf_map_update_elem(fd, &zero, &c, BPF_ANY))
 		err = -errno;
 	close(fd);
@@ -205,7 +242,14 @@ int maps_sync(const struct config *cfg)
 	 * what turns NAT on, and by then everything it needs is there. */
 	err = sync_ports(cfg);
 	if (!err)
+		err = maps_sync_ifaddrs(cfg);
+	if (!err)
 		err = sync_forwards(cfg);
+	/* Offload's settings before the flag that turns offload on. */
+	if (!err && cfg->mode == MODE_OFFLOAD)
+		err = offload_sync(cfg);
+	if (!err)
+		err = sync_pool(cfg);
 	if (!err)
 		err = sync_config(cfg);
 	if (err)

@@ -27,15 +27,24 @@ struct xnat_state {
 	char ifaces[STATE_MAX_IFACES][IF_NAMESIZE];    /* where xnat attached, xdp mode */
 	int n_sysctls;
 	struct saved_sysctl sysctls[STATE_MAX_SYSCTLS];
+	/* For `xnat status`, kept by state_save(): when the router came up
+	 * (kept across reloads; 0 makes it now), when it was last loaded
+	 * (now), and a hash of the config file as loaded, to tell an edited
+	 * file from the running config. Unix seconds. */
+	long long up_since;
+	long long loaded_at;
+	unsigned long long config_hash;
 };
 
-/* Paths for the current network namespace; created on demand by save. */
-const char *state_pin_dir(void);   /* /sys/fs/bpf/xnat/<ino> */
+/* The record's directory for the current network namespace, created on
+ * demand by save; the pins are pins.h's. */
 const char *state_run_dir(void);   /* /run/xnat/<ino> */
 
 /* 0 on success, -ENOENT when xnat is not up here, -errno otherwise. */
 int state_load(struct xnat_state *st);
 int state_save(const struct xnat_state *st);
+/* FNV-1a of the file at PATH, 0 if it cannot be read. */
+unsigned long long state_file_hash(const char *path);
 /* Remove the state file, its directory and the pin directory (if empty). */
 int state_remove(void);
 

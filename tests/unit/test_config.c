@@ -191,7 +191,8 @@ static int test_all_keys(void)
 }
 
 /*
- * The comment styles of DESIGN.md, indented continuation comments (which
+ * The comment styles a config may use (';' and '#', whole-line and
+ * inline), indented continuation comments (which
  * libinih would otherwise read as a second value), CRLF and a BOM.
  */
 static int test_comments(void)
@@ -295,7 +296,7 @@ static int test_duplicate_key(void)
 static int test_bad_value(void)
 {
 	return parse_err(MINIMAL "mode = bridge\n", 4,
-			 "bad mode 'bridge': expected xdp or kernel") ||
+			 "bad mode 'bridge': expected offload, xdp or kernel") ||
 	       parse_err(MINIMAL "xdp = offload\n", 4,
 			 "bad xdp 'offload': expected auto, native or generic") ||
 	       parse_err(MINIMAL "mode =\n", 4, "empty value for 'mode'") ||
@@ -321,6 +322,66 @@ static int test_bad_value(void)
 			 "empty interface name in lan list");
 }
 
+/* [router] fastpath: on by default, on/off, nothing else. */
+static int test_fastpath(void)
+{
+	struct config cfg;
+
+	if (parse_ok(MINIMAL, &cfg))
+		return 1;
+	EXPECT_EQ(cfg.fastpath, 1);
+	if (parse_ok(MINIMAL "fastpath = off\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.fastpath, 0);
+	if (parse_ok(MINIMAL "fastpath = on\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.fastpath, 1);
+	return parse_err(MINIMAL "fastpath = no\n", 4,
+			 "bad fastpath 'no': expected on or off") ||
+	       parse_err(MINIMAL "[nat]\nfastpath = off\n", 5,
+			 "unknown key 'fastpath' in [nat]");
+}
+
+/* mode = offload and [offload]: ct_mark takes exactly two bits (hex or
+ * decimal; the lower one is the original direction's), shaped is kernel
+ * (default) or offload. */
+static int test_offload(void)
+{
+	struct config cfg;
+
+	if (parse_ok(MINIMAL "mode = offload\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.mode, MODE_OFFLOAD);
+	EXPECT_EQ(cfg.offload_mark, 0xc0000000u);
+	EXPECT_EQ(cfg.offload_shaped, 0);
+	EXPECT_STR(config_mode_name(cfg.mode), "offload");
+	EXPECT_EQ(mode_runs_xdp(MODE_OFFLOAD), 1);
+	EXPECT_EQ(mode_runs_xdp(MODE_KERNEL), 0);
+	if (parse_ok(MINIMAL "mode = offload\n[offload]\nct_mark = 0x300\n"
+			     "shaped = offload\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.offload_mark, 0x300u);
+	EXPECT_EQ(cfg.offload_shaped, 1);
+	if (parse_ok(MINIMAL "[offload]\nct_mark = 5\nshaped = kernel\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.offload_mark, 5u);
+	EXPECT_EQ(cfg.offload_shaped, 0);
+	return parse_err(MINIMAL "[offload]\nct_mark = 0x40000000\n", 5,
+			 "bad ct_mark '0x40000000': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000") ||
+	       parse_err(MINIMAL "[offload]\nct_mark = 0x7\n", 5,
+			 "bad ct_mark '0x7': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000") ||
+	       parse_err(MINIMAL "[offload]\nct_mark = 0x100000003\n", 5,
+			 "bad ct_mark '0x100000003': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000") ||
+	       parse_err(MINIMAL "[offload]\nct_mark = -3\n", 5,
+			 "bad ct_mark '-3': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000") ||
+	       parse_err(MINIMAL "[offload]\nct_mark = 0xc0000000x\n", 5,
+			 "bad ct_mark '0xc0000000x': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000") ||
+	       parse_err(MINIMAL "[offload]\nshaped = yes\n", 5,
+			 "bad shaped 'yes': expected kernel or offload") ||
+	       parse_err(MINIMAL "[offload]\nmark = 3\n", 5,
+			 "unknown key 'mark' in [offload]");
+}
+
 static int test_bad_ports(void)
 {
 	const char *msg = "expected A-B with 1024 <= A <= B <= 65535";
@@ -342,9 +403,9 @@ static int test_bad_ports(void)
 static int test_bad_address(void)
 {
 	return parse_err(MINIMAL "[nat]\naddress = 198.19.0.256\n", 5,
-			 "bad address '198.19.0.256': expected a unicast IPv4 address or auto") ||
+			 "bad address '198.19.0.256': expected auto, or unicast IPv4 addresses and ranges A-B, comma separated") ||
 	       parse_err(MINIMAL "[nat]\naddress = 224.0.0.1\n", 5,
-			 "bad address '224.0.0.1': expected a unicast IPv4 address or auto") ||
+			 "bad address '224.0.0.1': expected auto, or unicast IPv4 addresses and ranges A-B, comma separated") ||
 	       parse_err(MINIMAL "[forward]\ntcp/80 = 198.18.1\n", 5,
 			 "bad address '198.18.1': expected a unicast IPv4 address") ||
 	       parse_err(MINIMAL "[forward]\ntcp/80 = 198.18.1.10:0\n", 5,
@@ -582,6 +643,60 @@ static int test_example_kernel(void)
 	return check_example("configs/kernel.ini", MODE_KERNEL);
 }
 
+static int test_example_offload(void)
+{
+	return check_example("configs/offload.ini", MODE_OFFLOAD);
+}
+
+/* [nat] address as a pool: addresses and ranges, the first is nat_addr. */
+static int test_address_pool(void)
+{
+	struct config cfg;
+	uint32_t a;
+
+	if (parse_ok(MINIMAL "[nat]\naddress = 198.19.0.1, 198.19.0.10-198.19.0.12 ,198.19.1.1\n",
+		     &cfg))
+		return 1;
+	EXPECT_EQ(cfg.n_pool, 5);
+	EXPECT_EQ(cfg.nat_addr_auto, 0);
+	EXPECT_EQ(cfg.nat_addr, cfg.pool[0]);
+	inet_pton(AF_INET, "198.19.0.11", &a);
+	EXPECT_EQ(cfg.pool[2], a);
+	inet_pton(AF_INET, "198.19.1.1", &a);
+	EXPECT_EQ(cfg.pool[4], a);
+	if (parse_ok(MINIMAL "[nat]\naddress = 198.19.0.1\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.n_pool, 1);
+	return parse_err(MINIMAL "[nat]\naddress = 198.19.0.1, 198.19.0.0-198.19.0.2\n", 5,
+			 "address 198.19.0.1 is listed twice in '198.19.0.1, 198.19.0.0-198.19.0.2'") ||
+	       parse_err(MINIMAL "[nat]\naddress = 198.19.0.9-198.19.0.1\n", 5,
+			 "bad address range in '198.19.0.9-198.19.0.1': the first address is above the last") ||
+	       parse_err(MINIMAL "[nat]\naddress = 198.19.0.0-198.19.1.0\n", 5,
+			 "too many addresses in '198.19.0.0-198.19.1.0' (at most 256)") ||
+	       parse_err(MINIMAL "[nat]\naddress = 198.19.0.1,\n", 5,
+			 "bad address '198.19.0.1,': expected auto, or unicast IPv4 addresses and ranges A-B, comma separated");
+}
+
+/* [nat] ports_per_host and [timeouts] udp_dns: defaults and ranges. */
+static int test_scale_keys(void)
+{
+	struct config cfg;
+
+	if (parse_ok(MINIMAL, &cfg))
+		return 1;
+	EXPECT_EQ(cfg.ports_per_host, 0);
+	EXPECT_EQ(cfg.timeout_udp_dns, 30);
+	if (parse_ok(MINIMAL "[nat]\nports_per_host = 2048\n[timeouts]\nudp_dns = 10\n",
+		     &cfg))
+		return 1;
+	EXPECT_EQ(cfg.ports_per_host, 2048);
+	EXPECT_EQ(cfg.timeout_udp_dns, 10);
+	return parse_err(MINIMAL "[nat]\nports_per_host = 65536\n", 5,
+			 "bad ports_per_host '65536': expected an integer in 0-65535") ||
+	       parse_err(MINIMAL "[timeouts]\nudp_dns = 0\n", 5,
+			 "bad udp_dns '0': expected an integer in 1-2147483648");
+}
+
 struct test {
 	const char *name;
 	int (*fn)(void);
@@ -600,6 +715,8 @@ static const struct test tests[] = {
 	TEST(syntax),
 	TEST(duplicate_key),
 	TEST(bad_value),
+	TEST(fastpath),
+	TEST(offload),
 	TEST(bad_ports),
 	TEST(bad_address),
 	TEST(forward_duplicated),
@@ -616,6 +733,9 @@ static const struct test tests[] = {
 	TEST(resolve_fixed),
 	TEST(example_xdp),
 	TEST(example_kernel),
+	TEST(example_offload),
+	TEST(address_pool),
+	TEST(scale_keys),
 };
 
 int main(void)

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests of what keeps XDP's own flows away from a kernel that cannot
+ * handle them, and hostile packets away from the flows: ICMP errors built
+ * in XDP (bpf/icmp_gen.h), fragment records with ranges and expiry
+ * (bpf/frag.h), IPv6 fragments, TCP window tracking (bpf/tcp_track.h), the
+ * ICMP version check and the WAN source check. Every generated error is
+ * checked byte by byte against checksums from csum_oracle.h. Fixtures and
+ * runner: fixture.h.
+ */
+#include "fixture.h"
+
+static bool ifaddrs_set(void)
+{
+	int fd = bpf_map__fd(skel->maps.xnat_ifaddrs);
+	struct iface_addrs lan = {}, wan = {};
+	__u32 k;
+
+	inet_pton(AF_INET, LAN_ROUTER, &lan.v4);
+	inet_pton(AF_INET6, "2001:2:0:1::1", lan.v6);
+	inet_pton(AF_INET, NAT_ADDR, &wan.v4);
+	inet_pton(AF_INET6, "2001:2:0:2::1", wan.v6);
+	k = if_lan;
+	if (!ASSERT_OK(bpf_map_update_elem(fd, &k, &lan, BPF_ANY), "ifaddrs lan"))
+		return false;
+	k = if_wan;
+	return ASSERT_OK(bpf_map_update_elem(fd, &k, &wan, BPF_ANY), "ifaddrs wan");
+}
+
+/*
+ * Check OUT is an ICMPv4 error TYPE/CODE (MTU for frag needed) from SRC to
+ * the sender of IN, back to IN's source MAC, quoting the start of IN's IP
+ * packet; every checksum recomputed here from scratch.
+ */
+static bool check_icmp4(const uint8_t *in, size_t in_len, const uint8_t *out,
+			size_t out_len, const char *src, uint8_t type,
+			uint8_t code, uint16_t mtu)
+{
+	const struct pkt_v4_udp *i = (const void *)in;
+	const uint8_t *ip = out + ETH_HLEN, *ic = ip + 20;
+	size_t qlen = ntohs(i->ip.tot_len), icmp_len;
+	struct in_addr want_src;
+	bool ok = true;
+
+	if (qlen > 512)
+		qlen = 512;
+	qlen &= ~3U;
+	ok &= ASSERT_EQ(out_len, ETH_HLEN + 28 + qlen, "icmp4 frame length");
+	if (!ok)
+		return false;
+	ok &= ASSERT_OK(memcmp(out, i->eth.h_source, ETH_ALEN), "dst mac = sender");
+	ok &= ASSERT_OK(memcmp(out + ETH_ALEN, i->eth.h_dest, ETH_ALEN), "src mac = ours");
+	inet_pton(AF_INET, src, &want_src);
+	ok &= ASSERT_EQ(ip[0], 0x45, "ip version/ihl");
+	ok &= ASSERT_EQ(ip[9], IPPROTO_ICMP, "ip proto");
+	ok &= ASSERT_OK(memcmp(ip + 12, &want_src, 4), "ip src = router port");
+	ok &= ASSERT_OK(memcmp(ip + 16, &i->ip.saddr, 4), "ip dst = sender");
+	ok &= ASSERT_EQ((ip[2] << 8) | ip[3], 28 + qlen, "ip tot_len");
+	ok &= ASSERT_EQ(csum_get16(ip + 10), csum_oracle_ipv4_hdr(ip),
+			"ip header checksum");
+	ok &= ASSERT_EQ(ic[0], type, "icmp type");
+	ok &= ASSERT_EQ(ic[1], code, "icmp code");
+	ok &= ASSERT_EQ((ic[6] << 8) | ic[7], mtu, "icmp next-hop mtu");
+	icmp_len = 8 + qlen;
+	ok &= ASSERT_EQ(csum_oracle_finish(csum_oracle_add(0, ic, icmp_len, -1)),
+			0, "icmp checksum");
+	ok &= ASSERT_OK(memcmp(ic + 8, in + ETH_HLEN, qlen), "quote = packet as sent");
+	return ok;
+}
+
+/* The same for ICMPv6 (type 2 packet too big, 3 time exceeded). */
+static bool check_icmp6(const uint8_t *in, const uint8_t *out, size_t out_len,
+			const char *src, uint8_t type, uint32_t mtu)
+{
+	const struct pkt_v6_udp *i = (const void *)in;
+	const uint8_t *ip = out + ETH_HLEN, *ic = ip + 40;
+	size_t qlen = 40 + ntohs(i->ip6.payload_len);
+	struct in6_addr want_src;
+	uint32_t got_mtu;
+	uint64_t acc;
+	bool ok = true;
+
+	if (qlen > 512)
+		qlen = 512;
+	qlen &= ~3U;
+	ok &= ASSERT_EQ(out_len, ETH_HLEN + 48 + qlen, "icmp6 frame length");
+	if (!ok)
+		return false;
+	ok &= ASSERT_OK(memcmp(out, i->eth.h_source, ETH_ALEN), "dst mac = sender");
+	inet_pton(AF_INET6, src, &want_src);
+	ok &= ASSERT_EQ(ip[0] >> 4, 6, "ip version");
+	ok &= ASSERT_EQ(ip[6], IPPROTO_ICMPV6, "next header");
+	ok &= ASSERT_OK(memcmp(ip + 8, &want_src, 16), "src = router port");
+	ok &= ASSERT_OK(memcmp(ip + 24, &i->ip6.saddr, 16), "dst = sender");
+	ok &= ASSERT_EQ(ic[0], type, "icmp6 type");
+	memcpy(&got_mtu, ic + 4, 4);
+	ok &= ASSERT_EQ(ntohl(got_mtu), mtu, "icmp6 mtu");
+	acc = csum_oracle_pseudo6(ip + 8, ip + 24, IPPROTO_ICMPV6, 8 + qlen);
+	acc = csum_oracle_add(acc, ic, 8 + qlen, -1);
+	ok &= ASSERT_EQ(csum_oracle_finish(acc), 0, "icmp6 checksum");
+	ok &= ASSERT_OK(memcmp(ic + 8, in + ETH_HLEN, qlen), "quote = packet as sent");
+	return ok;
+}
+
+/*
+ * RFC 1191 / RFC 4443 3.2 from XDP: a DF packet of a known flow too big for
+ * the egress port (wan0, MTU 1500) gets "fragmentation needed" with MTU
+ * 1500 from the LAN port's address, sent back out of the LAN port.
+ */
+static bool test_frag_needed(void)
+{
+	struct fixture open = { .name = "open", UDP_OUT(40600, 53),
+				.verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW };
+	struct pkt_spec big = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
+				.proto = IPPROTO_UDP, .sport = 40600, .dport = 53,
+				.payload = big_payload,
+				.payload_len = sizeof(big_payload) };
+	uint8_t frame[PKT_MAX], got[PKT_MAX];
+	uint32_t got_len = 0;
+	size_t len;
+
+	if (!ifaddrs_set() || !run_fixture(&open))
+		return false;
+	len = pkt_build(frame, &big);
+	if (!run_expect("1508-byte DF datagram", if_lan, frame, len, 0, XDP_TX,
+			XNAT_TX_ICMP_TOO_BIG, got, &got_len))
+		return false;
+	return check_icmp4(frame, len, got, got_len, LAN_ROUTER, 3, 4, 1500);
+}
+
+/*
+ * TTL 1 on a known flow, both ways: time exceeded from the ingress port's
+ * address. From the WAN the packet is for the NAT address, which the
+ * kernel would deliver to itself (and answer with a port unreachable).
+ */
+static bool test_time_exceeded(void)
+{
+	struct fixture open = { .name = "open", UDP_OUT(40601, 53),
+				.verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+				.learn = true };
+	struct pkt_spec out1 = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
+				 .proto = IPPROTO_UDP, .sport = 40601,
+				 .dport = 53, .ttl = 1 };
+	struct pkt_spec in1 = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+				.proto = IPPROTO_UDP, .sport = 53,
+				.dport = LEARNED, .ttl = 1 };
+	uint8_t frame[PKT_MAX], got[PKT_MAX];
+	uint32_t got_len = 0;
+	size_t len;
+	bool ok;
+
+	if (!ifaddrs_set() || !run_fixture(&open))
+		return false;
+	len = pkt_build(frame, &out1);
+	ok = run_expect("TTL 1 from the LAN", if_lan, frame, len, 0, XDP_TX,
+			XNAT_TX_ICMP_TIME_EXCEEDED, got, &got_len) &&
+	     check_icmp4(frame, len, got, got_len, LAN_ROUTER, 11, 0, 0);
+	spec_resolve(&in1);
+	len = pkt_build(frame, &in1);
+	ok = ok && run_expect("TTL 1 from the WAN", if_wan, frame, len, 0,
+			      XDP_TX, XNAT_TX_ICMP_TIME_EXCEEDED, got, &got_len) &&
+	     check_icmp4(frame, len, got, got_len, NAT_ADDR, 11, 0, 0);
+	/* Without a flow the kernel's, as before. */
+	out1.sport = 40602;
+	len = pkt_build(frame, &out1);
+	ok = ok && run_expect("TTL 1, no flow", if_lan, frame, len, 0,
+			      XDP_PASS, XNAT_PASS_TTL, got, &got_len);
+	return ok;
+}
+
+/* IPv6: packet too big (routers never fragment) and hop limit 1. */
+static bool test_ipv6_errors(void)
+{
+	struct fixture open = { .name = "open", .ingress = LAN,
+		.in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
+			.proto = IPPROTO_UDP, .sport = 40603, .dport = 53 },
+		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW };
+	struct pkt_spec big = open.in, hop1 = open.in;
+	uint8_t frame[PKT_MAX], got[PKT_MAX];
+	uint32_t got_len = 0;
+	size_t len;
+	bool ok;
+
+	if (!ifaddrs_set() || !run_fixture(&open))
+		return false;
+	big.payload = big_payload;
+	big.payload_len = sizeof(big_payload);
+	len = pkt_build(frame, &big);
+	ok = run_expect("1528-byte IPv6 datagram", if_lan, frame, len, 0,
+			XDP_TX, XNAT_TX_ICMP_TOO_BIG, got, &got_len) &&
+	     check_icmp6(frame, got, got_len, "2001:2:0:1::1", 2, 1500);
+	hop1.ttl = 1;
+	len = pkt_build(frame, &hop1);
+	ok = ok && run_expect("hop limit 1", if_lan, frame, len, 0, XDP_TX,
+			      XNAT_TX_ICMP_TIME_EXCEEDED, got, &got_len) &&
+	     check_icmp6(frame, got, got_len, "2001:2:0:1::1", 3, 0);
+	return ok;
+}
+
+/* Set the IPv4 fragment offset (bytes, multiple of 8) and MF of a frame. */
+static void frag_set(uint8_t *frame, uint16_t off, bool more)
+{
+	struct pkt_v4_udp *p = (void *)frame;
+
+	p->ip.frag_off = htons((off / 8) | (more ? 0x2000 : 0));
+	pkt_ipv4_fix_csum(&p->ip);
+}
+
+/*
+ * RFC 1858 / RFC 3128: a later fragment overlapping the first one (here at
+ * offset 8, over the UDP ports) or repeating the latest one is dropped;
+ * a second first fragment too. A record past its lifetime steers nothing.
+ */
+static bool test_frag_overlap(void)
+{
+	struct pkt_spec in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
+			       .proto = IPPROTO_UDP, .sport = 40604, .dport = 53,
+			       .ip_id = 777 };
+	uint8_t frame[PKT_MAX], got[PKT_MAX];
+	int fd = bpf_map__fd(skel->maps.xnat_fragments);
+	struct frag_key k, next;
+	struct frag_rec r;
+	uint32_t got_len = 0;
+	size_t len;
+	bool ok;
+
+	len = pkt_build(frame, &in);
+	frag_set(frame, 0, true);
+	ok = run_expect("first fragment", if_lan, frame, len, 0, XDP_REDIRECT,
+			XNAT_FWD_SLOW, got, &got_len);
+	len = pkt_build(frame, &in);
+	frag_set(frame, 8, true);
+	ok = ok && run_expect("overlapping the first", if_lan, frame, len, 0,
+			      XDP_DROP, XNAT_DROP_FRAG_BAD, got, &got_len);
+	len = pkt_build(frame, &in);
+	frag_set(frame, 32, true);
+	ok = ok && run_expect("next fragment", if_lan, frame, len, 0,
+			      XDP_REDIRECT, XNAT_FWD_FAST, got, &got_len);
+	len = pkt_build(frame, &in);
+	frag_set(frame, 32, false);
+	ok = ok && run_expect("same offset again", if_lan, frame, len, 0,
+			      XDP_DROP, XNAT_DROP_FRAG_BAD, got, &got_len);
+	len = pkt_build(frame, &in);
+	frag_set(frame, 0, true);
+	ok = ok && run_expect("second first fragment", if_lan, frame, len, 0,
+			      XDP_DROP, XNAT_DROP_FRAG_BAD, got, &got_len);
+
+	/* Age every record past its lifetime: a later fragment with the id
+	 * is no longer this flow's. */
+	if (!bpf_map_get_next_key(fd, NULL, &next)) {
+		do {
+			k = next;
+			if (!bpf_map_lookup_elem(fd, &k, &r)) {
+				r.created_ns = 1;
+				bpf_map_update_elem(fd, &k, &r, BPF_EXIST);
+			}
+		} while (!bpf_map_get_next_key(fd, &k, &next));
+	}
+	len = pkt_build(frame, &in);
+	frag_set(frame, 64, false);
+	ok = ok && run_expect("fragment after the record expired", if_lan,
+			      frame, len, 0, XDP_PASS, XNAT_PASS_FRAGMENT, got,
+			      &got_len);
+	return ok;
+}
+
+/* An IPv6 fragment header (RFC 8200 4.5) of NH with offset OFF and M. */
+static size_t frag6_build(uint8_t *frame, const struct pkt_spec *s,
+			  uint16_t off, bool more, uint32_t id, bool later)
+{
+	uint8_t l4[PKT_MAX];
+	size_t len = pkt_build(l4, s), l4_len = len - ETH_HLEN - 40;
+	struct pkt_v6_udp *p = (void *)frame;
+	uint8_t *fh = frame + ETH_HLEN + 40;
+
+	memcpy(frame, l4, ETH_HLEN + 40);
+	p->ip6.nexthdr = 44;
+	p->ip6.payload_len = htons(8 + l4_len);
+	fh[0] = IPPROTO_UDP;
+	fh[1] = 0;
+	fh[2] = (off | (more ? 1 : 0)) >> 8;
+	fh[3] = (off | (more ? 1 : 0)) & 0xff;
+	memcpy(fh + 4, &id, 4);
+	memcpy(fh + 8, l4 + ETH_HLEN + 40, l4_len);
+	(void)later;
+	return len + 8;
+}
+
+/* IPv6 fragments follow their first fragment's flow; overlaps dropped. */
+static bool test_ipv6_fragments(void)
+{
+	struct pkt_spec in = { FROM_WAN, .saddr = WAN6_GW, .daddr = LAN6_HOST,
+			       .proto = IPPROTO_UDP, .sport = 53, .dport = 40605 };
+	struct fixture open = { .name = "open", .ingress = LAN,
+		.in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
+			.proto = IPPROTO_UDP, .sport = 40605, .dport = 53 },
+		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW };
+	uint8_t frame[PKT_MAX], got[PKT_MAX];
+	uint32_t got_len = 0;
+	size_t len;
+	bool ok;
+
+	if (!run_fixture(&open))
+		return false;
+	len = frag6_build(frame, &in, 0, true, htonl(99), false);
+	ok = run_expect("first fragment", if_wan, frame, len, 0, XDP_REDIRECT,
+			XNAT_FWD_FAST, got, &got_len);
+	len = frag6_build(frame, &in, 1232, false, htonl(99), true);
+	ok = ok && run_expect("later fragment", if_wan, frame, len, 0,
+			      XDP_REDIRECT, XNAT_FWD_FAST, got, &got_len);
+	len = frag6_build(frame, &in, 8, false, htonl(99), true);
+	ok = ok && run_expect("overlapping the first", if_wan, frame, len, 0,
+			      XDP_DROP, XNAT_DROP_FRAG_BAD, got, &got_len);
+	len = frag6_build(frame, &in, 1232, false, htonl(100), true);
+	ok = ok && run_expect("later fragment, unknown datagram", if_wan,
+			      frame, len, 0, XDP_PASS, XNAT_PASS_FRAGMENT, got,
+			      &got_len);
+	return ok;
+}
+
+static bool tcp_state_is(uint16_t sport, __u8 want, const char *what)
+{
+	struct flow_key k = flow_key4(LAN_HOST, sport, WAN_GW, 443,
+				      IPPROTO_TCP, if_lan);
+	struct flow_value o, r;
+	struct flow_key rk;
+
+	if (!ASSERT_OK(bpf_map_lookup_elem(flows_fd, &k, &o), "orig entry"))
+		return false;
+	rk = flow_key4(WAN_GW, 443, NAT_ADDR, ntohs(o.new_sport), IPPROTO_TCP,
+		       if_wan);
+	if (!ASSERT_OK(bpf_map_lookup_elem(flows_fd, &rk, &r), "reply entry"))
+		return false;
+	return ASSERT_EQ(flow_tcp_state(&o, &r), want, what);
+}
+
+#define TCP_IN(dp, flags, sq, ak)                                             \
+	.ingress = WAN,                                                       \
+	.in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,                 \
+		.proto = IPPROTO_TCP, .sport = 443, .dport = dp,              \
+		.tcp_flags = flags, .seq = sq, .ack_seq = ak, .ttl = 64 }
+
+/*
+ * RFC 5961 section 3 at the router: an RST (or FIN) outside the receiver's
+ * window is dropped and changes nothing; inside it closes. Established
+ * only after SYN, SYN-ACK and the final ACK; a new SYN on the closed tuple
+ * starts afresh.
+ */
+static bool test_tcp_window(void)
+{
+	const struct fixture steps[] = {
+		{ .name = "SYN", TCP_OUT(40606, TCP_SYN, 1000, 0),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+		  .learn = true },
+		{ .name = "SYN-ACK", TCP_IN(LEARNED, TCP_SYN | TCP_ACK, 5000, 1001),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST },
+	};
+	const struct fixture ack = { .name = "ACK",
+		TCP_OUT(40606, TCP_ACK, 1001, 5001),
+		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST };
+	struct fixture rst_far = { .name = "forged RST, far off",
+		TCP_IN(LEARNED, TCP_RST, 5001 + 0x40000000, 0),
+		.verdict = XDP_DROP, .reason = XNAT_DROP_TCP_WINDOW };
+	struct fixture fin_far = { .name = "forged FIN, far off",
+		TCP_IN(LEARNED, TCP_FIN | TCP_ACK, 5001 - 0x20000000, 1001),
+		.verdict = XDP_DROP, .reason = XNAT_DROP_TCP_WINDOW };
+	struct fixture rst_ok = { .name = "RST in window",
+		TCP_IN(LEARNED, TCP_RST, 5001, 0),
+		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST };
+	const struct fixture syn2 = { .name = "new SYN, same tuple",
+		TCP_OUT(40606, TCP_SYN, 90000, 0),
+		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST };
+	bool ok;
+
+	ok = run_fixtures(steps, ARRAY_SIZE(steps));
+	ok = ok && tcp_state_is(40606, FLOW_TCP_SYN_SENT,
+				"SYN and SYN-ACK only: not established");
+	ok = ok && run_fixture(&ack);
+	ok = ok && tcp_state_is(40606, FLOW_TCP_ESTABLISHED,
+				"after the final ACK: established");
+	spec_resolve(&rst_far.in);
+	spec_resolve(&fin_far.in);
+	spec_resolve(&rst_ok.in);
+	ok = ok && run_fixture(&rst_far) && run_fixture(&fin_far);
+	ok = ok && tcp_state_is(40606, FLOW_TCP_ESTABLISHED,
+				"after forged RST/FIN: still established");
+	ok = ok && run_fixture(&rst_ok);
+	ok = ok && tcp_state_is(40606, FLOW_TCP_CLOSED, "RST in window closes");
+	ok = ok && run_fixture(&syn2);
+	ok = ok && tcp_state_is(40606, FLOW_TCP_SYN_SENT,
+				"a new SYN starts afresh");
+	return ok;
+}
+
+/* IPv4 protocol 58 is no ICMPv6: an unknown protocol, the kernel's. */
+static size_t mut_ip4_proto58(uint8_t *buf, size_t len)
+{
+	struct pkt_v4_icmp *p = (void *)buf;
+
+	p->ip.protocol = 58;
+	pkt_ipv4_fix_csum(&p->ip);
+	return len;
+}
+
+static const struct fixture fx_small[] = {
+	{ .name = "ipv4_proto_58", .ingress = LAN,
+	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
+		  .proto = IPPROTO_ICMP, .icmp_type = 128, .icmp_id = 9 },
+	  .mutate = mut_ip4_proto58,
+	  .verdict = XDP_PASS, .reason = XNAT_PASS_PROTO },
+	/* rp_filter's job: a LAN source arriving on the WAN port does not
+	 * open the port forward (tcp/8080 to the LAN host). */
+	{ .name = "wan_spoofed_lan_source", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = LAN_HOST2, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_TCP, .sport = 40000, .dport = 8080,
+		  .tcp_flags = TCP_SYN },
+	  .verdict = XDP_DROP, .reason = XNAT_DROP_SPOOFED },
+};
+
+static const struct test tests[] = {
+	{ "frag_needed", true, .fn = test_frag_needed },
+	{ "time_exceeded", true, .fn = test_time_exceeded },
+	{ "ipv6_errors", true, .fn = test_ipv6_errors },
+	{ "frag_overlap", true, .fn = test_frag_overlap },
+	{ "ipv6_fragments", true, .fn = test_ipv6_fragments },
+	{ "tcp_window", true, .fn = test_tcp_window },
+	{ .steps = fx_small, .nsteps = ARRAY_SIZE(fx_small), .each = true },
+};
+
+FIXTURE_MAIN(tests)
