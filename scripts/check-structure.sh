@@ -65,9 +65,6 @@ ALLOW_FUNC_SIZE=(
 	user/cmd_flows.c:delete
 	# status --json's writer (issue 8): the status fields are in flight.
 	user/cmd_status.c:print_json
-	# Split into steps next (issue 8).
-	user/cmd_trace.c:cmd_trace
-	user/main.c:main
 )
 
 verbose=0
