@@ -434,6 +434,32 @@ static bool test_sink_port_filter(void)
 
 /* ---- Live runs ---------------------------------------------------------- */
 
+/* A sink counting C's destination port on sink0 and a generator for C:
+ * false, with neither left open, if either fails. */
+static bool open_sink_and_gen(const struct gen_config *c, struct sink **sk,
+			      struct gen **g)
+{
+	if (!ASSERT_OK(sink_open_port(sk, if_sink, c->dst_port), "sink_open_port"))
+		return false;
+	if (!ASSERT_OK(gen_open(g, c), "gen_open")) {
+		sink_close(*sk);
+		return false;
+	}
+	return true;
+}
+
+/* One run of G, and what the sink counted: P frames of B bytes. */
+static bool run_to_sink(struct gen *g, struct sink *sk, struct gen_result *r,
+			uint64_t *p, uint64_t *b)
+{
+	bool ok = true;
+
+	ok &= ASSERT_OK(gen_run(g, r), "gen_run");
+	ok &= ASSERT_OK(sink_read(sk, p, b), "sink_read");
+	ok &= ASSERT_TRUE(r->packets > 0, "frames offered");
+	return ok;
+}
+
 /*
  * Paced imix over 100 flows into the sink (counting our UDP port only, so
  * the kernel's own frames do not count): every frame offered arrives, with
@@ -452,15 +478,9 @@ static bool test_live_paced_to_sink(void)
 
 	c.rate_pps = 50000;
 	c.duration_s = 0.2;
-	if (!ASSERT_OK(sink_open_port(&sk, if_sink, c.dst_port), "sink_open_port"))
+	if (!open_sink_and_gen(&c, &sk, &g))
 		return false;
-	if (!ASSERT_OK(gen_open(&g, &c), "gen_open")) {
-		sink_close(sk);
-		return false;
-	}
-	ok &= ASSERT_OK(gen_run(g, &r), "gen_run");
-	ok &= ASSERT_OK(sink_read(sk, &p, &b), "sink_read");
-	ok &= ASSERT_TRUE(r.packets > 0, "frames offered");
+	ok &= run_to_sink(g, sk, &r, &p, &b);
 	ok &= ASSERT_TRUE(r.packets <= 10000, "no more than rate * duration");
 	ok &= ASSERT_TRUE(r.seconds >= c.duration_s, "ran its duration");
 	ok &= ASSERT_EQ(p, r.packets, "sink saw every frame offered");
@@ -485,15 +505,9 @@ static bool test_live_full_speed(void)
 
 	c.flows = 1000;
 	c.duration_s = 0.2;
-	if (!ASSERT_OK(sink_open_port(&sk, if_sink, c.dst_port), "sink_open_port"))
+	if (!open_sink_and_gen(&c, &sk, &g))
 		return false;
-	if (!ASSERT_OK(gen_open(&g, &c), "gen_open")) {
-		sink_close(sk);
-		return false;
-	}
-	ok &= ASSERT_OK(gen_run(g, &r), "gen_run");
-	ok &= ASSERT_OK(sink_read(sk, &p, &b), "sink_read");
-	ok &= ASSERT_TRUE(r.packets > 0, "frames offered");
+	ok &= run_to_sink(g, sk, &r, &p, &b);
 	ok &= ASSERT_EQ(r.bytes, r.packets * 60, "60 bytes per frame");
 	ok &= ASSERT_TRUE(r.seconds >= c.duration_s, "ran its duration");
 	/* A veth receive ring can overflow only if its NAPI ran elsewhere;
@@ -631,12 +645,8 @@ static bool test_live_other_thread(void)
 
 	c.rate_pps = 20000;
 	c.duration_s = 0.1;
-	if (!ASSERT_OK(sink_open_port(&sk, if_sink, c.dst_port), "sink_open_port"))
+	if (!open_sink_and_gen(&c, &sk, &t.g))
 		return false;
-	if (!ASSERT_OK(gen_open(&t.g, &c), "gen_open")) {
-		sink_close(sk);
-		return false;
-	}
 	ok &= ASSERT_OK(pthread_create(&th, NULL, thread_main, &t), "pthread_create");
 	if (ok)
 		pthread_join(th, NULL);
