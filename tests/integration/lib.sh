@@ -408,6 +408,17 @@ router_up() {
 	return 0
 }
 
+# Delete namespace NS (one of this testbed's) after ending by PID, hard,
+# what still runs in it: what the polite pass of testbed_teardown left.
+tb_ns_del() {
+	local ns=$1 p
+	for p in $(ip netns pids "$ns" 2>/dev/null); do
+		kill -KILL "$p" 2>/dev/null
+	done
+	ip netns del "$ns" 2>/dev/null ||
+		tb_warn "teardown: could not delete namespace $ns"
+}
+
 # Remove everything this testbed created, whatever state it is in; safe to
 # call twice. Order: our processes, xnat (while its namespace still exists),
 # what xnat failed to remove for this namespace, the namespaces.
@@ -451,19 +462,11 @@ testbed_teardown() {
 
 	for ns in "${extra[@]}"; do
 		[ -e "/run/netns/$ns" ] || continue
-		for p in $(ip netns pids "$ns" 2>/dev/null); do
-			kill -KILL "$p" 2>/dev/null
-		done
-		ip netns del "$ns" 2>/dev/null ||
-			tb_warn "teardown: could not delete namespace $ns"
+		tb_ns_del "$ns"
 	done
 	[ ${#extra[@]} -gt 0 ] && : >"$TB_WORK/netns"
 	for ns in "${TB_NS_CREATED[@]}"; do
-		for p in $(ip netns pids "$ns" 2>/dev/null); do
-			kill -KILL "$p" 2>/dev/null
-		done
-		ip netns del "$ns" 2>/dev/null ||
-			tb_warn "teardown: could not delete namespace $ns"
+		tb_ns_del "$ns"
 	done
 	TB_NS_CREATED=()
 	TB_RTR_INO=

@@ -336,6 +336,19 @@ stun_server() {
 	wait_log "$NATPEER_LOG" '^ready' || return 1
 }
 
+# The LAN host's socket SPORT sends to DEST, then listens SECS s for
+# whatever comes to its mapping (natpeer probe --listen, in the
+# background). Sets PROBE_LOG (its output) and PROBE_PORT (the external
+# port DEST saw).
+udp_probe_listen() {
+	local sport=$1 dest=$2 secs=$3
+	natpeer_bg 20 "$NS_LAN" probe "$sport" "$dest" --listen "$secs"
+	PROBE_LOG=$NATPEER_LOG
+	wait_log "$PROBE_LOG" '^listening' || fail "the inside socket got no reply"
+	PROBE_PORT=$(seen_port "$(cat "$PROBE_LOG")" "$dest")
+	echo "inside $sport -> external $PROBE_PORT"
+}
+
 # The external port a probe's output reports for DEST ("reply DEST A:P").
 seen_port() {
 	awk -v d="$2" '$1 == "reply" && $2 == d { n = split($3, a, ":"); print a[n]; exit }' <<<"$1"
@@ -564,11 +577,8 @@ test_filtering_adf() {
 	stun_server "$NS_WAN" "$d1" || fail "no server"
 	[ "$TB_MODE" = xdp ] && { drop0=$(counter drop_filtered) || fail "no drop_filtered counter"; }
 
-	natpeer_bg 20 "$NS_LAN" probe 42000 "$d1" --listen 6
-	log=$NATPEER_LOG
-	wait_log "$log" '^listening' || fail "the inside socket got no reply"
-	port=$(seen_port "$(cat "$log")" "$d1")
-	echo "inside 42000 -> external $port"
+	udp_probe_listen 42000 "$d1" 6
+	log=$PROBE_LOG port=$PROBE_PORT
 
 	check natpeer "$NS_WAN" send "$WAN_HOST4:7001" "$RTR_WAN4:$port" same-address
 	check natpeer "$NS_WAN" send "$WAN_HOST4B:7000" "$RTR_WAN4:$port" other-address
@@ -639,11 +649,8 @@ test_filtering_eif() {
 	reload_with eif nat.filtering=endpoint-independent
 	stun_server "$NS_WAN" "$d1" || fail "no server"
 
-	natpeer_bg 20 "$NS_LAN" probe 42001 "$d1" --listen 5
-	log=$NATPEER_LOG
-	wait_log "$log" '^listening' || fail "the inside socket got no reply"
-	port=$(seen_port "$(cat "$log")" "$d1")
-	echo "inside 42001 -> external $port"
+	udp_probe_listen 42001 "$d1" 5
+	log=$PROBE_LOG port=$PROBE_PORT
 
 	check natpeer "$NS_WAN" send "$WAN_HOST4B:7000" "$RTR_WAN4:$port" other-address
 	sleep 1
