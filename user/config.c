@@ -160,8 +160,6 @@ int parse_ipv4(const char *s, uint32_t *addr)
 	return 0;
 }
 
-
-
 static int parse_mode(struct parser *p, const struct key_def *k, const char *v)
 {
 	if (!strcmp(v, "xdp"))
@@ -175,8 +173,6 @@ static int parse_mode(struct parser *p, const struct key_def *k, const char *v)
 			    "bad mode '%s': expected offload, xdp or kernel", v);
 	return 0;
 }
-
-
 
 /* [offload] ct_mark: exactly two bits of the conntrack mark, in hex or
  * decimal (operators write marks in hex: nft, conntrack -L). */
@@ -197,32 +193,6 @@ static int parse_offload_mark(struct parser *p, const struct key_def *k,
 	return 0;
 }
 
-static int parse_offload_shaped(struct parser *p, const struct key_def *k,
-				const char *v)
-{
-	if (!strcmp(v, "kernel"))
-		p->cfg->offload_shaped = 0;
-	else if (!strcmp(v, "offload"))
-		p->cfg->offload_shaped = 1;
-	else
-		return perr(p, p->lineno,
-			    "bad shaped '%s': expected kernel or offload", v);
-	return 0;
-}
-
-static int parse_fastpath(struct parser *p, const struct key_def *k,
-			  const char *v)
-{
-	if (!strcmp(v, "on"))
-		p->cfg->fastpath = 1;
-	else if (!strcmp(v, "off"))
-		p->cfg->fastpath = 0;
-	else
-		return perr(p, p->lineno, "bad fastpath '%s': expected on or off",
-			    v);
-	return 0;
-}
-
 static int parse_xdp(struct parser *p, const struct key_def *k, const char *v)
 {
 	if (!strcmp(v, "auto"))
@@ -237,7 +207,6 @@ static int parse_xdp(struct parser *p, const struct key_def *k, const char *v)
 	return 0;
 }
 
-
 char *trim(char *s)
 {
 	char *end;
@@ -250,10 +219,20 @@ char *trim(char *s)
 	return s;
 }
 
+/* One of the key's words (key_def.words), setting its int field. */
+static int parse_word(struct parser *p, const struct key_def *k, const char *v)
+{
+	const struct key_word *w;
 
-
-
-
+	for (w = k->words; w->word; w++) {
+		if (!strcmp(v, w->word)) {
+			*(int *)((char *)p->cfg + k->offset) = w->value;
+			return 0;
+		}
+	}
+	return perr(p, p->lineno, "bad %s '%s': expected %s", k->name, v,
+		    k->expected);
+}
 
 static int parse_u32(struct parser *p, const struct key_def *k, const char *v)
 {
@@ -267,25 +246,31 @@ static int parse_u32(struct parser *p, const struct key_def *k, const char *v)
 	return 0;
 }
 
-
-
-
 /* Every key but [forward]'s, whose names are the rules themselves. */
 #define KEY(sec, key, fn) { .section = sec, .name = key, .parse = fn }
 #define U32_KEY(sec, key, field, lo, hi)                                 \
 	{ .section = sec, .name = key, .parse = parse_u32,              \
 	  .offset = offsetof(struct config, field), .min = lo, .max = hi }
+/* A key of a few words, each setting the int FIELD to a value. */
+#define WORD_KEY(sec, key, field, expect, ...)                          \
+	{ .section = sec, .name = key, .parse = parse_word,             \
+	  .offset = offsetof(struct config, field), .expected = expect, \
+	  .words = (const struct key_word[]){ __VA_ARGS__, { NULL, 0 } } }
 
 static const struct key_def keys[] = {
 	KEY("router", "mode", parse_mode),
 	KEY("router", "wan", parse_wan),
 	KEY("router", "lan", parse_lan),
 	KEY("router", "xdp", parse_xdp),
-	KEY("router", "fastpath", parse_fastpath),
+	WORD_KEY("router", "fastpath", fastpath, "on or off",
+		 { "on", 1 }, { "off", 0 }),
 	KEY("nat", "address", parse_address),
 	KEY("nat", "ports", parse_ports),
-	KEY("nat", "filtering", parse_filtering),
-	KEY("nat", "inbound_refresh", parse_inbound_refresh),
+	WORD_KEY("nat", "filtering", filter_eif,
+		 "address-dependent or endpoint-independent",
+		 { "address-dependent", 0 }, { "endpoint-independent", 1 }),
+	WORD_KEY("nat", "inbound_refresh", inbound_refresh, "yes or no",
+		 { "yes", 1 }, { "no", 0 }),
 	U32_KEY("timeouts", "tcp_established", timeout_tcp_est, 1, TIMEOUT_MAX),
 	U32_KEY("timeouts", "tcp_transitory", timeout_tcp_trans, 1, TIMEOUT_MAX),
 	U32_KEY("timeouts", "udp", timeout_udp, 1, TIMEOUT_MAX),
@@ -294,8 +279,15 @@ static const struct key_def keys[] = {
 	U32_KEY("nat", "ports_per_host", ports_per_host, 0, 65535),
 	U32_KEY("flows", "max", flows_max, 1, FLOWS_MAX),
 	KEY("offload", "ct_mark", parse_offload_mark),
-	KEY("offload", "shaped", parse_offload_shaped),
+	WORD_KEY("offload", "shaped", offload_shaped, "kernel or offload",
+		 { "kernel", 0 }, { "offload", 1 }),
 };
+/* parse_word writes an int. */
+_Static_assert(sizeof(((struct config *)0)->fastpath) == sizeof(int) &&
+	       sizeof(((struct config *)0)->filter_eif) == sizeof(int) &&
+	       sizeof(((struct config *)0)->inbound_refresh) == sizeof(int) &&
+	       sizeof(((struct config *)0)->offload_shaped) == sizeof(int),
+	       "WORD_KEY fields are int");
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 /* Their places in keys[], for the checks after the parse. */
@@ -411,9 +403,6 @@ static char *read_line(char *str, int num, void *stream)
 	return str;
 }
 
-
-
-
 /*
  * The whole config is checked for both modes, so that switching mode never
  * uncovers an error: the kernel ranges are checked even in kernel mode.
@@ -496,9 +485,4 @@ int config_parse(struct config *cfg, const char *path,
 	free(errs);
 	return ret;
 }
-
-
-
-
-
 

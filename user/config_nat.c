@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The config's [nat] and [forward] sections: the external address or pool,
- * the port range and the filtering behaviour, the port forwards and their
+ * the port range, the port forwards and their
  * check against the NAT range, and the split of the ports left to the
  * kernel in xdp mode (config.h: config_kernel_ranges). See config_parse.h.
  */
@@ -14,32 +14,6 @@
 
 /* Smallest range we give to local sockets or to the kernel's NAT. */
 #define KERNEL_RANGE_MIN 1024
-
-int parse_filtering(struct parser *p, const struct key_def *k, const char *v)
-{
-	if (!strcmp(v, "address-dependent"))
-		p->cfg->filter_eif = 0;
-	else if (!strcmp(v, "endpoint-independent"))
-		p->cfg->filter_eif = 1;
-	else
-		return perr(p, p->lineno,
-			    "bad filtering '%s': expected address-dependent or endpoint-independent",
-			    v);
-	return 0;
-}
-
-int parse_inbound_refresh(struct parser *p, const struct key_def *k,
-			  const char *v)
-{
-	if (!strcmp(v, "yes"))
-		p->cfg->inbound_refresh = 1;
-	else if (!strcmp(v, "no"))
-		p->cfg->inbound_refresh = 0;
-	else
-		return perr(p, p->lineno,
-			    "bad inbound_refresh '%s': expected yes or no", v);
-	return 0;
-}
 
 /* One item of an address list: "A" or "A-B", appended to the pool. */
 static int add_pool_item(struct parser *p, char *item, const char *whole)

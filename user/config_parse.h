@@ -22,13 +22,23 @@ struct key_def;
 typedef int (*key_parse_fn)(struct parser *p, const struct key_def *k,
 			    const char *value);
 
+/* One word a key may take, and the value it sets. */
+struct key_word {
+	const char *word;
+	int value;
+};
+
 struct key_def {
 	const char *section;
 	const char *name;
 	key_parse_fn parse;
-	/* for parse_u32 only */
+	/* parse_u32 and parse_word: the field; parse_u32: its range */
 	size_t offset;
 	unsigned long min, max;
+	/* parse_word: the words (ending with a NULL word), and what the
+	 * error message says is expected */
+	const struct key_word *words;
+	const char *expected;
 };
 
 struct parser {
@@ -61,9 +71,6 @@ char *trim(char *s);
 /* [nat] and [forward] (config_nat.c). */
 int parse_address(struct parser *p, const struct key_def *k, const char *v);
 int parse_ports(struct parser *p, const struct key_def *k, const char *v);
-int parse_filtering(struct parser *p, const struct key_def *k, const char *v);
-int parse_inbound_refresh(struct parser *p, const struct key_def *k,
-			  const char *v);
 int parse_forward(struct parser *p, const char *name, const char *v);
 void check_forwards(struct parser *p);
 
