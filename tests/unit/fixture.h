@@ -227,8 +227,6 @@ struct fixture {
 
 const char *verdict_name(int v);
 const char *reason_name(int r);
-/* Run CMD with system(3); 0 or -1 with the failure reported. */
-int sh(const char *cmd);
 /* Counters summed over the CPUs. */
 void stats_read(struct xnat_counter sum[XNAT_REASON_MAX]);
 int flows_count(void);
