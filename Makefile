@@ -21,7 +21,7 @@ BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 CFLAGS   ?= -g -O2
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -I$(OUTPUT) -Iuser -Ibpf \
 	    -D_GNU_SOURCE
-LDLIBS   := -lxdp -lbpf -linih -lnftables -lelf -lz
+LDLIBS   := -lxdp -lbpf -linih -lnftables -lmnl -lelf -lz
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_HDRS  := $(wildcard bpf/*.h)

@@ -10,6 +10,7 @@ pkgs=(
 	libelf-dev zlib1g-dev
 	libinih-dev                         # config file
 	libnftables-dev nftables            # kernel mode, passed-up NAT
+	libmnl-dev                          # rtnetlink: links, address events
 	iproute2 ethtool                    # testbed
 	socat iperf3 procps kmod            # traffic in tests and the demo
 	iputils-ping python3                # ping tests; JSON checks in tests

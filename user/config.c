@@ -693,6 +693,10 @@ static int resolve_wan_addr(struct config *cfg, char *err)
 		break;
 	}
 	freeifaddrs(ifas);
+	if (ret && cfg->nat_addr_wait) {
+		cfg->nat_addr = 0;
+		return 0;
+	}
 	if (ret)
 		set_err(err, cfg->path, cfg->wan.line,
 			"wan %s has no IPv4 address; set [nat] address",

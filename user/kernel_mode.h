@@ -1,21 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The kernel's part of the router, in both modes: sysctls (forwarding, the
- * local port range) and one nftables table "xnat" with masquerade, the port
- * forwards as DNAT and a forward filter that lets no unsolicited WAN traffic
- * into the LAN. In kernel mode this is the whole router; in xdp mode it
- * handles what XDP passes up, with NAT ports disjoint from the XDP range.
+ * local port range, conntrack timeouts) and one nftables table "xnat" with
+ * masquerade, the port forwards as DNAT and a forward filter that lets no
+ * unsolicited WAN traffic into the LAN. In kernel mode this is the whole
+ * router; in xdp mode it handles what XDP passes up, with NAT ports
+ * disjoint from the XDP range.
  */
 #ifndef XNAT_KERNEL_MODE_H
 #define XNAT_KERNEL_MODE_H
 
 #include "config.h"
-#include "state.h"
 
-/* Replace the table atomically (one nft transaction); ERR on failure. */
-int kernel_apply(const struct config *cfg, struct xnat_state *st,
-		 char err[CONFIG_ERR_LEN]);
-/* Delete the table and restore sysctls; missing table is not an error. */
-int kernel_remove(struct xnat_state *st);
+struct plan;
+
+/* Fill PLAN's nft ruleset text and sysctl list for CFG; ERR on failure. */
+int kernel_plan(const struct config *cfg, struct plan *plan,
+		char err[CONFIG_ERR_LEN]);
+/* Replace the table with RULESET in one nft transaction; ERR on failure. */
+int kernel_nft_apply(const char *ruleset, char err[CONFIG_ERR_LEN]);
+/* Delete the table; a missing table is not an error. */
+int kernel_nft_remove(void);
+/* 1 if table inet xnat exists (`nft flush ruleset` removes it). */
+int kernel_table_present(void);
 
 #endif /* XNAT_KERNEL_MODE_H */

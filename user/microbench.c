@@ -34,6 +34,7 @@
 #include "xnat_bench.skel.h"
 #include "xnat_mbench.skel.h"
 #include "loader.h"
+#include "maps.h"
 #include "log.h"
 #include "microbench.h"
 #include "reasons.h"

@@ -10,6 +10,7 @@
 #define XNAT_STATE_H
 
 #include <net/if.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define STATE_MAX_SYSCTLS 24
@@ -22,7 +23,10 @@ struct saved_sysctl {
 
 struct xnat_state {
 	int mode;                          /* enum router_mode */
-	char config_path[256];
+	char config_path[256];             /* the operator's file */
+	/* Bumped by every command that changes the router: `xnat run` sees
+	 * that another command applied a config since its own. */
+	unsigned long generation;
 	int n_ifaces;
 	char ifaces[STATE_MAX_IFACES][IF_NAMESIZE];    /* where xnat attached, xdp mode */
 	int n_sysctls;
@@ -33,9 +37,23 @@ struct xnat_state {
 const char *state_pin_dir(void);   /* /sys/fs/bpf/xnat/<ino> */
 const char *state_run_dir(void);   /* /run/xnat/<ino> */
 
+/* The config as applied, copied at commit: what a failed reload restores
+ * (the operator's file may have been edited since). */
+const char *state_applied_config(void);  /* /run/xnat/<ino>/applied.ini */
+
+/*
+ * Serialize the commands that change this router: an exclusive flock on
+ * /run/xnat/<ino>/lock, waited for up to WAIT_S seconds. Returns the fd to
+ * pass to state_unlock, or -errno (-EWOULDBLOCK: still held by another).
+ */
+int state_lock(int wait_s);
+void state_unlock(int fd);
+
 /* 0 on success, -ENOENT when xnat is not up here, -errno otherwise. */
 int state_load(struct xnat_state *st);
 int state_save(const struct xnat_state *st);
+/* Copy the config file PATH to state_applied_config(), atomically. */
+int state_save_config(const char *path);
 /* Remove the state file, its directory and the pin directory (if empty). */
 int state_remove(void);
 
@@ -45,5 +63,8 @@ int state_remove(void);
  */
 int state_sysctl_set(struct xnat_state *st, const char *path, const char *value);
 void state_sysctl_restore(struct xnat_state *st);
+/* Read and write one sysctl (PATH under /proc/sys); 0 or -errno. */
+int state_sysctl_get(const char *path, char *buf, size_t len);
+int state_sysctl_put(const char *path, const char *value);
 
 #endif /* XNAT_STATE_H */
