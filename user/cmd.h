@@ -12,6 +12,8 @@
 #define EXIT_OK 0
 #define EXIT_USAGE 1
 #define EXIT_SYSTEM 2
+/* status: up, but not whole (e.g. the nft table was removed) */
+#define EXIT_DEGRADED 4
 
 struct opts {
 	const char *config;   /* -c */

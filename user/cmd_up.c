@@ -41,8 +41,10 @@ static int plan_file(const char *path, int wait_addr, struct plan *plan,
 	int ret;
 
 	config_init(&cfg);
+	if (config_parse(&cfg, path, err))
+		return -EINVAL;
 	cfg.nat_addr_wait = wait_addr;
-	if (config_parse(&cfg, path, err) || config_resolve(&cfg, err))
+	if (config_resolve(&cfg, err))
 		return -EINVAL;
 	ret = plan_build(&cfg, plan, err);
 	if (!ret && plan->xdp)
@@ -305,6 +307,7 @@ static int refresh(struct runner *r)
 		return 0;
 	}
 	if (state_load(&st)) {
+		state_remove(); /* the lock file we made */
 		state_unlock(lock);
 		pr_warn("xnat: the router was taken down by another command\n");
 		return -ENOENT;
@@ -324,7 +327,7 @@ static void on_signal(int sig)
 	if (sig == SIGHUP)
 		got_hup = 1;
 	else
-		got_term = 1;
+		got_term = sig;
 }
 
 static void reload(const struct opts *o, struct runner *r)
@@ -381,5 +384,6 @@ int cmd_run(const struct opts *o)
 	}
 	plan_free(&r.plan);
 	watch_close(nl);
+	pr_info("%s: taking the router down\n", strsignal(got_term));
 	return cmd_down(o);
 }

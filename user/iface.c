@@ -194,12 +194,21 @@ static int gro_on(const char *name)
  * A veth drops what XDP redirects into it unless its peer runs an XDP
  * program or has GRO on. The peer's XDP we can see in any netns; its GRO
  * only in ours. drop_redirect counts what is lost either way.
+ * XXX: a peer in another netns is not warned about (debug level only).
  */
-static void check_veth_peer(const char *name, const struct iface_link *l)
+void iface_check_veth(const char *name, int ifindex, const __u32 *ours,
+		      int n_ours)
 {
-	struct iface_link peer;
+	struct iface_link peer, link, *l = &link;
 	char pname[IF_NAMESIZE];
+	int i;
 
+	if (iface_link_get(ifindex, -1, l) || strcmp(l->kind, "veth"))
+		return;
+	/* A peer xnat attaches to as well gets XDP. */
+	for (i = 0; i < n_ours && l->peer_netnsid < 0; i++)
+		if (ours[i] == (__u32)l->peer_ifindex)
+			return;
 	if (!l->peer_ifindex ||
 	    iface_link_get(l->peer_ifindex, l->peer_netnsid, &peer) ||
 	    peer.xdp_attached)
@@ -245,7 +254,5 @@ int iface_check_xdp(const char *name, int ifindex, char *err, size_t len)
 			 name, l.kind[0] ? l.kind : "no kind", l.type);
 		return -EINVAL;
 	}
-	if (!strcmp(l.kind, "veth"))
-		check_veth_peer(name, &l);
 	return 0;
 }

@@ -9,7 +9,9 @@
 #define XNAT_IFACE_H
 
 #include <net/if.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <linux/types.h>
 
 struct iface_hw {
 	unsigned int mtu;
@@ -45,9 +47,13 @@ int iface_link_get(int ifindex, int netnsid, struct iface_link *link);
 /*
  * Can XDP serve port NAME (ifindex IFINDEX) as a router port? -EINVAL with
  * ERR ("NAME: why; use mode = kernel") when it cannot: a device that is not
- * Ethernet (ppp, tun, wireguard), a bridge. Prints a warning for a veth
- * whose peer is known not to accept redirected frames.
+ * Ethernet (ppp, tun, wireguard), a bridge, a bridge's or bond's member.
  */
 int iface_check_xdp(const char *name, int ifindex, char *err, size_t len);
+/* Warn when NAME is a veth whose peer is known not to accept redirected
+ * frames (no XDP, GRO off), unless the peer is one of OURS (N_OURS
+ * ifindexes xnat attaches to). */
+void iface_check_veth(const char *name, int ifindex, const __u32 *ours,
+		      int n_ours);
 
 #endif /* XNAT_IFACE_H */

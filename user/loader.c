@@ -114,6 +114,8 @@ static void pin_path(char *path, size_t len, const char *name)
 	snprintf(path, len, "%s/%s", state_pin_dir(), name);
 }
 
+/* -EINVAL for what the config changed ([flows] max), -EEXIST for a map
+ * this binary lays out differently. */
 static int refuse_layout(const struct config *cfg, const struct bpf_map *map,
 			 int fd, char *err)
 {
@@ -121,22 +123,25 @@ static int refuse_layout(const struct config *cfg, const struct bpf_map *map,
 	__u32 len = sizeof(info);
 
 	bpf_obj_get_info_by_fd(fd, &info, &len);
-	if (map == NULL || strcmp(bpf_map__name(map), MAP_FLOWS) ||
-	    info.key_size != bpf_map__key_size(map) ||
-	    info.value_size != bpf_map__value_size(map))
-		snprintf(err, CONFIG_ERR_LEN,
-			 "the running router's map %s has another layout than "
-			 "this xnat's (key %u, value %u bytes; this xnat: %u, "
-			 "%u): its state cannot be carried over; run `xnat "
-			 "down` first (established flows are lost)",
-			 bpf_map__name(map), info.key_size, info.value_size,
-			 bpf_map__key_size(map), bpf_map__value_size(map));
-	else
+	if (!strcmp(bpf_map__name(map), MAP_FLOWS) &&
+	    info.type == bpf_map__type(map) &&
+	    info.key_size == bpf_map__key_size(map) &&
+	    info.value_size == bpf_map__value_size(map)) {
 		snprintf(err, CONFIG_ERR_LEN,
 			 "%s: [flows] max changed from %u to %u; the flow table "
 			 "cannot be resized live, run `xnat down` first",
 			 cfg->path, info.max_entries / 2, cfg->flows_max);
-	return -EINVAL;
+		return -EINVAL;
+	}
+	snprintf(err, CONFIG_ERR_LEN,
+		 "the running router's map %s has another layout than this "
+		 "xnat's (type %u, key %u, value %u, %u entries; this xnat: "
+		 "%u, %u, %u, %u): its state cannot be carried over; run `xnat "
+		 "down` first (established flows are lost)",
+		 bpf_map__name(map), info.type, info.key_size, info.value_size,
+		 info.max_entries, bpf_map__type(map), bpf_map__key_size(map),
+		 bpf_map__value_size(map), bpf_map__max_entries(map));
+	return -EEXIST;
 }
 
 int loader_check(const struct plan *plan, char err[CONFIG_ERR_LEN])
@@ -541,7 +546,8 @@ int loader_detach(char names[][IF_NAMESIZE], int n)
 		else
 			count += ret;
 	}
-	if_freenameindex(all);
+	if (all)
+		if_freenameindex(all);
 	return err ? err : count;
 }
 

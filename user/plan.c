@@ -121,6 +121,9 @@ static int plan_maps(struct plan *plan, char *err)
 				   .port = htons(cfg->fwd[i].to_port) } };
 	plan->n_fwd = cfg->n_fwd;
 	plan_config_value(plan);
+	for (i = 0; i < plan->n_ports; i++)
+		iface_check_veth(plan->ports[i].name, plan->ports[i].ifindex,
+				 plan->tx_ports, plan->n_tx);
 	return 0;
 }
 
