@@ -7,7 +7,15 @@ CLANG    ?= clang
 BPFTOOL  ?= bpftool
 CC       ?= cc
 ARCH     := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+# Where `make install` puts things (DESTDIR is prepended to each). The
+# unit goes where systemd looks for units of PREFIX (/usr/local/lib/...
+# and /usr/lib/... both are), the completion where bash-completion does.
 PREFIX   ?= /usr/local
+SBINDIR  ?= $(PREFIX)/sbin
+MANDIR   ?= $(PREFIX)/share/man
+UNITDIR  ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSCONFDIR ?= /etc
 
 # Where clang -target bpf finds <asm/types.h> and friends on Debian (the
 # multiarch directory). Expanded when a BPF object is first built, and then
@@ -16,24 +24,32 @@ PREFIX   ?= /usr/local
 CLANG_BPF_SYS_INCLUDES = $(eval CLANG_BPF_SYS_INCLUDES := $$(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }'))$(CLANG_BPF_SYS_INCLUDES)
 
-BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Ibpf \
 	      $(CLANG_BPF_SYS_INCLUDES)
 CFLAGS   ?= -g -O2
-CFLAGS   += -Wall -Wextra -Wno-unused-parameter -I$(OUTPUT) -Iuser -Ibpf \
+CFLAGS   += -Wall -Wextra -Wno-unused-parameter -I$(OUTPUT) -Iuser -Iuser/lib -Ibpf \
 	    -D_GNU_SOURCE
-LDLIBS   := -lxdp -lbpf -linih -lnftables -lmnl -lelf -lz
+LDLIBS   := -lxdp -lbpf -linih -lnftables -lmicrohttpd -lsystemd \
+	    -lmnl -lnetfilter_conntrack -lelf -lz
 
-BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+# bpf/ is the router's data path, bpf/bench/ the bench's programs; their
+# objects and skeletons all go flat into $(OUTPUT)/.
+BPF_SRCS  := $(wildcard bpf/*.bpf.c bpf/bench/*.bpf.c)
 BPF_HDRS  := $(wildcard bpf/*.h)
-BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
-SKELS     := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
-# The commands, and the library under them that unit tests link too.
-CMD_SRCS  := user/main.c $(wildcard user/cmd_*.c)
-LIB_SRCS  := $(filter-out $(CMD_SRCS),$(wildcard user/*.c))
+BPF_OBJS  := $(addprefix $(OUTPUT)/,$(notdir $(BPF_SRCS:.bpf.c=.bpf.o)))
+SKELS     := $(BPF_OBJS:.bpf.o=.skel.h)
+# The commands, and the library under them that unit tests link too:
+# user/ the router, user/lib/ the shared helpers, user/bench/ the bench.
+USER_HDRS := $(wildcard user/*.h user/lib/*.h user/bench/*.h)
+CMD_SRCS  := user/main.c $(wildcard user/cmd_*.c user/bench/cmd_*.c)
+LIB_SRCS  := $(filter-out $(CMD_SRCS),$(wildcard user/*.c user/lib/*.c user/bench/*.c))
 CMD_OBJS  := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(CMD_SRCS))
 LIB_OBJS  := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+# What the unit test binaries share (checks, the data-path fixture).
+UNIT_LIB_SRCS := $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c))
+UNIT_LIB_OBJS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%.o,$(UNIT_LIB_SRCS))
 
 ifeq ($(V),1)
 	Q =
@@ -43,7 +59,7 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all deps test unit integration demo bench install clean help
+.PHONY: all deps test unit integration demo bench install uninstall clean help FORCE
 all: xnat $(UNIT_BINS)
 
 help:
@@ -53,14 +69,16 @@ help:
 	@echo 'make demo       deps, build, a namespace testbed with traffic'
 	@echo 'make bench      deps, build, ./xnat bench: every mode measured (as root,'
 	@echo '                under 30 min; results in bench-results/)'
-	@echo 'make install    install xnat and its man page under PREFIX'
+	@echo 'make install    xnat, man page, systemd unit, bash completion under PREFIX'
+	@echo '                (/usr/local), an example /etc/xnat/xnat.ini if none'
+	@echo 'make uninstall  remove them (the config only if still the example)'
 	@echo 'make clean      remove build output'
 	@echo 'V=1             show full commands'
 
 deps:
 	$(Q)scripts/deps.sh
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
+$(OUTPUT) $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
 
 # A missing tool is named with the way to get it, not left to a shell's
@@ -68,7 +86,8 @@ $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
 need_tools = for t in $(1); do command -v $$t >/dev/null || \
 	{ echo "$$t not found: run 'make deps' as root to install what the build needs" >&2; exit 1; }; done
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(OUTPUT)
+vpath %.bpf.c bpf bpf/bench
+$(OUTPUT)/%.bpf.o: %.bpf.c $(BPF_HDRS) | $(OUTPUT)
 	$(Q)$(call need_tools,$(CLANG) $(BPFTOOL))
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -77,17 +96,34 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .skel.h,,$(notdir $@))_bpf > $@
 
-$(OUTPUT)/user/%.o: user/%.c $(wildcard user/*.h) $(BPF_HDRS) $(SKELS) | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
+	$(Q)mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+# The version, stamped into main.o and cmd_bench.o only: rewritten when it changes (cmp),
+# so an unchanged version rebuilds nothing.
+$(OUTPUT)/version.h: FORCE | $(OUTPUT)
+	$(Q)printf '#define XNAT_VERSION "%s"\n' "$$(scripts/version.sh)" >$@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+$(OUTPUT)/user/main.o: $(OUTPUT)/version.h
+# The bench's report names the xnat it measured.
+$(OUTPUT)/user/bench/cmd_bench.o: $(OUTPUT)/version.h
+
+FORCE:
 
 xnat: $(CMD_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS) $(SKELS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%.o: tests/unit/%.c $(wildcard tests/unit/*.h) $(BPF_HDRS) $(SKELS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser/bench -c $< -o $@
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(UNIT_LIB_OBJS) $(LIB_OBJS) $(SKELS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser/bench $< $(UNIT_LIB_OBJS) $(LIB_OBJS) $(LDLIBS) -o $@
 
 # The targets that install what is missing build in a second make, so that
 # nothing of the build (not even a variable) is decided before deps ran.
@@ -109,9 +145,35 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	./xnat bench
 
+# The config is the example only where there is none: an installed
+# router's config is never overwritten. uninstall removes it only when it
+# is still the unchanged example.
+INSTALLED := $(SBINDIR)/xnat $(MANDIR)/man8/xnat.8 $(UNITDIR)/xnat.service \
+	     $(BASHCOMPDIR)/xnat
+
 install: all
-	install -D -m 0755 xnat $(DESTDIR)$(PREFIX)/sbin/xnat
-	install -D -m 0644 user/xnat.8 $(DESTDIR)$(PREFIX)/share/man/man8/xnat.8
+	install -D -m 0755 xnat $(DESTDIR)$(SBINDIR)/xnat
+	install -D -m 0644 user/xnat.8 $(DESTDIR)$(MANDIR)/man8/xnat.8
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' packaging/xnat.service.in \
+		>$(DESTDIR)$(UNITDIR)/xnat.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/xnat.service
+	install -D -m 0644 packaging/xnat.bash-completion $(DESTDIR)$(BASHCOMPDIR)/xnat
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/xnat/xnat.ini ]; then \
+		echo "keeping $(DESTDIR)$(SYSCONFDIR)/xnat/xnat.ini"; \
+	else \
+		echo "install -D -m 0644 configs/xnat.ini $(DESTDIR)$(SYSCONFDIR)/xnat/xnat.ini"; \
+		install -D -m 0644 configs/xnat.ini $(DESTDIR)$(SYSCONFDIR)/xnat/xnat.ini; \
+	fi
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	@cfg=$(DESTDIR)$(SYSCONFDIR)/xnat/xnat.ini; \
+	if [ -e $$cfg ] && ! cmp -s configs/xnat.ini $$cfg; then \
+		echo "keeping $$cfg: it is not the example any more"; \
+	else \
+		rm -f $$cfg; rmdir $(DESTDIR)$(SYSCONFDIR)/xnat 2>/dev/null || true; \
+	fi
 
 clean:
 	rm -rf $(OUTPUT) xnat

@@ -127,7 +127,8 @@ static __always_inline void kernel_adopt_flow(struct xdp_md *ctx,
 	__be16 nsport, ndport;
 	struct nf_conn *ct;
 
-	if (p->key.family != XNAT_AF_INET ||
+	/* An offloaded flow's conntrack entry exists: the kernel's own. */
+	if (p->key.family != XNAT_AF_INET || v->nat == FLOW_NAT_CT ||
 	    (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP))
 		return;
 	if (v->dir == FLOW_DIR_ORIG) {

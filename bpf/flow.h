@@ -19,22 +19,6 @@
 /* Longest sleep of a flow's expiry timer (see flow_expire). */
 #define FLOW_RECHECK_NS (60 * NSEC_PER_SEC)
 
-/* The key a packet of the other direction arrives with. */
-static __always_inline void flow_reply_key(const struct flow_key *okey,
-					   const struct flow_value *ov,
-					   struct flow_key *rkey)
-{
-	__builtin_memset(rkey, 0, sizeof(*rkey));
-	rkey->saddr = ov->new_daddr;
-	rkey->daddr = ov->new_saddr;
-	rkey->sport = ov->new_dport;
-	rkey->dport = ov->new_sport;
-	rkey->proto = okey->proto;
-	rkey->family = okey->family;
-	rkey->ifindex = ov->egress_ifindex;
-	rkey->vid = ov->egress_vid;
-}
-
 /* Checksum deltas of the rewrite from KEY to V (see csum.h). */
 static __always_inline void flow_set_deltas(const struct flow_key *key,
 					    struct flow_value *v)
@@ -58,7 +42,8 @@ static __always_inline void flow_set_deltas(const struct flow_key *key,
 	v->l4_csum_delta = l4;
 }
 
-/* One hop less (the IPv4 part from include/net/ip.h, see csum.h). */
+/* One hop less (the IPv4 part from include/net/ip.h, see csum.h). 0, or
+ * -EINVAL when the header is not within the packet. */
 static __always_inline int hop_decrement(struct pkt *p)
 {
 	void *end = p->data_end;
@@ -67,13 +52,13 @@ static __always_inline int hop_decrement(struct pkt *p)
 		struct iphdr *ip = p->ip4;
 
 		if ((void *)(ip + 1) > end)
-			return -1;
+			return -EINVAL;
 		ipv4_decrease_ttl(ip);
 	} else if (p->ip6) {
 		struct ipv6hdr *ip6 = p->ip6;
 
 		if ((void *)(ip6 + 1) > end)
-			return -1;
+			return -EINVAL;
 		ip6->hop_limit--;
 	}
 	return 0;
@@ -86,7 +71,8 @@ static __always_inline int hop_decrement(struct pkt *p)
  * pointer into it: this comes after all L3/L4 rewrites. The MACs are
  * written afresh, so only the tag and the EtherType need care: after a
  * pop the inner EtherType already sits right after the MACs, after a push
- * the old EtherType already sits right after the new tag.
+ * the old EtherType already sits right after the new tag. 0, -EINVAL
+ * (a header beyond the packet) or -ENOSPC (no room to push the tag).
  */
 static __always_inline int l2_rewrite(struct xdp_md *ctx, struct pkt *p,
 				      const __u8 *dmac, const __u8 *smac,
@@ -99,18 +85,18 @@ static __always_inline int l2_rewrite(struct xdp_md *ctx, struct pkt *p,
 	if (in_vid && out_vid && in_vid != out_vid) {
 		vh = (void *)(p->eth + 1);
 		if ((void *)(vh + 1) > p->data_end)
-			return -1;
+			return -EINVAL;
 		vh->tci = (vh->tci & bpf_htons(~VLAN_VID_MASK)) |
 			  bpf_htons(out_vid);
 	} else if (!in_vid != !out_vid) {
 		if (bpf_xdp_adjust_head(ctx, in_vid ? (int)sizeof(*vh) :
 						      -(int)sizeof(*vh)))
-			return -1;
+			return -ENOSPC; /* no headroom to push a tag */
 		eth = (void *)(long)ctx->data;
 		p->data_end = (void *)(long)ctx->data_end;
 		vh = (void *)(eth + 1);
 		if ((void *)(vh + 1) > p->data_end)
-			return -1;
+			return -EINVAL;
 		if (out_vid) {
 			eth->h_proto = bpf_htons(ETH_P_8021Q);
 			vh->tci = bpf_htons(out_vid);
@@ -122,7 +108,8 @@ static __always_inline int l2_rewrite(struct xdp_md *ctx, struct pkt *p,
 	return 0;
 }
 
-/* Apply V to the packet: the whole per-packet work of a hit. */
+/* Apply V to the packet: the whole per-packet work of a hit. 0, or
+ * -EINVAL when a header is not where the parse put it. */
 static __always_inline int flow_rewrite(struct pkt *p,
 					const struct flow_value *v)
 {
@@ -132,7 +119,7 @@ static __always_inline int flow_rewrite(struct pkt *p,
 		struct iphdr *ip = p->ip4;
 
 		if ((void *)(ip + 1) > end)
-			return -1;
+			return -EINVAL;
 		ip->saddr = v->new_saddr.v4;
 		ip->daddr = v->new_daddr.v4;
 		ip->check = csum_apply(ip->check, v->l3_csum_delta);
@@ -146,7 +133,7 @@ static __always_inline int flow_rewrite(struct pkt *p,
 			struct tcphdr *th = p->l4;
 
 			if ((void *)(th + 1) > end)
-				return -1;
+				return -EINVAL;
 			th->source = v->new_sport;
 			th->dest = v->new_dport;
 			th->check = csum_apply(th->check, v->l4_csum_delta);
@@ -154,7 +141,7 @@ static __always_inline int flow_rewrite(struct pkt *p,
 			struct udphdr *uh = p->l4;
 
 			if ((void *)(uh + 1) > end)
-				return -1;
+				return -EINVAL;
 			uh->source = v->new_sport;
 			uh->dest = v->new_dport;
 			/* Zero means "no checksum" in IPv4 UDP: keep it; a
@@ -169,7 +156,7 @@ static __always_inline int flow_rewrite(struct pkt *p,
 			struct icmphdr *ih = p->l4;
 
 			if ((void *)(ih + 1) > end)
-				return -1;
+				return -EINVAL;
 			ih->un.echo.id = p->icmp_echo_request ? v->new_sport :
 								v->new_dport;
 			ih->checksum = csum_apply(ih->checksum,
@@ -219,7 +206,7 @@ static int flow_expire(void *map, struct flow_key *okey, struct flow_value *ov)
 	struct flow_value *rv;
 	struct xnat_config *cfg;
 	__u32 zero = 0;
-	int mapped;
+	enum flow_mapping mapped;
 	__u64 now, last, timeout;
 
 	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
@@ -232,7 +219,7 @@ static int flow_expire(void *map, struct flow_key *okey, struct flow_value *ov)
 		last = rv->last_seen_ns;
 	timeout = flow_timeout(cfg, okey->proto, ov, rv) * NSEC_PER_SEC;
 	now = bpf_ktime_get_ns();
-	if (now < last + timeout) {
+	if (now < last + timeout && !ov->expired) {
 		/* Wake at least once a minute even for long timeouts, so a
 		 * reload that shortens them reaches existing flows soon. */
 		__u64 next = last + timeout - now;
@@ -242,8 +229,8 @@ static int flow_expire(void *map, struct flow_key *okey, struct flow_value *ov)
 		return 0;
 	}
 	mapped = flow_mapping_ep(okey, ov, &ep);
-	if (mapped)
-		mapping_put(&ep, mapped == 1);
+	if (mapped != FLOW_MAPPING_NONE)
+		mapping_put(&ep, mapped == FLOW_MAPPING_OUT);
 	if (rv)
 		bpf_map_delete_elem(&xnat_flows, &rkey);
 	bpf_map_delete_elem(&xnat_flows, okey);

@@ -17,8 +17,9 @@
 
 /*
  * Rewrite the quoted IPv4 packet (it travels the opposite way of R) and
- * return the one's-complement delta of everything changed in it, which the
- * outer ICMP checksum covers.
+ * store in *DELTA the one's-complement delta of everything changed in it,
+ * which the outer ICMP checksum covers. 0, or -EINVAL when the quote is
+ * not within the packet.
  */
 static __always_inline int icmp_error_inner4(struct pkt *p,
 					     const struct flow_value *r,
@@ -32,7 +33,7 @@ static __always_inline int icmp_error_inner4(struct pkt *p,
 	/* The pointers, not p->icmp_error: the verifier cannot tie a flag
 	 * to the pointers it promises. */
 	if (!in || !l4 || (void *)(in + 1) > end || (void *)(l4 + 4) > end)
-		return -1;
+		return -EINVAL;
 	/* Addresses: the quoted source is the reply's destination. */
 	d = csum_delta32(d, in->saddr, r->new_daddr.v4);
 	d = csum_delta32(d, in->daddr, r->new_saddr.v4);
@@ -47,7 +48,7 @@ static __always_inline int icmp_error_inner4(struct pkt *p,
 		struct icmphdr *ih = (void *)l4;
 
 		if ((void *)(ih + 1) > end)
-			return -1;
+			return -EINVAL;
 		d = csum_delta16(d, ih->un.echo.id, r->new_dport);
 		ih->un.echo.id = r->new_dport;
 		old = ih->checksum;
@@ -80,6 +81,8 @@ static __always_inline int icmp_error_inner4(struct pkt *p,
 	return 0;
 }
 
+/* Translate the error as R's packets are, headed where they go. 0, or
+ * -EINVAL when a header is not within the packet. */
 static __always_inline int icmp_error_forward(struct pkt *p,
 					      const struct flow_value *r)
 {
@@ -88,16 +91,16 @@ static __always_inline int icmp_error_forward(struct pkt *p,
 	__u32 inner_delta = 0;
 
 	if ((void *)(ih + 1) > end)
-		return -1;
+		return -EINVAL;
 	if (p->ip4 && r->nat != FLOW_NAT_NONE) {
 		struct iphdr *ip = p->ip4;
 		__be32 saddr = ip->saddr, daddr = ip->daddr;
 		__u32 d = 0;
 
 		if ((void *)(ip + 1) > end)
-			return -1;
+			return -EINVAL;
 		if (icmp_error_inner4(p, r, &inner_delta))
-			return -1;
+			return -EINVAL;
 		ih->checksum = csum_apply(ih->checksum, inner_delta);
 		/* The error goes to whoever sent the quoted packet. Its source
 		 * is translated when the flow translates sources this way

@@ -56,6 +56,14 @@ struct {
 	__uint(max_entries, 1);
 } xnat_config SEC(".maps");
 
+/* Offload mode's settings (conntrack mark bits, shaping policy). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct xnat_offload_config);
+	__uint(max_entries, 1);
+} xnat_offload SEC(".maps");
+
 /* Interfaces xnat runs on, by ifindex, with their role. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -105,7 +113,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct xnat_counter);
-	__uint(max_entries, XNAT_REASON_MAX);
+	__uint(max_entries, XNAT_STATS_SLOTS);
 } xnat_stats SEC(".maps");
 
 /* Per-CPU scratch space for the slow path's two new entries: too big for
@@ -129,5 +137,49 @@ struct {
 	__type(value, struct new_flow_bytes);
 	__uint(max_entries, 1);
 } xnat_scratch SEC(".maps");
+
+/* `xnat trace`: the tracer's filter and lease (one entry). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct trace_config);
+	__uint(max_entries, 1);
+} xnat_trace_cfg SEC(".maps");
+
+/* `xnat trace`: per-CPU rate limit and the count of events not shown. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct trace_cpu);
+	__uint(max_entries, 1);
+} xnat_trace_cpu SEC(".maps");
+
+/* `xnat trace`: events to the tracer; about 2,300 fit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} xnat_trace_rb SEC(".maps");
+
+/* NAT event log: on while `xnat run` reads it (one entry). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct natlog_config);
+	__uint(max_entries, 1);
+} xnat_natlog_cfg SEC(".maps");
+
+/* NAT event log: events that did not fit in the ring, per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} xnat_natlog_cpu SEC(".maps");
+
+/* NAT event log: mapping created / expired, to `xnat run`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} xnat_natlog_rb SEC(".maps");
 
 #endif /* XNAT_MAPS_H */

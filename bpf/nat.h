@@ -16,10 +16,10 @@
 #include <bpf/bpf_helpers.h>
 #include "maps.h"
 #include "parsing.h"
+#include "natlog.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 #define XNAT_CLOCK_MONOTONIC 1
-#define EEXIST 17
 
 /* Port candidates tried before giving a new flow to the kernel. */
 #define NAT_PORT_TRIES 16
@@ -41,28 +41,34 @@ static __always_inline int port_in_range(const struct xnat_config *cfg,
 	return h >= cfg->port_min && h <= cfg->port_max;
 }
 
+/* Which mapping a flow holds a reference on. */
+enum flow_mapping {
+	FLOW_MAPPING_NONE = 0, /* none: routed, port forwards */
+	FLOW_MAPPING_OUT = 1,  /* its source's: SNAT, hairpin */
+	FLOW_MAPPING_IN = 2,   /* its destination's: inbound through one */
+};
+
 /*
- * The inside endpoint whose mapping a flow uses: the source of outgoing
- * (SNAT, hairpin) flows, the destination of inbound ones. 0 for flows
- * without a mapping (routed, port forwards), 1 outgoing, 2 inbound.
+ * The inside endpoint whose mapping a flow uses, in EP: the source of
+ * outgoing (SNAT, hairpin) flows, the destination of inbound ones.
  */
-static __always_inline int flow_mapping_ep(const struct flow_key *okey,
-					   const struct flow_value *ov,
-					   struct nat_endpoint *ep)
+static __always_inline enum flow_mapping
+flow_mapping_ep(const struct flow_key *okey, const struct flow_value *ov,
+		struct nat_endpoint *ep)
 {
 	__builtin_memset(ep, 0, sizeof(*ep));
 	ep->proto = okey->proto;
 	if (ov->nat == FLOW_NAT_SNAT || ov->nat == FLOW_NAT_HAIRPIN) {
 		ep->addr = okey->saddr.v4;
 		ep->port = okey->sport;
-		return 1;
+		return FLOW_MAPPING_OUT;
 	}
 	if (ov->nat == FLOW_NAT_INBOUND) {
 		ep->addr = ov->new_daddr.v4;
 		ep->port = ov->new_dport;
-		return 2;
+		return FLOW_MAPPING_IN;
 	}
-	return 0;
+	return FLOW_MAPPING_NONE;
 }
 
 /* A flow of EP's ended: the mapping's idle time starts when none is left.
@@ -101,6 +107,7 @@ static int mapping_expire(void *map, struct nat_endpoint *ep,
 				m->last_used_ns + timeout - now, 0);
 		return 0;
 	}
+	natlog_emit(NATLOG_EXPIRED, ep, cfg->nat_addr, m->ext_port, 0, 0);
 	bpf_map_delete_elem(&xnat_ports, &pk);
 	bpf_map_delete_elem(&xnat_mappings, ep);
 	return 0;
@@ -156,7 +163,7 @@ static __always_inline int mapping_get(struct pkt *p,
 		/* EEXIST: another CPU mapped EP meanwhile; this packet goes
 		 * up once, the next one uses that mapping. */
 		return pkt_stop(p, XDP_PASS, err == -EEXIST ?
-				XNAT_PASS_KERNEL_FLOW : XNAT_PASS_TABLE_FULL);
+				XNAT_PASS_INSERT_RACE : XNAT_PASS_TABLE_FULL);
 	}
 	m = bpf_map_lookup_elem(&xnat_mappings, ep);
 	if (m && !bpf_timer_init(&m->timer, &xnat_mappings,
@@ -164,6 +171,8 @@ static __always_inline int mapping_get(struct pkt *p,
 		bpf_timer_set_callback(&m->timer, mapping_expire);
 		bpf_timer_start(&m->timer, mapping_timeout_ns(cfg, ep->proto), 0);
 	}
+	natlog_emit(NATLOG_CREATED, ep, cfg->nat_addr, pk.port,
+		    p->key.daddr.v4, p->key.dport);
 	*port = pk.port;
 	return XNAT_CONTINUE;
 }
@@ -178,16 +187,21 @@ static __always_inline void peer_record(const struct nat_endpoint *ep,
 	bpf_map_update_elem(&xnat_peers, &k, ep, BPF_ANY);
 }
 
+enum nat_inbound {
+	NAT_INBOUND_ALLOWED = 0, /* EP filled */
+	NAT_INBOUND_FILTERED,    /* a mapping owns it, filtering refuses */
+	NAT_INBOUND_NO_MAPPING,  /* no mapping open to inbound owns it */
+};
+
 /*
  * May a packet from the WAN reach the inside endpoint owning its
- * destination port? 1 yes (EP filled), 0 filtered, -1 no mapping owns the
- * port. With endpoint-independent filtering anyone may; with
+ * destination port? With endpoint-independent filtering anyone may; with
  * address-dependent filtering only an address the endpoint has sent to,
  * through this same mapping.
  */
-static __always_inline int inbound_allowed(const struct pkt *p,
-					   const struct xnat_config *cfg,
-					   struct nat_endpoint *ep)
+static __always_inline enum nat_inbound
+inbound_allowed(const struct pkt *p, const struct xnat_config *cfg,
+		struct nat_endpoint *ep)
 {
 	struct nat_port_key pk = { .port = p->key.dport,
 				   .proto = p->key.proto };
@@ -199,7 +213,7 @@ static __always_inline int inbound_allowed(const struct pkt *p,
 
 	owner = bpf_map_lookup_elem(&xnat_ports, &pk);
 	if (!owner)
-		return -1;
+		return NAT_INBOUND_NO_MAPPING;
 	*ep = *owner;
 	/* A mapping the inside no longer uses is over for inbound traffic
 	 * (its port only waits out the timeout), unless inbound packets may
@@ -207,12 +221,14 @@ static __always_inline int inbound_allowed(const struct pkt *p,
 	m = bpf_map_lookup_elem(&xnat_mappings, owner);
 	if (!m || !(m->out_flows || ((cfg->flags & XNAT_F_INBOUND_REFRESH) &&
 				     m->flows)))
-		return -1;
+		return NAT_INBOUND_NO_MAPPING;
 	if (cfg->flags & XNAT_F_FILTER_EIF)
-		return 1;
+		return NAT_INBOUND_ALLOWED;
 	peer = bpf_map_lookup_elem(&xnat_peers, &k);
 	/* The peer entry must be of this owner, not of an earlier one. */
-	return peer && peer->addr == owner->addr && peer->port == owner->port;
+	if (peer && peer->addr == owner->addr && peer->port == owner->port)
+		return NAT_INBOUND_ALLOWED;
+	return NAT_INBOUND_FILTERED;
 }
 
 #endif /* XNAT_NAT_H */

@@ -35,8 +35,16 @@ enum frag_kind {
 	FRAG_LATER = 2,  /* offset > 0: no L4 header */
 };
 
-/* Return of the stages: go on, or the XDP action to stop with. */
+/*
+ * Return of the stages: go on, or the XDP action to stop with (the reason
+ * set through pkt_stop). Helpers return 0 or -errno; see bpf/README.md.
+ */
 #define XNAT_CONTINUE -1
+
+/* The errno values the helpers return: the BPF target has no libc. */
+#define EEXIST 17
+#define EINVAL 22
+#define ENOSPC 28
 
 #define IP_DF 0x4000
 #define IP_MF 0x2000
@@ -63,6 +71,9 @@ struct pkt {
 	void *inner_l4;          /* its first 8 bytes of L4 */
 	struct flow_key key;
 	__u32 reason;            /* enum xnat_reason when not continuing */
+	/* The flow entry whose rewrite the packet left with, for `xnat
+	 * trace`; NULL when it was not forwarded. */
+	const struct flow_value *out;
 };
 
 static __always_inline int pkt_stop(struct pkt *p, int action, __u32 reason)

@@ -100,9 +100,10 @@ static __always_inline void new_flow_seal(struct new_flow *nf)
 static __always_inline int new_flow_insert(struct pkt *p, struct new_flow *nf,
 					   const struct xnat_config *cfg)
 {
+	enum flow_mapping mapped;
 	struct nat_endpoint ep;
 	struct nat_mapping *m;
-	int mapped, err, rc;
+	int err, rc;
 
 	mapped = flow_mapping_ep(&nf->okey, &nf->ov, &ep);
 	if (nf->ov.nat == FLOW_NAT_INBOUND) {
@@ -110,7 +111,7 @@ static __always_inline int new_flow_insert(struct pkt *p, struct new_flow *nf,
 		if (!m) /* expired since the filter looked */
 			return pkt_stop(p, XDP_DROP, XNAT_DROP_UNSOLICITED);
 		__sync_fetch_and_add(&m->flows, 1);
-	} else if (mapped) {
+	} else if (mapped == FLOW_MAPPING_OUT) {
 		rc = mapping_get(p, cfg, &ep, &nf->ov.new_sport);
 		if (rc != XNAT_CONTINUE)
 			return rc;
@@ -125,12 +126,12 @@ static __always_inline int new_flow_insert(struct pkt *p, struct new_flow *nf,
 			bpf_map_delete_elem(&xnat_flows, &nf->rkey);
 	}
 	if (err) {
-		if (mapped)
-			mapping_put(&ep, mapped == 1);
+		if (mapped != FLOW_MAPPING_NONE)
+			mapping_put(&ep, mapped == FLOW_MAPPING_OUT);
 		/* EEXIST: another CPU created this very flow meanwhile; the
 		 * packet goes to the kernel once, the next one hits. */
 		return pkt_stop(p, XDP_PASS, err == -EEXIST ?
-				XNAT_PASS_KERNEL_FLOW : XNAT_PASS_TABLE_FULL);
+				XNAT_PASS_INSERT_RACE : XNAT_PASS_TABLE_FULL);
 	}
 	if (nf->ov.nat == FLOW_NAT_SNAT)
 		peer_record(&ep, nf->ov.new_sport, p->key.daddr.v4);
@@ -225,7 +226,7 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 	/* Echo replies from inside answer pings we never forwarded. */
 	if ((p->key.proto == IPPROTO_ICMP || p->key.proto == IPPROTO_ICMPV6) &&
 	    !p->icmp_echo_request)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_ECHO_REPLY);
 
 	if (p->ip4 && cfg->nat_addr && p->key.daddr.v4 == cfg->nat_addr) {
 		rc = slow_hairpin(ctx, p, nf, cfg, in);
@@ -273,7 +274,6 @@ static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 	struct fwd_key fk = { .port = p->key.dport, .proto = p->key.proto };
 	struct nat_endpoint ep;
 	struct fwd_value *fwd;
-	int rc;
 
 	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_LOCAL); /* pings */
@@ -283,10 +283,14 @@ static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 		ep.addr = fwd->addr;
 		ep.port = fwd->port;
 	} else if (port_in_range(cfg, p->key.dport)) {
-		rc = inbound_allowed(p, cfg, &ep);
-		if (rc <= 0)
-			return pkt_stop(p, XDP_DROP, rc ? XNAT_DROP_UNSOLICITED :
-							  XNAT_DROP_FILTERED);
+		switch (inbound_allowed(p, cfg, &ep)) {
+		case NAT_INBOUND_ALLOWED:
+			break;
+		case NAT_INBOUND_FILTERED:
+			return pkt_stop(p, XDP_DROP, XNAT_DROP_FILTERED);
+		default:
+			return pkt_stop(p, XDP_DROP, XNAT_DROP_UNSOLICITED);
+		}
 		nf->ov.nat = FLOW_NAT_INBOUND;
 	} else {
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_WAN_IN);

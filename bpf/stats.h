@@ -8,6 +8,7 @@
 
 #include "maps.h"
 #include "parsing.h"
+#include "trace.h"
 
 static __always_inline int count(const struct pkt *p, __u32 reason, int action)
 {
@@ -18,6 +19,7 @@ static __always_inline int count(const struct pkt *p, __u32 reason, int action)
 		c->packets++;
 		c->bytes += p->len;
 	}
+	trace_packet(p, reason, action);
 	return action;
 }
 

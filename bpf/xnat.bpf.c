@@ -5,7 +5,9 @@
  * cached entry and redirected (the fast path). A miss is routed and NATed
  * and installs its connection (the slow path, slowpath.h). What XDP does not
  * handle goes to the kernel, which runs as a complete router with its own
- * NAT for it. Every exit is counted by reason (stats.h).
+ * NAT for it. In offload mode the kernel's conntrack decides instead and
+ * XDP only carries what it accepted (offload.h). Every exit is counted by
+ * reason (stats.h).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -18,6 +20,7 @@
 #include "slowpath.h"
 #include "icmp_error.h"
 #include "frag.h"
+#include "offload.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -62,6 +65,7 @@ static __always_inline int forward(struct xdp_md *ctx, struct pkt *p,
 	if (flow_rewrite(p, v) ||
 	    l2_rewrite(ctx, p, v->eth_dst, v->eth_src, v->egress_vid))
 		return count(p, XNAT_DROP_MALFORMED, XDP_DROP);
+	p->out = v;
 	return redirect(p, v->egress_ifindex, reason);
 }
 
@@ -110,7 +114,18 @@ int xdp_xnat(struct xdp_md *ctx)
 		return count(&p, p.reason, rc);
 	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
 	if (!cfg)
-		return count(&p, XNAT_PASS_NOT_IP, XDP_PASS);
+		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
+
+	/* mode = offload: conntrack decides (offload.h), a hit or an
+	 * offloaded miss is forwarded exactly as here. */
+	if (cfg->flags & XNAT_F_OFFLOAD) {
+		__u32 reason;
+
+		rc = offload_packet(ctx, &p, cfg, &v, &reason);
+		if (rc != XNAT_CONTINUE)
+			return count(&p, p.reason, rc);
+		return forward(ctx, &p, v, reason);
+	}
 
 	if (p.frag == FRAG_LATER) {
 		struct flow_key *fk = frag_flow(&p);
@@ -142,7 +157,7 @@ int xdp_xnat(struct xdp_md *ctx)
 
 	nf = bpf_map_lookup_elem(&xnat_scratch, &zero);
 	if (!nf)
-		return count(&p, XNAT_PASS_NOT_IP, XDP_PASS);
+		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
 	if (v) {
 		flow_touch(v, &p, cfg);
 		return forward_rerouted(ctx, &p, v, nf);

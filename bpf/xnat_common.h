@@ -63,6 +63,9 @@ enum flow_nat {
 				 DNAT to the server, SNAT to the WAN address */
 	FLOW_NAT_INBOUND = 4, /* WAN to LAN through an existing mapping, as
 				 its filtering allows */
+	FLOW_NAT_CT = 5,      /* offload mode: the kernel's conntrack entry
+				 owns the connection and chose the rewrite
+				 (NAT or none); no xnat mapping */
 };
 
 /* TCP state as derived from both directions; it only picks the timeout. */
@@ -99,7 +102,14 @@ struct flow_value {
 	/* MAC of the ingress port: a frame of this flow addressed to another
 	 * station (flooded by a switch) is not ours to forward. */
 	__u8 ingress_mac[6];
-	__u8 pad[7];
+	/* Set in both entries by `xnat flows delete` (bpf/flow_ctl.bpf.c):
+	 * the expiry timer, kicked at once, then ends the connection as if
+	 * it had timed out, mapping references included. */
+	__u8 expired;
+	__u8 pad[2];
+	/* FLOW_NAT_CT: when this entry last reset the conntrack entry's
+	 * timeout, in seconds of bpf_ktime_get_coarse_ns(). Zero otherwise. */
+	__u32 ct_refresh_s;
 	__u64 created_ns;  /* bpf_ktime_get_ns() */
 	__u64 last_seen_ns;
 	/* Updated without atomics: exact per CPU, approximate when one flow is
@@ -123,12 +133,18 @@ enum xnat_role {
  * 802.1Q VLAN device on one (then parent and vid say where its frames go). */
 struct iface_info {
 	__u32 role; /* enum xnat_role */
-	__u32 pad;
+	__u32 flags; /* XNAT_IFACE_* (was padding: zero in old pins) */
 	__u8 mac[6]; /* frames for other MACs are not forwarded */
 	__u16 vid;   /* 0: not a VLAN device */
 	__u32 parent; /* physical port carrying it; its own ifindex if none */
 };
 _Static_assert(sizeof(struct iface_info) == 20, "iface_info layout");
+
+/* Bits of iface_info.flags. */
+/* The port's root qdisc shapes or schedules (htb, tbf, cake, fq_codel...):
+ * an XDP redirect would bypass it, so offload mode leaves flows leaving
+ * there to the kernel unless [offload] shaped = offload. */
+#define XNAT_IFACE_SHAPED (1U << 0)
 
 /* What all fragments of an IPv4 datagram share (RFC 791 reassembly key),
  * plus where they arrive. */
@@ -153,7 +169,7 @@ struct vlan_key {
 _Static_assert(sizeof(struct vlan_key) == 8, "vlan_key layout");
 
 /* Bits of xnat_config.flags. */
-#define XNAT_F_FASTPATH_OFF (1U << 0) /* route every packet (benchmarks) */
+#define XNAT_F_FASTPATH_OFF (1U << 0) /* [router] fastpath = off: route every packet */
 /* [nat] filtering = endpoint-independent: any remote may reach a mapping
  * (RFC 4787 REQ-8 "application transparency"); clear: only remote
  * addresses the inside endpoint has sent to (address-dependent). */
@@ -161,6 +177,9 @@ _Static_assert(sizeof(struct vlan_key) == 8, "vlan_key layout");
 /* [nat] inbound_refresh = yes: UDP packets from the WAN keep a mapping
  * alive too (RFC 4787 REQ-6 allows it; the default is outbound only). */
 #define XNAT_F_INBOUND_REFRESH (1U << 2)
+/* mode = offload: the kernel's conntrack and nftables decide, XDP carries
+ * the connections they accepted (bpf/offload.h). */
+#define XNAT_F_OFFLOAD (1U << 3)
 
 /* The single entry of the config map. Ports in host order. */
 struct xnat_config {
@@ -175,6 +194,25 @@ struct xnat_config {
 	__u32 timeout_icmp;
 };
 _Static_assert(sizeof(struct xnat_config) == 32, "xnat_config layout");
+
+/*
+ * Offload mode's settings, the single entry of xnat_offload. The conntrack
+ * mark bits are set by xnat's nftables chain after every other forward and
+ * postrouting decision, one per direction of the connection ([offload]
+ * ct_mark: the lower of the two bits is the original direction's).
+ */
+struct xnat_offload_config {
+	__u32 mark_orig;  /* ct mark bit: the kernel accepted an original-
+			     direction packet since XDP last looked */
+	__u32 mark_reply; /* the same for the reply direction */
+	__u32 flags;      /* XNAT_OFFLOAD_F_* */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct xnat_offload_config) == 16,
+	       "xnat_offload_config layout");
+
+/* [offload] shaped = offload: carry flows out of shaped ports too. */
+#define XNAT_OFFLOAD_F_SHAPED (1U << 0)
 
 /* [forward] rule: WAN (proto, port on nat_addr) to an inside host. */
 struct fwd_key {
@@ -275,8 +313,36 @@ enum xnat_reason {
 	XNAT_DROP_UNSOLICITED,  /* WAN to LAN without a flow or forward */
 	XNAT_DROP_FILTERED,     /* WAN to a mapping its filtering refuses */
 	XNAT_DROP_REDIRECT,     /* redirect to the egress port failed */
+	/* Appended (the stats map is indexed by these: never renumber). */
+	XNAT_PASS_INSERT_RACE,  /* another CPU created the same flow or
+				   mapping at the same time: this packet
+				   goes up, the next one hits */
+	XNAT_PASS_INTERNAL,     /* a lookup that cannot fail did (the
+				   config or per-CPU scratch map) */
+	XNAT_PASS_ECHO_REPLY,   /* ICMP echo reply from a LAN without a
+				   flow: answers a ping XDP never saw */
+	/* offload mode (bpf/offload.h), appended too */
+	XNAT_FWD_OFFLOAD,       /* miss: conntrack's accepted connection put
+				   on the fast path, forwarded */
+	XNAT_PASS_CT_PROTO,     /* not TCP/UDP (ICMP...): the kernel's */
+	XNAT_PASS_CT_NONE,      /* no conntrack entry (new connection) */
+	XNAT_PASS_CT_UNCONFIRMED, /* conntrack entry not confirmed yet */
+	XNAT_PASS_CT_UNMARKED,  /* the kernel has not accepted this
+				   direction (no mark bit) */
+	XNAT_PASS_CT_TCP_STATE, /* TCP not established, or SYN/FIN/RST */
+	XNAT_PASS_CT_HELPER,    /* helper, sequence adjustment, flowtable */
+	XNAT_PASS_SHAPED,       /* egress port has a shaping qdisc */
+	XNAT_PASS_CT_TCP_END,   /* hand-back: FIN/RST/SYN on an offloaded
+				   flow, which leaves the fast path */
+	XNAT_PASS_CT_GONE,      /* hand-back: conntrack entry gone or
+				   changed, the flow leaves the fast path */
 	XNAT_REASON_MAX,
 };
+
+/* Entries of the stats map: more than there are reasons, so that a new
+ * reason does not change the layout of a pinned stats map. */
+#define XNAT_STATS_SLOTS 64
+_Static_assert(XNAT_REASON_MAX <= XNAT_STATS_SLOTS, "stats map too small");
 
 /* TCP header flag bits as in byte 13 of the header. */
 #define XNAT_TCP_FIN 0x01
@@ -305,6 +371,23 @@ static inline __u8 flow_tcp_state(const struct flow_value *a,
 	return FLOW_TCP_ESTABLISHED;
 }
 
+/* The key a packet of the other direction arrives with: the data path
+ * installs it, `xnat flows` pairs the two directions with it. */
+static inline void flow_reply_key(const struct flow_key *okey,
+				  const struct flow_value *ov,
+				  struct flow_key *rkey)
+{
+	__builtin_memset(rkey, 0, sizeof(*rkey));
+	rkey->saddr = ov->new_daddr;
+	rkey->daddr = ov->new_saddr;
+	rkey->sport = ov->new_dport;
+	rkey->dport = ov->new_sport;
+	rkey->proto = okey->proto;
+	rkey->family = okey->family;
+	rkey->ifindex = ov->egress_ifindex;
+	rkey->vid = ov->egress_vid;
+}
+
 /* Idle time after which a connection expires, in seconds. */
 static inline __u32 flow_timeout(const struct xnat_config *cfg, __u8 proto,
 				 const struct flow_value *a,
@@ -325,5 +408,95 @@ struct xnat_counter {
 	__u64 packets;
 	__u64 bytes;
 };
+
+/*
+ * `xnat trace`: the tracer's request, read by the data path at its single
+ * exit (count() in bpf/stats.h). With no tracer attached only `active` is
+ * read, once per packet. Terms in `match` are ANDed; reasons is always
+ * applied (all ones when no reason term was given).
+ */
+#define XNAT_TRACE_HOST  (1U << 0) /* host: either address, before or after NAT */
+#define XNAT_TRACE_PORT  (1U << 1) /* port: either TCP/UDP port, before or after */
+#define XNAT_TRACE_PROTO (1U << 2) /* proto: IPPROTO_* */
+
+struct trace_config {
+	__u32 active;          /* 0: nobody traces, nothing else is read */
+	__u32 match;           /* XNAT_TRACE_* terms in force */
+	__u64 reasons;         /* bit (1 << enum xnat_reason) per reason shown */
+	union xnat_addr host;
+	__u8 host_family;      /* enum xnat_family */
+	__u8 proto;
+	__be16 port;
+	__u32 rate;            /* events per second and CPU, the rest counted */
+	/* CLOCK_MONOTONIC ns. The tracer renews it every second: a tracer
+	 * killed without cleaning up stops costing once it has passed. */
+	__u64 lease_end_ns;
+};
+_Static_assert(sizeof(struct trace_config) == 48, "trace_config layout");
+_Static_assert(XNAT_REASON_MAX <= 64, "trace_config.reasons has 64 bits");
+
+/* Per CPU: the rate limit's window and what matched but was not shown. */
+struct trace_cpu {
+	__u64 window;          /* the second (monotonic ns / 1e9) sent counts */
+	__u64 sent;            /* events sent in that second */
+	__u64 matched;         /* packets the filter matched, ever */
+	__u64 lost;            /* of those, not sent: rate limit or ring full */
+};
+_Static_assert(sizeof(struct trace_cpu) == 32, "trace_cpu layout");
+
+/* One traced packet, as the ring buffer carries it. */
+struct trace_event {
+	__u64 ts_ns;               /* bpf_ktime_get_ns() at the exit */
+	struct flow_key key;       /* as it arrived: tuple, port, VLAN */
+	/* As it left; equal to the key's when nothing was rewritten. */
+	union xnat_addr new_saddr;
+	union xnat_addr new_daddr;
+	__be16 new_sport;
+	__be16 new_dport;
+	__u32 egress_ifindex;      /* 0: not forwarded by XDP */
+	__u16 egress_vid;
+	__u8 action;               /* XDP_* verdict */
+	__u8 nat;                  /* enum flow_nat of the entry applied */
+	__u8 tcp_flags;            /* byte 13 of the TCP header, else 0 */
+	__u8 new_flow;             /* 1: this packet installed its flow */
+	__u16 pad;
+	__u32 reason;              /* enum xnat_reason, as counted */
+	__u32 len;                 /* frame length */
+	__u32 cpu;
+};
+_Static_assert(sizeof(struct trace_event) == 112, "trace_event layout");
+
+/*
+ * NAT event log (`xnat run`): a mapping created or expired, what an operator
+ * keeps to answer abuse reports (who was behind an external address and
+ * port, when). Written only while a reader is attached (natlog_config).
+ */
+enum natlog_type {
+	NATLOG_CREATED = 1,
+	NATLOG_EXPIRED = 2,
+};
+
+struct natlog_config {
+	__u32 active;          /* 0: nobody reads, nothing is written */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct natlog_config) == 8, "natlog_config layout");
+
+struct natlog_event {
+	__u64 ts_ns;           /* bpf_ktime_get_ns() */
+	__be32 inside_addr;
+	__be32 ext_addr;       /* [nat] address at the time */
+	__be32 remote_addr;    /* created: the destination of the first
+				  packet; expired: 0. The external port is
+				  the same towards every destination
+				  (endpoint-independent mapping). */
+	__be16 inside_port;    /* ICMP: echo id */
+	__be16 ext_port;
+	__be16 remote_port;
+	__u8 proto;
+	__u8 type;             /* enum natlog_type */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct natlog_event) == 32, "natlog_event layout");
 
 #endif /* XNAT_COMMON_H */

@@ -10,10 +10,17 @@ pkgs=(
 	libelf-dev zlib1g-dev
 	libinih-dev                         # config file
 	libnftables-dev nftables            # kernel mode, passed-up NAT
-	libmnl-dev                          # rtnetlink: links, address events
+	libmicrohttpd-dev                   # xnat metrics --listen
+	libsystemd-dev                      # sd_notify for Type=notify
+	libnetfilter-conntrack-dev          # flows in kernel mode, offload events
+	libmnl-dev                          # rtnetlink: links, address events, qdiscs
+	conntrack                           # offload tests: conntrack -L/-D/-F
+	systemd man-db                      # tests: systemd-analyze verify
+	bash-completion                     # tests: packaging/xnat.bash-completion
 	iproute2 ethtool                    # testbed
 	socat iperf3 procps kmod            # traffic in tests and the demo
 	iputils-ping python3                # ping tests; JSON checks in tests
+	python3-prometheus-client           # tests parse xnat's metrics
 	traceroute                          # test_nat.sh traceroute
 	gnuplot-nox                         # xnat bench's plot
 	coreutils util-linux

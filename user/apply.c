@@ -14,6 +14,7 @@
 #include "loader.h"
 #include "log.h"
 #include "maps.h"
+#include "sysctl.h"
 
 struct undo {
 	const struct plan *old;
@@ -42,7 +43,7 @@ static int step_sysctls(const struct plan *plan, struct xnat_state *st,
 	for (i = 0; i < plan->n_sysctls; i++) {
 		s = &plan->sysctls[i];
 		p = &u->prior[u->n_sysctls];
-		ret = state_sysctl_get(s->path, p->value, sizeof(p->value));
+		ret = sysctl_read(s->path, p->value, sizeof(p->value));
 		if (ret == -ENOENT && s->optional) {
 			pr_debug("No %s here; the kernel keeps its default\n",
 				 s->path);
@@ -106,7 +107,7 @@ static void undo(struct undo *u)
 			pr_warn("Could not restore the old map contents\n");
 	}
 	for (i = u->n_sysctls - 1; i >= 0; i--)
-		if (state_sysctl_put(u->prior[i].path, u->prior[i].value))
+		if (sysctl_write(u->prior[i].path, u->prior[i].value))
 			pr_warn("Could not restore sysctl %s to %s\n",
 				u->prior[i].path, u->prior[i].value);
 	if (u->nft && u->old && kernel_nft_apply(u->old->nft, err))

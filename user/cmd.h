@@ -1,19 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The commands of `xnat` and the options they share. main.c parses the
- * command line once and hands each command the result.
+ * The commands of `xnat` and their options. main.c parses the command line
+ * once against its command and option tables (which say how to add either)
+ * and hands each command the result.
  */
 #ifndef XNAT_CMD_H
 #define XNAT_CMD_H
 
 #include <stdbool.h>
 
-/* Exit statuses (DESIGN.md): usage/config error 1, system error 2. */
+/* Exit statuses: usage/config error 1, system error 2, and for `xnat
+ * status` 3 when xnat is not up in this network namespace (like
+ * `systemctl status` on an inactive unit). README and xnat.8 list them. */
 #define EXIT_OK 0
 #define EXIT_USAGE 1
 #define EXIT_SYSTEM 2
-/* status: up, but not whole (e.g. the nft table was removed) */
+#define EXIT_NOT_UP 3
+/* status: up, but not whole (its nft table was removed) */
 #define EXIT_DEGRADED 4
+
+/* The config `up`, `run` and `check` read when -c is not given. */
+#define XNAT_DEFAULT_CONFIG "/etc/xnat/xnat.ini"
 
 struct opts {
 	const char *config;   /* -c */
@@ -22,21 +29,36 @@ struct opts {
 	bool pretty;          /* -p */
 	double watch;         /* -w seconds, 0 = once */
 	int verbose;          /* -v, repeatable */
+	bool help;            /* -h: main.c prints the command's help */
+	bool commands;        /* help --commands */
+	/* check only */
+	bool print;           /* --print: the nftables ruleset too */
 	/* bench only */
 	bool quick;           /* --quick: the CI-sized subset */
 	const char *out_dir;  /* --out DIR, default ./bench-results */
 	int reps;             /* --reps N, 0 = default */
 	const char *modes;    /* --modes LIST */
 	const char *profiles; /* --profiles LIST */
+	/* trace, flows, stats, metrics, help */
+	int nargs;            /* words after the command (filters...) */
+	char **args;
+	const char *count;    /* trace: -c COUNT (-c is the config elsewhere) */
+	const char *rate;     /* trace: --rate N events/s per CPU */
+	const char *format;   /* stats: --format text|json|prometheus */
+	const char *listen;   /* metrics: --listen ADDR:PORT */
+	const char *sort;     /* flows: --sort bytes|packets|age|idle */
 };
 
 int cmd_up(const struct opts *o);
 int cmd_down(const struct opts *o);
 int cmd_run(const struct opts *o);
+int cmd_check(const struct opts *o);
 int cmd_status(const struct opts *o);
 int cmd_flows(const struct opts *o);
 int cmd_stats(const struct opts *o);
 int cmd_bench(const struct opts *o);
+int cmd_trace(const struct opts *o);
+int cmd_metrics(const struct opts *o);
 
 /* An error line: JSON object on stdout with --json, else text on stderr.
  * Returns CODE so commands can `return fail(...)`. */

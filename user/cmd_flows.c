@@ -1,48 +1,46 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * xnat flows: every entry of the flow table, one direction a line, with
- * the rewrite it applies, so a person can see what happens to a packet of
- * that flow: where it enters, what it becomes, where it leaves.
+ * xnat flows: the connections in the flow table, one a line with both
+ * directions together: what arrives where, what it becomes and where it
+ * leaves, its state, packets and bytes both ways, age and idle time.
+ * Filter words (host, port, proto, state) and --sort select and order
+ * them (flow_view.c); -w S refreshes. --json keeps one object per entry
+ * (direction) under "flows", with the keys scripts already read, and adds
+ * the connections under "connections".
+ *
+ * xnat flows delete FILTER ends the matching connections as their idle
+ * timeout would (bpf/flow_ctl.bpf.c), so the mapping references the data
+ * path keeps stay balanced, and waits until they are gone.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "cmd.h"
+#include "flow_view.h"
+#include "flows_kernel.h"
+#include "flow_ctl.skel.h"
 #include "json.h"
 #include "loader.h"
-
-static const char *proto_name(__u8 proto)
-{
-	switch (proto) {
-	case IPPROTO_TCP: return "tcp";
-	case IPPROTO_UDP: return "udp";
-	case IPPROTO_ICMP: return "icmp";
-	case IPPROTO_ICMPV6: return "icmpv6";
-	}
-	return "?";
-}
+#include "names.h"
+#include "offload.h"
+#include "pins.h"
+#include "state.h"
 
 static const char *nat_name(__u8 nat)
 {
 	return nat == FLOW_NAT_SNAT ? "snat" :
 	       nat == FLOW_NAT_DNAT ? "dnat" :
 	       nat == FLOW_NAT_HAIRPIN ? "hairpin" :
-	       nat == FLOW_NAT_INBOUND ? "inbound" : "none";
-}
-
-static const char *state_name(__u8 proto, __u8 st)
-{
-	static const char *tcp[] = { "syn_sent", "established", "closing",
-				     "closed" };
-
-	if (proto != IPPROTO_TCP)
-		return "-";
-	return st < 4 ? tcp[st] : "?";
+	       nat == FLOW_NAT_INBOUND ? "inbound" :
+	       nat == FLOW_NAT_CT ? "ct" : "none";
 }
 
 /* "addr:port" or "[addr]:port"; for ICMP the port is the echo id. */
@@ -56,13 +54,6 @@ static void endpoint(char *buf, size_t len, __u8 family,
 		 ntohs(port));
 }
 
-static const char *ifname(__u32 ifindex, char *buf)
-{
-	if (!if_indextoname(ifindex, buf))
-		snprintf(buf, IF_NAMESIZE, "#%u", ifindex);
-	return buf;
-}
-
 static __u64 now_ns(void)
 {
 	struct timespec ts;
@@ -72,99 +63,317 @@ static __u64 now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static void print_entry(int fd, const struct opts *o, const struct flow_key *k,
-			const struct flow_value *v)
+/* Offload mode: the kernel's connection the entry carries, as
+ * `conntrack -L` prints its tuples. */
+static void json_conntrack(const struct flow_key *k, const struct flow_value *v)
+{
+	char ct[320];
+
+	if (v->nat != FLOW_NAT_CT)
+		return;
+	offload_ct_tuple(ct, sizeof(ct), k, v);
+	json_str("conntrack", ct);
+}
+
+/* One direction, as `xnat flows --json` has always printed it. */
+static void json_entry(const struct conn *c, const struct flow_key *k,
+		       const struct flow_value *v, __u64 now)
 {
 	char src[64], dst[64], nsrc[64], ndst[64], in[IF_NAMESIZE],
 		out[IF_NAMESIZE];
-	struct flow_value other;
-	struct flow_key ok;
-	__u64 now = now_ns();
-	__u64 idle = now > v->last_seen_ns ? (now - v->last_seen_ns) / 1000000000ULL : 0;
-	__u8 st;
-	/* The state is a property of the connection: read the other entry. */
-	ok.saddr = v->new_daddr;
-	ok.daddr = v->new_saddr;
-	ok.sport = v->new_dport;
-	ok.dport = v->new_sport;
-	ok.proto = k->proto;
-	ok.family = k->family;
-	ok.vid = v->egress_vid;
-	ok.ifindex = v->egress_ifindex;
-	st = flow_tcp_state(v, bpf_map_lookup_elem(fd, &ok, &other) ? NULL : &other);
 
-	/* ICMP echo: the id is sport in requests, dport in replies. */
 	endpoint(src, sizeof(src), k->family, &k->saddr, k->sport);
 	endpoint(dst, sizeof(dst), k->family, &k->daddr, k->dport);
 	endpoint(nsrc, sizeof(nsrc), k->family, &v->new_saddr, v->new_sport);
 	endpoint(ndst, sizeof(ndst), k->family, &v->new_daddr, v->new_dport);
-
-	if (o->json) {
-		json_obj_begin(NULL);
-		json_u64("family", k->family);
-		json_str("proto", proto_name(k->proto));
-		json_str("dir", v->dir == FLOW_DIR_ORIG ? "orig" : "reply");
-		json_str("nat", nat_name(v->nat));
-		json_str("ingress", ifname(k->ifindex, in));
-		json_str("egress", ifname(v->egress_ifindex, out));
-		json_str("src", src);
-		json_str("dst", dst);
-		json_str("new_src", nsrc);
-		json_str("new_dst", ndst);
-		json_str("state", state_name(k->proto, st));
-		json_u64("idle_s", idle);
-		json_u64("age_s", now > v->created_ns ?
-			 (now - v->created_ns) / 1000000000ULL : 0);
-		json_u64("packets", v->packets);
-		json_u64("bytes", v->bytes);
-		json_obj_end();
-		return;
-	}
-	/* One line per direction: what arrives where, what it becomes and
-	 * where it leaves. Widths fit IPv4; IPv6 lines run longer. */
-	printf("%-6s %-5s %-4s %-6s %-21s %-21s => %-6s %-21s %-21s %-11s %5llu %9llu %11llu\n",
-	       proto_name(k->proto), v->dir == FLOW_DIR_ORIG ? "orig" : "reply",
-	       nat_name(v->nat), ifname(k->ifindex, in), src, dst,
-	       ifname(v->egress_ifindex, out), nsrc, ndst,
-	       state_name(k->proto, st), (unsigned long long)idle,
-	       (unsigned long long)v->packets, (unsigned long long)v->bytes);
+	json_obj_begin(NULL);
+	json_u64("family", k->family);
+	json_str("proto", proto_name(k->proto));
+	json_str("dir", v->dir == FLOW_DIR_ORIG ? "orig" : "reply");
+	json_str("nat", nat_name(v->nat));
+	json_str("ingress", ifname_of(k->ifindex, in));
+	json_str("egress", ifname_of(v->egress_ifindex, out));
+	json_str("src", src);
+	json_str("dst", dst);
+	json_str("new_src", nsrc);
+	json_str("new_dst", ndst);
+	json_str("state", conn_state(c));
+	json_u64("idle_s", now > v->last_seen_ns ?
+		 (now - v->last_seen_ns) / 1000000000ULL : 0);
+	json_u64("age_s", now > v->created_ns ?
+		 (now - v->created_ns) / 1000000000ULL : 0);
+	json_u64("packets", v->packets);
+	json_u64("bytes", v->bytes);
+	json_conntrack(k, v);
+	json_obj_end();
 }
 
-int cmd_flows(const struct opts *o)
+static void json_conn(const struct conn *c, __u64 now)
 {
-	struct flow_key key, next;
-	struct flow_value v;
-	void *prev = NULL;
-	int fd, n = 0;
+	const struct flow_key *k = conn_key(c);
+	const struct flow_value *v = conn_value(c);
+	char src[64], dst[64], nsrc[64], ndst[64], in[IF_NAMESIZE],
+		out[IF_NAMESIZE];
 
-	fd = loader_map_fd(MAP_FLOWS);
-	if (fd < 0)
-		return fail(o, EXIT_SYSTEM,
-			    "no flow table: xnat is not up in xdp mode here");
+	endpoint(src, sizeof(src), k->family, &k->saddr, k->sport);
+	endpoint(dst, sizeof(dst), k->family, &k->daddr, k->dport);
+	endpoint(nsrc, sizeof(nsrc), k->family, &v->new_saddr, v->new_sport);
+	endpoint(ndst, sizeof(ndst), k->family, &v->new_daddr, v->new_dport);
+	json_obj_begin(NULL);
+	json_u64("family", k->family);
+	json_str("proto", proto_name(k->proto));
+	json_str("nat", nat_name(v->nat));
+	json_str("ingress", ifname_of(k->ifindex, in));
+	json_str("egress", ifname_of(v->egress_ifindex, out));
+	json_str("src", src);
+	json_str("dst", dst);
+	json_str("new_src", nsrc);
+	json_str("new_dst", ndst);
+	json_str("state", conn_state(c));
+	json_bool("orig", c->has_orig);
+	json_bool("reply", c->has_reply);
+	json_u64("packets", conn_packets(c));
+	json_u64("bytes", conn_bytes(c));
+	json_u64("orig_packets", c->has_orig ? c->ov.packets : 0);
+	json_u64("reply_packets", c->has_reply ? c->rv.packets : 0);
+	json_u64("age_s", conn_age_ns(c, now) / 1000000000ULL);
+	json_u64("idle_s", conn_idle_ns(c, now) / 1000000000ULL);
+	json_conntrack(k, v);
+	json_obj_end();
+}
+
+/* 1234, 12.3k, 4.5M: columns a person can scan. */
+static const char *human(__u64 n, char *buf)
+{
+	if (n < 10000)
+		snprintf(buf, 16, "%llu", (unsigned long long)n);
+	else if (n < 10000000)
+		snprintf(buf, 16, "%.1fk", n / 1e3);
+	else if (n < 10000000000ULL)
+		snprintf(buf, 16, "%.1fM", n / 1e6);
+	else
+		snprintf(buf, 16, "%.1fG", n / 1e9);
+	return buf;
+}
+
+static void text_conn(const struct conn *c, __u64 now)
+{
+	const struct flow_key *k = conn_key(c);
+	const struct flow_value *v = conn_value(c);
+	char src[64], dst[64], nsrc[64], ndst[64], in[IF_NAMESIZE],
+		out[IF_NAMESIZE], p[16], b[16], ct[320] = "";
+
+	if (v->nat == FLOW_NAT_CT)
+		offload_ct_tuple(ct, sizeof(ct), k, v);
+	endpoint(src, sizeof(src), k->family, &k->saddr, k->sport);
+	endpoint(dst, sizeof(dst), k->family, &k->daddr, k->dport);
+	endpoint(nsrc, sizeof(nsrc), k->family, &v->new_saddr, v->new_sport);
+	endpoint(ndst, sizeof(ndst), k->family, &v->new_daddr, v->new_dport);
+	/* Widths fit IPv4; IPv6 lines run longer. */
+	printf("%-6s %-11s %-7s %-6s %-21s %-21s %-6s %-21s %-21s %8s %8s %6llu %6llu%s%s%s\n",
+	       proto_name(k->proto), conn_state(c), nat_name(v->nat),
+	       ifname_of(k->ifindex, in), src, dst, ifname_of(v->egress_ifindex, out),
+	       nsrc, ndst, human(conn_packets(c), p), human(conn_bytes(c), b),
+	       (unsigned long long)(conn_age_ns(c, now) / 1000000000ULL),
+	       (unsigned long long)(conn_idle_ns(c, now) / 1000000000ULL),
+	       c->has_orig ? (c->has_reply ? "" : " (no reply entry)") :
+			     " (reply entry only)",
+	       ct[0] ? "  conntrack: " : "", ct);
+}
+
+static int show(const struct opts *o, int fd, const struct flow_filter *f,
+		enum flow_sort by)
+{
+	struct conn *conns;
+	size_t n, shown = 0;
+	__u64 now = now_ns();
+	int err = conns_read(fd, &conns, &n);
+
+	if (err)
+		return fail(o, EXIT_SYSTEM, "flows: failed to read %s: %s",
+			    MAP_FLOWS, strerror(-err));
+	conns_sort(conns, n, by, now);
 	if (o->json) {
 		json_obj_begin(NULL);
 		json_arr_begin("flows");
-	} else {
-		printf("%-6s %-5s %-4s %-6s %-21s %-21s    %-6s %-21s %-21s %-11s %5s %9s %11s\n",
-		       "proto", "dir", "nat", "in", "src", "dst", "out",
-		       "new src", "new dst", "state", "idle", "packets", "bytes");
-	}
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		/* Gone between the two calls: expired meanwhile. */
-		if (bpf_map_lookup_elem(fd, &key, &v))
-			continue;
-		print_entry(fd, o, &key, &v);
-		n++;
-	}
-	if (o->json) {
+		for (size_t i = 0; i < n; i++) {
+			if (!conn_match(&conns[i], f))
+				continue;
+			if (conns[i].has_orig)
+				json_entry(&conns[i], &conns[i].okey, &conns[i].ov, now);
+			if (conns[i].has_reply)
+				json_entry(&conns[i], &conns[i].rkey, &conns[i].rv, now);
+		}
+		json_arr_end();
+		json_arr_begin("connections");
+		for (size_t i = 0; i < n; i++)
+			if (conn_match(&conns[i], f))
+				json_conn(&conns[i], now);
 		json_arr_end();
 		json_obj_end();
 		json_done();
 	} else {
-		printf("%d entries\n", n);
+		printf("%-6s %-11s %-7s %-6s %-21s %-21s %-6s %-21s %-21s %8s %8s %6s %6s\n",
+		       "proto", "state", "nat", "in", "src", "dst", "out",
+		       "as src", "as dst", "packets", "bytes", "age", "idle");
+		for (size_t i = 0; i < n; i++) {
+			if (!conn_match(&conns[i], f))
+				continue;
+			text_conn(&conns[i], now);
+			shown++;
+		}
+		printf("%zu connections", shown);
+		if (shown != n)
+			printf(" (of %zu)", n);
+		printf("\n");
+	}
+	free(conns);
+	return EXIT_OK;
+}
+
+/* Entries of the ORIG keys in KEYS still in the table. */
+static size_t still_there(int fd, const struct flow_key *keys, size_t n)
+{
+	struct flow_value v;
+	size_t left = 0;
+
+	for (size_t i = 0; i < n; i++)
+		left += !bpf_map_lookup_elem(fd, &keys[i], &v);
+	return left;
+}
+
+static int delete(const struct opts *o, int fd, const struct flow_filter *f)
+{
+	struct flow_ctl_bpf *skel = NULL;
+	struct flow_key *keys = NULL;
+	struct conn *conns = NULL;
+	size_t n, nkeys = 0, gone = 0, orphans = 0, offloaded = 0, left;
+	int err, ret = EXIT_SYSTEM, prog;
+
+	if (!f->match)
+		return fail(o, EXIT_USAGE, "flows delete: name the connections "
+			    "(host, port, proto, state); `xnat down` removes "
+			    "them all");
+	err = conns_read(fd, &conns, &n);
+	if (err)
+		return fail(o, EXIT_SYSTEM, "flows delete: failed to read %s: %s",
+			    MAP_FLOWS, strerror(-err));
+	keys = calloc(n ? n : 1, sizeof(*keys));
+	if (!keys) {
+		ret = fail(o, EXIT_SYSTEM, "flows delete: out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!conn_match(&conns[i], f))
+			continue;
+		/* Offload mode: no mapping to release, each entry has its
+		 * own timer; deleting the entries hands the connection back
+		 * to the kernel (offloaded again once the ruleset accepts
+		 * another of its packets). */
+		if (conn_value(&conns[i])->nat == FLOW_NAT_CT) {
+			if (conns[i].has_orig)
+				bpf_map_delete_elem(fd, &conns[i].okey);
+			if (conns[i].has_reply)
+				bpf_map_delete_elem(fd, &conns[i].rkey);
+			offloaded++;
+			continue;
+		}
+		/* Only the ORIG entry has the timer; a lone REPLY entry is
+		 * one the data path is deleting right now. */
+		if (conns[i].has_orig)
+			keys[nkeys++] = conns[i].okey;
+		else
+			orphans++;
+	}
+	if (nkeys) {
+		skel = flow_ctl_bpf__open();
+		err = skel ? bpf_map__reuse_fd(skel->maps.xnat_flows, fd) : -errno;
+		if (!err)
+			err = flow_ctl_bpf__load(skel);
+		if (err) {
+			ret = fail(o, EXIT_SYSTEM, "flows delete: failed to load "
+				   "the flow control program: %s", strerror(-err));
+			goto out;
+		}
+		prog = bpf_program__fd(skel->progs.xdp_flow_expire);
+	}
+	for (size_t i = 0; i < nkeys; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &keys[i],
+			    .data_size_in = sizeof(keys[i]));
+
+		if (bpf_prog_test_run_opts(prog, &run)) {
+			ret = fail(o, EXIT_SYSTEM, "flows delete: failed to run "
+				   "the flow control program: %s (%zu of %zu "
+				   "connections marked)", strerror(errno), i, nkeys);
+			goto out;
+		}
+		gone += run.retval == XDP_DROP; /* expired meanwhile */
+	}
+	/* The timers run in softirq right away; give them a moment. */
+	for (int t = 0; t < 100 && (left = still_there(fd, keys, nkeys)); t++)
+		usleep(10000);
+	left = still_there(fd, keys, nkeys);
+	if (o->json) {
+		json_obj_begin(NULL);
+		json_u64("matched", nkeys + orphans + offloaded);
+		json_u64("deleted", nkeys - left + offloaded);
+		json_u64("remaining", left);
+		json_obj_end();
+		json_done();
+	} else {
+		printf("%zu connections matched, %zu deleted",
+		       nkeys + orphans + offloaded, nkeys - left + offloaded);
+		if (left)
+			printf(", %zu marked expired but still there", left);
+		printf("\n");
+	}
+	(void)gone;
+	ret = left ? EXIT_SYSTEM : EXIT_OK;
+out:
+	flow_ctl_bpf__destroy(skel);
+	free(keys);
+	free(conns);
+	return ret;
+}
+
+int cmd_flows(const struct opts *o)
+{
+	struct flow_filter f;
+	enum flow_sort by = FLOW_SORT_NONE;
+	int is_delete = o->nargs && !strcmp(o->args[0], "delete");
+	struct xnat_state st;
+	char err[256];
+	int fd, ret;
+
+	if (flow_filter_parse(o->nargs - is_delete, o->args + is_delete, &f, err,
+			      sizeof(err)))
+		return fail(o, EXIT_USAGE, "flows: %s", err);
+	if (o->sort && flow_sort_parse(o->sort, &by))
+		return fail(o, EXIT_USAGE, "flows: --sort '%s': expected bytes, "
+			    "packets, age or idle", o->sort);
+	/* Kernel mode: conntrack is the flow table. */
+	if (!state_load(&st) && st.mode == MODE_KERNEL)
+		return flows_kernel(o);
+	fd = pins_map_open(MAP_FLOWS);
+	if (fd < 0)
+		return fail(o, EXIT_SYSTEM,
+			    "no flow table: xnat is not up in xdp mode here");
+	if (is_delete) {
+		ret = delete(o, fd, &f);
+		close(fd);
+		return ret;
+	}
+	for (;;) {
+		if (o->watch > 0 && !o->json && isatty(STDOUT_FILENO))
+			printf("\033[H\033[2J"); /* top of a cleared screen */
+		ret = show(o, fd, &f, by);
+		if (ret || o->watch <= 0)
+			break;
+		fflush(stdout);
+		usleep((useconds_t)(o->watch * 1e6));
+		if (!o->json && !isatty(STDOUT_FILENO))
+			printf("\n");
 	}
 	close(fd);
-	return EXIT_OK;
+	return ret;
 }

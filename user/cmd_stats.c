@@ -2,9 +2,13 @@
 /*
  * xnat stats: the per-CPU counters of the data path, summed, one line per
  * reason with what it means. With -w S it refreshes every S seconds and
- * shows rates over the last interval.
+ * shows rates over the last interval. In kernel mode, where no XDP program
+ * counts, the counters are those of the rules of xnat's nftables table,
+ * with the kernel's conntrack fill.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,23 +17,22 @@
 #include "cmd.h"
 #include "json.h"
 #include "loader.h"
+#include "metrics.h"
+#include "nft_table.h"
+#include "percpu.h"
+#include "pins.h"
 #include "reasons.h"
+#include "state.h"
 
 static int read_counters(int fd, struct xnat_counter *sum)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct xnat_counter percpu[ncpu > 0 ? ncpu : 1];
+	int err;
 
-	if (ncpu <= 0)
-		return ncpu;
+	/* A reason the map does not have (an older program) reads as 0. */
 	for (__u32 r = 0; r < XNAT_REASON_MAX; r++) {
-		sum[r].packets = sum[r].bytes = 0;
-		if (bpf_map_lookup_elem(fd, &r, percpu))
-			continue;
-		for (int c = 0; c < ncpu; c++) {
-			sum[r].packets += percpu[c].packets;
-			sum[r].bytes += percpu[c].bytes;
-		}
+		err = percpu_counter_sum(fd, r, &sum[r]);
+		if (err && err != -ENOENT)
+			return err;
 	}
 	return 0;
 }
@@ -74,14 +77,139 @@ static void print_text(const struct xnat_counter *sum,
 	printf("%-20s %14llu\n", "total", (unsigned long long)total);
 }
 
+/* --format prometheus: one document, for node_exporter's textfile
+ * collector (write it to a temporary file and rename it into place). */
+static int stats_prometheus(const struct opts *o)
+{
+	char err[256];
+
+	if (o->watch > 0)
+		return fail(o, EXIT_USAGE, "stats: --format prometheus prints one "
+			    "document; -w does not apply (serve it with xnat "
+			    "metrics --listen)");
+	if (metrics_write(stdout, err, sizeof(err)))
+		return fail(o, EXIT_SYSTEM, "stats: %s", err);
+	return fflush(stdout) ? EXIT_SYSTEM : EXIT_OK;
+}
+
+/* A number from /proc/sys, or -1. */
+static long long proc_sys_ll(const char *path)
+{
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static void print_kernel_json(const struct nft_rule_counter *r, int n)
+{
+	long long ct = proc_sys_ll("/proc/sys/net/netfilter/nf_conntrack_count");
+	long long ct_max = proc_sys_ll("/proc/sys/net/netfilter/nf_conntrack_max");
+
+	json_obj_begin(NULL);
+	json_str("mode", "kernel");
+	json_arr_begin("nft");
+	for (int i = 0; i < n; i++) {
+		json_obj_begin(NULL);
+		json_str("chain", r[i].chain);
+		json_str("rule", r[i].rule);
+		json_u64("packets", r[i].packets);
+		json_u64("bytes", r[i].bytes);
+		json_obj_end();
+	}
+	json_arr_end();
+	json_obj_begin("conntrack");
+	json_i64("entries", ct);
+	json_i64("max", ct_max);
+	json_obj_end();
+	json_obj_end();
+	json_done();
+}
+
+/* PREV (same rules, in the same order) gives rates over INTERVAL. */
+static void print_kernel_text(const struct nft_rule_counter *r, int n,
+			      const struct nft_rule_counter *prev, int n_prev,
+			      double interval)
+{
+	printf("%-12s %14s %16s %7s  %s\n", "chain", "packets", "bytes",
+	       prev ? "pps" : "", "rule (nft table inet xnat)");
+	for (int i = 0; i < n; i++) {
+		printf("%-12s %14llu %16llu ", r[i].chain,
+		       (unsigned long long)r[i].packets,
+		       (unsigned long long)r[i].bytes);
+		if (prev && i < n_prev && !strcmp(prev[i].rule, r[i].rule))
+			printf("%7.0f", (r[i].packets - prev[i].packets) / interval);
+		else
+			printf("%7s", "");
+		printf("  %s\n", r[i].rule);
+	}
+	printf("conntrack: %lld of %lld entries\n",
+	       proc_sys_ll("/proc/sys/net/netfilter/nf_conntrack_count"),
+	       proc_sys_ll("/proc/sys/net/netfilter/nf_conntrack_max"));
+}
+
+/* Kernel mode: the counters of xnat's nft rules. */
+static int stats_kernel(const struct opts *o)
+{
+	struct nft_rule_counter *r = NULL, *prev = NULL;
+	int n, n_prev = 0;
+
+	for (;;) {
+		n = nft_table_counters(&r);
+		if (n < 0) {
+			free(prev);
+			return fail(o, EXIT_SYSTEM, "no counters in table inet xnat: %s",
+				    n == -ENOENT ? "the table is gone (xnat status)" :
+				    strerror(-n));
+		}
+		if (o->json)
+			print_kernel_json(r, n);
+		else
+			print_kernel_text(r, n, prev, n_prev, o->watch);
+		free(prev);
+		prev = r;
+		n_prev = n;
+		if (o->watch <= 0)
+			break;
+		fflush(stdout);
+		usleep((useconds_t)(o->watch * 1e6));
+		if (!o->json)
+			printf("\n");
+	}
+	free(prev);
+	return EXIT_OK;
+}
+
 int cmd_stats(const struct opts *o)
 {
+	struct xnat_state st;
 	struct xnat_counter sum[XNAT_REASON_MAX], prev[XNAT_REASON_MAX];
-	int fd = loader_map_fd(MAP_STATS), first = 1;
+	int fd, first = 1;
+
+	if (o->format && !strcmp(o->format, "prometheus"))
+		return stats_prometheus(o);
+	if (o->format && strcmp(o->format, "text") && strcmp(o->format, "json"))
+		return fail(o, EXIT_USAGE, "stats: --format '%s': expected text, "
+			    "json or prometheus", o->format);
+	if (o->format && !strcmp(o->format, "json")) {
+		struct opts j = *o;
+
+		j.json = true;
+		j.format = NULL;
+		return cmd_stats(&j);
+	}
+	if (!state_load(&st) && st.mode == MODE_KERNEL)
+		return stats_kernel(o);
+	fd = pins_map_open(MAP_STATS);
 
 	if (fd < 0)
 		return fail(o, EXIT_SYSTEM,
-			    "no counters: xnat is not up in xdp mode here");
+			    "no counters: xnat is not up in xdp or offload mode here");
 	for (;;) {
 		if (read_counters(fd, sum)) {
 			close(fd);

@@ -1,28 +1,64 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * xnat status: the mode, the ports with how the program is attached to
- * each (through libxdp's dispatcher or directly), how full the flow table
- * is, and whether the router is whole: a missing nft table makes the exit
- * status EXIT_DEGRADED; frames lost to failed redirects are warned about.
+ * xnat status: is xnat up here, and how: the mode and config, since when,
+ * the NAT address and port ranges in use, where the maps are pinned, the
+ * health of the nftables table (there, and as the config loads it, or
+ * removed or changed behind xnat's back), the ports with how the program is
+ * attached to each (through libxdp's dispatcher or directly), and how full
+ * the flow table is. Exit 3 when xnat is not up in this network namespace.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include "cmd.h"
 #include "config.h"
 #include "json.h"
 #include "kernel_mode.h"
+#include "offload.h"
 #include "loader.h"
+#include "nft_table.h"
+#include "percpu.h"
+#include "pins.h"
 #include "state.h"
+
+#define MAX_WAN_ADDRS 8
 
 struct table_fill {
 	unsigned long entries;
 	unsigned long max;
+};
+
+enum nft_health { NFT_OK, NFT_MISSING, NFT_MODIFIED, NFT_UNKNOWN };
+
+static const char *const nft_health_names[] = {
+	[NFT_OK] = "ok", [NFT_MISSING] = "missing",
+	[NFT_MODIFIED] = "modified", [NFT_UNKNOWN] = "unknown",
+};
+
+/* Everything status reports, gathered before printing. */
+struct status {
+	struct xnat_state st;
+	struct config cfg;
+	bool cfg_ok;            /* the config parsed and resolved */
+	bool config_changed;    /* the file differs from what was loaded */
+	char cfg_err[CONFIG_ERR_LEN];
+	struct table_fill fill;
+	char nat_addr[INET_ADDRSTRLEN];
+	int n_wan_addrs;
+	char wan_addrs[MAX_WAN_ADDRS][INET_ADDRSTRLEN];
+	uint16_t xdp_ports[2];  /* from the XDP program's config map */
+	uint16_t local[2], knat[2];
+	bool have_kernel_ranges;
+	enum nft_health nft;
+	char nft_detail[CONFIG_ERR_LEN + 64];
 };
 
 static int flow_table_fill(struct table_fill *t)
@@ -31,7 +67,7 @@ static int flow_table_fill(struct table_fill *t)
 	__u32 len = sizeof(info);
 	struct flow_key key, next;
 	void *prev = NULL;
-	int fd = loader_map_fd(MAP_FLOWS);
+	int fd = pins_map_open(MAP_FLOWS);
 
 	if (fd < 0)
 		return fd;
@@ -47,136 +83,378 @@ static int flow_table_fill(struct table_fill *t)
 	return 0;
 }
 
-/* Frames XDP meant to forward but the egress port refused (a veth whose
- * peer has neither XDP nor GRO, a device without ndo_xdp_xmit). */
-static unsigned long long redirect_drops(void)
-{
-	int ncpu = libbpf_num_possible_cpus(), fd = loader_map_fd(MAP_STATS);
-	__u32 key = XNAT_DROP_REDIRECT;
-	unsigned long long sum = 0;
-	struct xnat_counter *c;
-
-	if (fd < 0 || ncpu <= 0)
-		goto out;
-	c = calloc(ncpu, sizeof(*c));
-	if (c && !bpf_map_lookup_elem(fd, &key, c))
-		for (int i = 0; i < ncpu; i++)
-			sum += c[i].packets;
-	free(c);
-out:
-	if (fd >= 0)
-		close(fd);
-	return sum;
-}
-
-struct health {
-	int nft_table;                 /* table inet xnat is there */
-	unsigned long long drop_redirect;
-};
-
-/* Up, but not whole: what `xnat run` repairs or the operator must. */
-static int health_check(const struct xnat_state *st, struct health *h)
-{
-	h->nft_table = kernel_table_present();
-	h->drop_redirect = st->mode == MODE_XDP ? redirect_drops() : 0;
-	if (!h->nft_table)
-		fprintf(stderr, "xnat: warning: nft table inet xnat is missing "
-			"(nft flush ruleset?): passed-up traffic is not NATed; "
-			"run xnat up again (xnat run restores it)\n");
-	if (h->drop_redirect)
-		fprintf(stderr, "xnat: warning: %llu frames lost: an egress "
-			"port refused what XDP forwarded to it (drop_redirect; "
-			"a veth needs XDP or GRO on its peer)\n",
-			h->drop_redirect);
-	return h->nft_table ? EXIT_OK : EXIT_DEGRADED;
-}
-
 static const char *role_of(const char *name, const struct config *cfg)
 {
 	return strcmp(name, cfg->wan.name) ? "lan" : "wan";
 }
 
-int cmd_status(const struct opts *o)
+static const char *mode_name(int mode)
 {
-	struct table_fill fill = {};
-	struct health health = {};
-	struct xnat_state st;
-	struct config cfg;
+	return config_mode_name(mode);
+}
+
+/* The IPv4 addresses the WAN has now. */
+static void wan_addresses(struct status *s)
+{
+	struct ifaddrs *ifas, *ifa;
+
+	if (getifaddrs(&ifas))
+		return;
+	for (ifa = ifas; ifa && s->n_wan_addrs < MAX_WAN_ADDRS; ifa = ifa->ifa_next) {
+		if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != AF_INET ||
+		    strcmp(ifa->ifa_name, s->cfg.wan.name))
+			continue;
+		inet_ntop(AF_INET, &((struct sockaddr_in *)ifa->ifa_addr)->sin_addr,
+			  s->wan_addrs[s->n_wan_addrs++], INET_ADDRSTRLEN);
+	}
+	freeifaddrs(ifas);
+}
+
+/* The NAT address in use: what the XDP program has in its config map;
+ * in kernel mode the fixed one, or masquerade's (the WAN's first). */
+static void nat_address(struct status *s)
+{
+	struct xnat_config xc;
+	__u32 zero = 0;
+	int fd;
+
+	if (s->st.mode == MODE_XDP) {
+		fd = pins_map_open(MAP_CONFIG);
+		if (fd >= 0 && !bpf_map_lookup_elem(fd, &zero, &xc)) {
+			if (xc.nat_addr)
+				inet_ntop(AF_INET, &xc.nat_addr, s->nat_addr,
+					  sizeof(s->nat_addr));
+			s->xdp_ports[0] = xc.port_min;
+			s->xdp_ports[1] = xc.port_max;
+		}
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (s->cfg_ok && s->cfg.nat_addr)
+		inet_ntop(AF_INET, &s->cfg.nat_addr, s->nat_addr, sizeof(s->nat_addr));
+}
+
+/*
+ * Is the table there, and is it the one the running config loads? The
+ * expected table is loaded in a scratch network namespace and listed by
+ * nft, so both sides are in nft's own form. When the config file was
+ * edited since it was loaded, it no longer says what was loaded.
+ */
+static void nft_health(struct status *s)
+{
+	char *actual = NULL, *expected = NULL, *cmds;
 	char err[CONFIG_ERR_LEN];
-	int i, up, rc = EXIT_OK;
+	int ret;
 
-	up = !state_load(&st);
-	config_init(&cfg);
+	ret = nft_table_list(true, &actual);
+	if (ret == -ENOENT) {
+		s->nft = NFT_MISSING;
+		snprintf(s->nft_detail, sizeof(s->nft_detail),
+			 "table inet xnat is gone (nft flush ruleset?); xnat up puts it back");
+		return;
+	}
+	s->nft = NFT_UNKNOWN;
+	if (ret) {
+		snprintf(s->nft_detail, sizeof(s->nft_detail),
+			 "cannot list table inet xnat: %s", strerror(-ret));
+		return;
+	}
+	if (s->config_changed) {
+		snprintf(s->nft_detail, sizeof(s->nft_detail),
+			 "%s changed since it was loaded; not compared",
+			 s->st.config_path);
+		goto out;
+	}
+	if (!s->cfg_ok) {
+		snprintf(s->nft_detail, sizeof(s->nft_detail), "not compared: %s",
+			 s->cfg_err);
+		goto out;
+	}
+	cmds = kernel_ruleset(&s->cfg, err);
+	if (!cmds) {
+		snprintf(s->nft_detail, sizeof(s->nft_detail), "not compared: %s", err);
+		goto out;
+	}
+	ret = nft_table_expected(cmds, &expected);
+	free(cmds);
+	if (ret) {
+		snprintf(s->nft_detail, sizeof(s->nft_detail),
+			 "not compared: cannot load the expected table in a scratch namespace: %s",
+			 strerror(-ret));
+		goto out;
+	}
+	if (!strcmp(actual, expected)) {
+		s->nft = NFT_OK;
+		snprintf(s->nft_detail, sizeof(s->nft_detail), "as the config loads it");
+	} else {
+		s->nft = NFT_MODIFIED;
+		snprintf(s->nft_detail, sizeof(s->nft_detail),
+			 "differs from what the config loads (changed by hand, or the WAN address changed); xnat up puts it back");
+	}
+out:
+	free(actual);
+	free(expected);
+}
+
+static void gather(struct status *s)
+{
+	unsigned long long hash;
+	char err[CONFIG_ERR_LEN];
+
+	hash = state_file_hash(s->st.config_path);
+	s->config_changed = s->st.config_hash && hash != s->st.config_hash;
+	config_init(&s->cfg);
 	/* The config names the WAN; without it every port shows as LAN. */
-	if (up && config_parse(&cfg, st.config_path, err))
-		cfg.wan.name[0] = 0;
-	if (up && st.mode == MODE_XDP)
-		flow_table_fill(&fill);
-	if (up)
-		rc = health_check(&st, &health);
+	if (config_parse(&s->cfg, s->st.config_path, s->cfg_err)) {
+		s->cfg.wan.name[0] = 0;
+	} else {
+		s->cfg_ok = !config_resolve(&s->cfg, s->cfg_err);
+		/* The kernel's ranges follow from the loaded config only. */
+		if (s->cfg.mode == MODE_XDP && !s->config_changed &&
+		    !config_kernel_ranges(&s->cfg, s->local, s->knat, err))
+			s->have_kernel_ranges = true;
+	}
+	if (mode_runs_xdp(s->st.mode))
+		flow_table_fill(&s->fill);
+	if (s->cfg.wan.name[0])
+		wan_addresses(s);
+	nat_address(s);
+	nft_health(s);
+}
 
-	if (o->json) {
+static void json_range(const char *key, unsigned int lo, unsigned int hi)
+{
+	json_obj_begin(key);
+	json_u64("min", lo);
+	json_u64("max", hi);
+	json_obj_end();
+}
+
+static void print_json(const struct status *s)
+{
+	const struct xnat_state *st = &s->st;
+	long long now = time(NULL);
+	int i;
+
+	json_obj_begin(NULL);
+	json_bool("up", true);
+	json_str("mode", mode_name(st->mode));
+	json_str("config", st->config_path);
+	json_bool("config_changed", s->config_changed);
+	if (st->up_since) {
+		json_i64("up_since", st->up_since);
+		json_i64("uptime_s", now - st->up_since);
+	}
+	if (st->loaded_at)
+		json_i64("loaded_at", st->loaded_at);
+	if (mode_runs_xdp(st->mode))
+		json_str("pin_dir", pins_dir());
+
+	json_obj_begin("nat");
+	json_str("address", s->nat_addr);
+	json_bool("auto", s->cfg.nat_addr_auto);
+	json_arr_begin("wan_addresses");
+	for (i = 0; i < s->n_wan_addrs; i++)
+		json_str(NULL, s->wan_addrs[i]);
+	json_arr_end();
+	json_obj_end();
+
+	json_obj_begin("ports");
+	if (st->mode == MODE_XDP) {
+		json_range("xdp", s->xdp_ports[0], s->xdp_ports[1]);
+		if (s->have_kernel_ranges) {
+			json_range("kernel_nat", s->knat[0], s->knat[1]);
+			json_range("local", s->local[0], s->local[1]);
+		}
+	}
+	json_obj_end();
+
+	json_obj_begin("nft");
+	json_str("table", "inet xnat");
+	json_str("state", nft_health_names[s->nft]);
+	json_str("detail", s->nft_detail);
+	json_obj_end();
+
+	json_arr_begin("interfaces");
+	for (i = 0; i < st->n_ifaces; i++) {
+		struct attach_info ai = {};
+		int ifindex = if_nametoindex(st->ifaces[i]);
+
 		json_obj_begin(NULL);
-		json_bool("up", up);
-		if (up) {
-			json_str("mode", st.mode ? "kernel" : "xdp");
-			json_str("config", st.config_path);
-			json_bool("nft_table", health.nft_table);
-			json_u64("drop_redirect", health.drop_redirect);
-			json_arr_begin("interfaces");
-			for (i = 0; i < st.n_ifaces; i++) {
-				struct attach_info ai = {};
-				int ifindex = if_nametoindex(st.ifaces[i]);
+		json_str("name", st->ifaces[i]);
+		json_u64("ifindex", ifindex);
+		json_str("role", role_of(st->ifaces[i], &s->cfg));
+		if (mode_runs_xdp(st->mode) && !loader_attach_info(ifindex, &ai)) {
+			json_str("attach", ai.mode);
+			json_str("method", ai.method);
+			json_u64("prog_id", ai.prog_id);
+		}
+		/* Offload mode keeps flows out of shaped ports in the kernel
+		 * (unless [offload] shaped = offload): say which ports. */
+		if (st->mode == MODE_OFFLOAD) {
+			char kind[16];
 
-				json_obj_begin(NULL);
-				json_str("name", st.ifaces[i]);
-				json_u64("ifindex", ifindex);
-				json_str("role", role_of(st.ifaces[i], &cfg));
-				if (st.mode == MODE_XDP &&
-				    !loader_attach_info(ifindex, &ai)) {
-					json_str("attach", ai.mode);
-					json_str("method", ai.method);
-					json_u64("prog_id", ai.prog_id);
-				}
-				json_obj_end();
-			}
-			json_arr_end();
-			/* A connection takes two entries, one per direction. */
-			json_obj_begin("flows");
-			json_u64("entries", fill.entries);
-			json_u64("max", fill.max);
-			json_u64("max_connections", fill.max / 2);
-			json_obj_end();
+			json_bool("shaped", offload_port_shaped(ifindex, kind) > 0);
+			json_str("qdisc", kind);
 		}
 		json_obj_end();
-		json_done();
-		return rc;
 	}
+	json_arr_end();
+	/* A connection takes two entries, one per direction. */
+	json_obj_begin("flows");
+	json_u64("entries", s->fill.entries);
+	json_u64("max", s->fill.max);
+	json_u64("max_connections", s->fill.max / 2);
+	json_obj_end();
+	json_obj_end();
+	json_done();
+}
 
-	if (!up) {
-		printf("xnat is not up in this network namespace\n");
-		return EXIT_OK;
+/* "1d 2h 3m 4s", leading zero units left out. */
+static void print_duration(long long secs)
+{
+	if (secs >= 86400)
+		printf("%lldd ", secs / 86400);
+	if (secs >= 3600)
+		printf("%lldh ", secs / 3600 % 24);
+	if (secs >= 60)
+		printf("%lldm ", secs / 60 % 60);
+	printf("%llds", secs % 60);
+}
+
+static void print_time(long long t)
+{
+	char buf[32];
+	time_t tt = t;
+	struct tm tm;
+
+	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", localtime_r(&tt, &tm));
+	printf("%s", buf);
+}
+
+static void print_text(const struct status *s)
+{
+	const struct xnat_state *st = &s->st;
+	int i;
+
+	printf("mode:    %s\nconfig:  %s%s\n", mode_name(st->mode),
+	       st->config_path,
+	       s->config_changed ? " (changed since loaded: xnat up applies it)" : "");
+	if (st->up_since) {
+		printf("up:      since ");
+		print_time(st->up_since);
+		printf(" (");
+		print_duration(time(NULL) - st->up_since);
+		printf(")");
+		if (st->loaded_at && st->loaded_at != st->up_since) {
+			printf(", last loaded ");
+			print_time(st->loaded_at);
+		}
+		printf("\n");
 	}
-	printf("mode:    %s\nconfig:  %s\nnft:     table inet xnat %s\n",
-	       st.mode ? "kernel" : "xdp", st.config_path,
-	       health.nft_table ? "present" : "MISSING");
-	if (st.mode == MODE_XDP) {
-		printf("flows:   %lu of %lu entries (two per connection)\n",
-		       fill.entries, fill.max);
-		printf("\n%-16s %-4s %-8s %-8s %s\n", "interface", "role",
-		       "attach", "method", "prog id");
+	printf("nat:     %s", s->nat_addr[0] ? s->nat_addr : "-");
+	if (!s->cfg.wan.name[0])
+		printf(" (the config does not parse: %s)\n", s->cfg_err);
+	else if (s->cfg.nat_addr_auto)
+		printf(" (auto: %s has", s->cfg.wan.name);
+	else
+		printf(" (fixed; %s has", s->cfg.wan.name);
+	for (i = 0; s->cfg.wan.name[0] && i < s->n_wan_addrs; i++)
+		printf(" %s", s->wan_addrs[i]);
+	if (s->cfg.wan.name[0])
+		printf("%s)\n", s->n_wan_addrs ? "" : " no IPv4 address");
+	if (st->mode == MODE_XDP) {
+		printf("ports:   xdp %u-%u", s->xdp_ports[0], s->xdp_ports[1]);
+		if (s->have_kernel_ranges)
+			printf(", kernel NAT %u-%u, local sockets %u-%u",
+			       s->knat[0], s->knat[1], s->local[0], s->local[1]);
+		printf("\n");
 	}
-	for (i = 0; i < st.n_ifaces && st.mode == MODE_XDP; i++) {
+	if (mode_runs_xdp(st->mode))
+		printf("pins:    %s\n", pins_dir());
+	printf("nft:     table inet xnat %s: %s\n", nft_health_names[s->nft],
+	       s->nft_detail);
+	if (!mode_runs_xdp(st->mode))
+		return;
+	printf("flows:   %lu of %lu entries (two per connection)\n",
+	       s->fill.entries, s->fill.max);
+	printf("\n%-16s %-4s %-8s %-8s %s\n", "interface", "role", "attach",
+	       "method", "prog id");
+	for (i = 0; i < st->n_ifaces; i++) {
 		struct attach_info ai = {};
-		int ifindex = if_nametoindex(st.ifaces[i]);
+		int ifindex = if_nametoindex(st->ifaces[i]);
+		char kind[16];
 
+		if (st->mode == MODE_OFFLOAD &&
+		    offload_port_shaped(ifindex, kind) > 0)
+			printf("%-16s shaped by its %s qdisc: flows leaving here %s\n",
+			       st->ifaces[i], kind, s->cfg.offload_shaped ?
+			       "are offloaded anyway ([offload] shaped)" :
+			       "stay in the kernel");
 		if (loader_attach_info(ifindex, &ai))
 			printf("%-16s %-4s (no xnat program attached!)\n",
-			       st.ifaces[i], role_of(st.ifaces[i], &cfg));
+			       st->ifaces[i], role_of(st->ifaces[i], &s->cfg));
 		else
-			printf("%-16s %-4s %-8s %-8s %u\n", st.ifaces[i],
-			       role_of(st.ifaces[i], &cfg), ai.mode, ai.method,
-			       ai.prog_id);
+			printf("%-16s %-4s %-8s %-8s %u\n", st->ifaces[i],
+			       role_of(st->ifaces[i], &s->cfg), ai.mode,
+			       ai.method, ai.prog_id);
 	}
+}
+
+/*
+ * Warnings on stderr for what makes the router less than whole: its nft
+ * table removed (EXIT_DEGRADED; `xnat run` puts it back), frames an egress
+ * port refused (drop_redirect: a veth whose peer has neither XDP nor GRO).
+ */
+static int health_warnings(const struct status *s)
+{
+	struct xnat_counter c = {};
+	int fd = mode_runs_xdp(s->st.mode) ? pins_map_open(MAP_STATS) : -1;
+
+	if (fd >= 0 && !percpu_counter_sum(fd, XNAT_DROP_REDIRECT, &c) &&
+	    c.packets)
+		fprintf(stderr, "xnat: warning: %llu frames lost because an "
+			"egress port refused them (drop_redirect; a veth needs "
+			"XDP or GRO on its peer)\n", (unsigned long long)c.packets);
+	if (fd >= 0)
+		close(fd);
+	if (s->nft != NFT_MISSING)
+		return EXIT_OK;
+	fprintf(stderr, "xnat: warning: nft table inet xnat is missing: "
+		"traffic passed to the kernel is not NATed nor filtered\n");
+	return EXIT_DEGRADED;
+}
+
+int cmd_status(const struct opts *o)
+{
+	struct status *s = calloc(1, sizeof(*s));
+	int err, rc;
+
+	if (!s)
+		return fail(o, EXIT_SYSTEM, "status: %s", strerror(ENOMEM));
+	err = state_load(&s->st);
+	if (err) {
+		free(s);
+		if (err != -ENOENT)
+			return fail(o, EXIT_SYSTEM, "failed to read state in %s: %s",
+				    state_run_dir(), strerror(-err));
+		if (o->json) {
+			json_obj_begin(NULL);
+			json_bool("up", false);
+			json_obj_end();
+			json_done();
+		} else {
+			printf("xnat is not up in this network namespace\n");
+		}
+		return EXIT_NOT_UP;
+	}
+	gather(s);
+	if (o->json)
+		print_json(s);
+	else
+		print_text(s);
+	rc = health_warnings(s);
+	free(s);
 	return rc;
 }

@@ -10,17 +10,22 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
+#include <systemd/sd-daemon.h>
 #include "apply.h"
 #include "cmd.h"
+#include "natlog.h"
 #include "config.h"
 #include "kernel_mode.h"
 #include "loader.h"
 #include "log.h"
 #include "maps.h"
+#include "offload.h"
 #include "plan.h"
 #include "state.h"
 #include "watch.h"
@@ -29,7 +34,7 @@
 
 static const char *mode_name(int mode)
 {
-	return mode == MODE_KERNEL ? "kernel" : "xdp";
+	return config_mode_name(mode);
 }
 
 /* Parse, resolve and plan PATH: everything that can fail before the
@@ -330,18 +335,115 @@ static void on_signal(int sig)
 		got_term = sig;
 }
 
-static void reload(const struct opts *o, struct runner *r)
+static unsigned long long monotonic_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+}
+
+/*
+ * Tell systemd (Type=notify, NOTIFY_SOCKET set) where the service is:
+ * READY=1 once up, RELOADING=1 ... READY=1 around a SIGHUP reload,
+ * STOPPING=1 on the way down. Outside systemd this does nothing.
+ */
+static void notify_systemd(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	err = sd_notify(0, msg);
+	if (err < 0)
+		pr_warn("Failed to notify systemd (%s): %s\n", msg, strerror(-err));
+}
+
+/* What `xnat run` listens to besides signals. */
+struct run_events {
+	struct mnl_socket *nl;          /* address and link changes */
+	struct natlog *nat_log;         /* xdp mode: the NAT event log */
+	struct offload_watch *offload;  /* offload mode: conntrack events */
+};
+
+static void events_mode(struct run_events *ev, const struct config *cfg)
+{
+	offload_watch_close(ev->offload);
+	ev->offload = cfg->mode == MODE_OFFLOAD ? offload_watch_open(cfg) : NULL;
+	/* Mapping created / expired as JSON lines on stdout (the journal,
+	 * under systemd); xdp mode only: the kernel logs its own NAT. */
+	if (!ev->nat_log && cfg->mode == MODE_XDP)
+		ev->nat_log = natlog_open(stdout);
+}
+
+/* Serve the NAT log and offload events for a while; 1 if rtnetlink said
+ * something changed. */
+static int events_wait(struct run_events *ev)
+{
+	if (ev->nat_log)
+		natlog_wait(ev->nat_log, 250);
+	if (ev->offload)
+		offload_watch_wait(ev->offload, 250);
+	return watch_wait(ev->nl, ev->nat_log || ev->offload ? 0 : 1000) > 0;
+}
+
+static void events_close(struct run_events *ev)
+{
+	offload_watch_close(ev->offload);
+	natlog_close(ev->nat_log);
+	watch_close(ev->nl);
+}
+
+static void reload(const struct opts *o, struct runner *r,
+		   struct run_events *ev)
 {
 	struct plan next;
 
+	notify_systemd("RELOADING=1\nMONOTONIC_USEC=%llu", monotonic_usec());
 	/* A bad new config keeps the old one running. */
 	if (up_locked(o, 1, &next) == EXIT_OK) {
 		plan_free(&r->plan);
 		r->plan = next;
 		r->generation = current_generation();
-	} else {
-		pr_warn("xnat: reload failed; the previous config still runs\n");
+		events_mode(ev, &r->plan.cfg);
+		notify_systemd("READY=1\nSTATUS=up with %s (reloaded)",
+			       r->plan.cfg.path);
+		return;
 	}
+	pr_warn("xnat: reload of %s failed; the config loaded before is still "
+		"running\n", o->config);
+	notify_systemd("READY=1\nSTATUS=reload of %s failed; the config loaded "
+		       "before is still running", o->config);
+}
+
+/* Until SIGTERM; 1 if another command took the router down. */
+static int run_loop(const struct opts *o, struct runner *r,
+		    struct run_events *ev)
+{
+	time_t last = time(NULL);
+	int changed;
+
+	while (!got_term) {
+		changed = events_wait(ev);
+		if (got_term)
+			break;
+		if (got_hup) {
+			got_hup = 0;
+			reload(o, r, ev);
+			continue;
+		}
+		/* Events say when; the 5 s tick catches what sends none
+		 * (an nft table flushed). */
+		if (!changed && time(NULL) - last < 5)
+			continue;
+		last = time(NULL);
+		if (refresh(r) == -ENOENT)
+			return 1;
+	}
+	return 0;
 }
 
 /*
@@ -352,38 +454,31 @@ static void reload(const struct opts *o, struct runner *r)
 int cmd_run(const struct opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct run_events ev = {};
 	struct runner r = {};
-	struct mnl_socket *nl;
 	int rc;
 
-	nl = watch_open();
-	if (!nl)
+	ev.nl = watch_open();
+	if (!ev.nl)
 		return fail(o, EXIT_SYSTEM, "failed to open rtnetlink: %s",
 			    strerror(errno));
 	rc = up_locked(o, 1, &r.plan);
 	if (rc) {
-		watch_close(nl);
+		events_close(&ev);
 		return rc;
 	}
 	r.generation = current_generation();
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	while (!got_term) {
-		rc = watch_wait(nl, 5000);
-		if (got_term)
-			break;
-		if (got_hup) {
-			got_hup = 0;
-			reload(o, &r);
-		} else if (rc != -EINTR && refresh(&r) == -ENOENT) {
-			plan_free(&r.plan);
-			watch_close(nl);
-			return EXIT_OK;
-		}
-	}
+	notify_systemd("READY=1\nSTATUS=up with %s", r.plan.cfg.path);
+	events_mode(&ev, &r.plan.cfg);
+	rc = run_loop(o, &r, &ev);
+	events_close(&ev);
 	plan_free(&r.plan);
-	watch_close(nl);
+	if (rc)
+		return EXIT_OK; /* taken down by another command */
+	notify_systemd("STOPPING=1");
 	pr_info("%s: taking the router down\n", strsignal(got_term));
 	return cmd_down(o);
 }

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The INI config parser (see "Config file" in DESIGN.md), the checks that
+ * The INI config parser (the keys are in README.md and user/xnat.8), the checks that
  * need the running system (interfaces, the WAN address) and the split of the
  * ports left to the kernel in xdp mode. libinih does the tokenising; our own
  * line reader feeds it one cleaned physical line per call, so we always know
  * the current line number and behave the same whatever options libinih was
  * built with (multi-line values, inline comment characters, line length).
- * Every error is one line "PATH:LINE: message" and stops the parse.
+ * Every error is one line "PATH:LINE: message". The parse goes on after
+ * one, so that `xnat check` can list them all; what would only repeat an
+ * earlier error is not reported (the keys of an unknown section, a missing
+ * key whose line was wrong, ranges checked against ports that did not
+ * parse). config_parse() and config_resolve() report the first.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -21,6 +25,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "names.h"
 
 /* Ports below this are privileged: never NAT ports, never ephemeral. */
 #define PORT_FIRST_UNPRIVILEGED 1024
@@ -47,17 +52,19 @@ struct key_def {
 
 struct parser {
 	struct config *cfg;
-	char *err;
+	struct config_errors *errs;
 	FILE *f;
 	char *line;            /* getline() buffer */
 	size_t cap;
 	int lineno;
 	int failed;
+	int in_bad_section;    /* skip keys until the next good header */
+	int ports_bad;         /* [nat] ports did not parse */
 	int *key_line;         /* per keys[] entry: where it was set, or 0 */
 };
 
 static const char *const sections[] = {
-	"router", "nat", "timeouts", "flows", "forward",
+	"router", "nat", "timeouts", "flows", "forward", "offload",
 };
 
 /* "PATH:LINE: msg", or "PATH: msg" when no line applies (line 0). */
@@ -85,16 +92,32 @@ static void set_err(char *err, const char *path, int line, const char *fmt,
 	va_end(ap);
 }
 
-/* Only the first error counts: later ones are usually its consequences. */
+static void errs_vadd(struct config_errors *errs, const char *path, int line,
+		      const char *fmt, va_list ap)
+{
+	if (errs->n < CONFIG_MAX_ERRORS)
+		vset_err(errs->msg[errs->n], path, line, fmt, ap);
+	errs->n++;
+}
+
+static void errs_add(struct config_errors *errs, const char *path, int line,
+		     const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	errs_vadd(errs, path, line, fmt, ap);
+	va_end(ap);
+}
+
+/* Record an error and go on; returns -1 for `return perr(...)`. */
 static int perr(struct parser *p, int line, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (p->failed)
-		return -1;
 	p->failed = 1;
 	va_start(ap, fmt);
-	vset_err(p->err, p->cfg->path, line, fmt, ap);
+	errs_vadd(p->errs, p->cfg->path, line, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -112,6 +135,15 @@ void config_init(struct config *cfg)
 	cfg->timeout_udp = 300;
 	cfg->timeout_icmp = 60;
 	cfg->flows_max = 1048576;
+	cfg->fastpath = 1;
+	cfg->offload_mark = CONFIG_OFFLOAD_MARK;
+	cfg->offload_shaped = 0;
+}
+
+const char *config_mode_name(int mode)
+{
+	return mode == MODE_KERNEL ? "kernel" :
+	       mode == MODE_OFFLOAD ? "offload" : "xdp";
 }
 
 /*
@@ -194,9 +226,11 @@ static int parse_mode(struct parser *p, const struct key_def *k, const char *v)
 		p->cfg->mode = MODE_XDP;
 	else if (!strcmp(v, "kernel"))
 		p->cfg->mode = MODE_KERNEL;
+	else if (!strcmp(v, "offload"))
+		p->cfg->mode = MODE_OFFLOAD;
 	else
-		return perr(p, p->lineno, "bad mode '%s': expected xdp or kernel",
-			    v);
+		return perr(p, p->lineno,
+			    "bad mode '%s': expected offload, xdp or kernel", v);
 	return 0;
 }
 
@@ -224,6 +258,51 @@ static int parse_inbound_refresh(struct parser *p, const struct key_def *k,
 	else
 		return perr(p, p->lineno,
 			    "bad inbound_refresh '%s': expected yes or no", v);
+	return 0;
+}
+
+/* [offload] ct_mark: exactly two bits of the conntrack mark, in hex or
+ * decimal (operators write marks in hex: nft, conntrack -L). */
+static int parse_offload_mark(struct parser *p, const struct key_def *k,
+			      const char *v)
+{
+	unsigned long m;
+	char *end;
+
+	errno = 0;
+	m = strtoul(v, &end, 0);
+	if (!isdigit((unsigned char)*v) || *end || errno || m > UINT32_MAX ||
+	    __builtin_popcountl(m) != 2)
+		return perr(p, p->lineno,
+			    "bad ct_mark '%s': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000",
+			    v);
+	p->cfg->offload_mark = m;
+	return 0;
+}
+
+static int parse_offload_shaped(struct parser *p, const struct key_def *k,
+				const char *v)
+{
+	if (!strcmp(v, "kernel"))
+		p->cfg->offload_shaped = 0;
+	else if (!strcmp(v, "offload"))
+		p->cfg->offload_shaped = 1;
+	else
+		return perr(p, p->lineno,
+			    "bad shaped '%s': expected kernel or offload", v);
+	return 0;
+}
+
+static int parse_fastpath(struct parser *p, const struct key_def *k,
+			  const char *v)
+{
+	if (!strcmp(v, "on"))
+		p->cfg->fastpath = 1;
+	else if (!strcmp(v, "off"))
+		p->cfg->fastpath = 0;
+	else
+		return perr(p, p->lineno, "bad fastpath '%s': expected on or off",
+			    v);
 	return 0;
 }
 
@@ -336,6 +415,7 @@ static int parse_ports(struct parser *p, const struct key_def *k,
 	p->cfg->ports_line = p->lineno;
 	return 0;
 bad:
+	p->ports_bad = 1;
 	return perr(p, p->lineno,
 		    "bad ports '%s': expected A-B with %d <= A <= B <= 65535", v,
 		    PORT_FIRST_UNPRIVILEGED);
@@ -351,11 +431,6 @@ static int parse_u32(struct parser *p, const struct key_def *k, const char *v)
 			    v, k->min, k->max);
 	*(uint32_t *)((char *)p->cfg + k->offset) = n;
 	return 0;
-}
-
-static const char *proto_name(uint8_t proto)
-{
-	return proto == IPPROTO_TCP ? "tcp" : "udp";
 }
 
 /* Key "tcp/8080" or "udp/53". */
@@ -435,6 +510,7 @@ static const struct key_def keys[] = {
 	KEY("router", "wan", parse_wan),
 	KEY("router", "lan", parse_lan),
 	KEY("router", "xdp", parse_xdp),
+	KEY("router", "fastpath", parse_fastpath),
 	KEY("nat", "address", parse_address),
 	KEY("nat", "ports", parse_ports),
 	KEY("nat", "filtering", parse_filtering),
@@ -444,9 +520,13 @@ static const struct key_def keys[] = {
 	U32_KEY("timeouts", "udp", timeout_udp, 1, TIMEOUT_MAX),
 	U32_KEY("timeouts", "icmp", timeout_icmp, 1, TIMEOUT_MAX),
 	U32_KEY("flows", "max", flows_max, 1, FLOWS_MAX),
+	KEY("offload", "ct_mark", parse_offload_mark),
+	KEY("offload", "shaped", parse_offload_shaped),
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
+/* Their places in keys[], for the checks after the parse. */
+enum { KEY_WAN = 1, KEY_LAN = 2 };
 
 static const struct key_def *find_key(const char *section, const char *name)
 {
@@ -459,31 +539,37 @@ static const struct key_def *find_key(const char *section, const char *name)
 	return NULL;
 }
 
-/* libinih handler: nonzero means go on. */
+/* libinih handler: always go on, errors are recorded in p->errs. */
 static int on_key(void *user, const char *section, const char *name,
 		  const char *value)
 {
 	struct parser *p = user;
 	const struct key_def *k;
 
-	if (p->failed)
-		return 0;
-	if (!*section)
-		return !perr(p, p->lineno, "key '%s' outside any section", name);
-	if (!*value)
-		return !perr(p, p->lineno, "empty value for '%s'", name);
-	if (!strcmp(section, "forward"))
-		return !parse_forward(p, name, value);
+	if (!*section) {
+		perr(p, p->lineno, "key '%s' outside any section", name);
+		return 1;
+	}
 	k = find_key(section, name);
-	if (!k)
-		return !perr(p, p->lineno, "unknown key '%s' in [%s]", name,
-			     section);
-	if (p->key_line[k - keys])
-		return !perr(p, p->lineno,
-			     "duplicate key '%s' in [%s] (first at line %d)",
-			     name, section, p->key_line[k - keys]);
-	p->key_line[k - keys] = p->lineno;
-	return !k->parse(p, k, value);
+	if (!*value) {
+		perr(p, p->lineno, "empty value for '%s'", name);
+		/* Given, if wrong: "missing" would only repeat this. */
+		if (k && !p->key_line[k - keys])
+			p->key_line[k - keys] = p->lineno;
+		return 1;
+	}
+	if (!strcmp(section, "forward"))
+		parse_forward(p, name, value);
+	else if (!k)
+		perr(p, p->lineno, "unknown key '%s' in [%s]", name, section);
+	else if (p->key_line[k - keys])
+		perr(p, p->lineno, "duplicate key '%s' in [%s] (first at line %d)",
+		     name, section, p->key_line[k - keys]);
+	else {
+		p->key_line[k - keys] = p->lineno;
+		k->parse(p, k, value);
+	}
+	return 1;
 }
 
 /*
@@ -522,24 +608,31 @@ static int check_pair(struct parser *p, const char *s)
 	return 0;
 }
 
-/* libinih reader: one physical line per call, so p->lineno is exact. */
+/*
+ * libinih reader: one physical line per call, so p->lineno is exact. A
+ * line in error is handed on as an empty one, and so are the keys of a
+ * section whose header was wrong (each would only say "unknown key").
+ */
 static char *read_line(char *str, int num, void *stream)
 {
 	struct parser *p = stream;
 	char *s;
 
-	if (p->failed || getline(&p->line, &p->cap, p->f) < 0)
+	if (getline(&p->line, &p->cap, p->f) < 0)
 		return NULL;
 	p->lineno++;
 	s = clean_line(p->line, p->lineno == 1);
-	if (*s == '[' && check_section(p, s))
-		return NULL;
-	if (*s && *s != '[' && check_pair(p, s))
-		return NULL;
+	if (*s == '[') {
+		p->in_bad_section = check_section(p, s) != 0;
+		if (p->in_bad_section)
+			s = "";
+	} else if (*s && (p->in_bad_section || check_pair(p, s))) {
+		s = "";
+	}
 	if (strlen(s) + 1 > (size_t)num) {
 		perr(p, p->lineno, "line too long (at most %d characters)",
 		     num - 1);
-		return NULL;
+		s = "";
 	}
 	strcpy(str, s);
 	return str;
@@ -555,25 +648,25 @@ static int find_lan(const struct config *cfg, const char *name)
 	return -1;
 }
 
-static int check_interfaces(struct parser *p)
+/* Missing means not given: a wan or lan line in error was reported. */
+static void check_interfaces(struct parser *p)
 {
 	const struct config *cfg = p->cfg;
 	int i;
 
-	if (!cfg->wan.name[0])
-		return perr(p, 0, "[router] wan is missing");
-	if (!cfg->n_lan)
-		return perr(p, 0, "[router] lan is missing");
-	i = find_lan(cfg, cfg->wan.name);
+	if (!cfg->wan.name[0] && !p->key_line[KEY_WAN])
+		perr(p, 0, "[router] wan is missing");
+	if (!cfg->n_lan && !p->key_line[KEY_LAN])
+		perr(p, 0, "[router] lan is missing");
+	i = cfg->wan.name[0] ? find_lan(cfg, cfg->wan.name) : -1;
 	if (i >= 0)
-		return perr(p, cfg->lan[i].line,
-			    "wan %s is also listed as lan (wan at line %d)",
-			    cfg->wan.name, cfg->wan.line);
-	return 0;
+		perr(p, cfg->lan[i].line,
+		     "wan %s is also listed as lan (wan at line %d)",
+		     cfg->wan.name, cfg->wan.line);
 }
 
 /* A forward inside the XDP NAT range would be taken for a NAT reply. */
-static int check_forwards(struct parser *p)
+static void check_forwards(struct parser *p)
 {
 	const struct config *cfg = p->cfg;
 	const struct config_forward *fw;
@@ -584,34 +677,39 @@ static int check_forwards(struct parser *p)
 		if (fw->port < cfg->port_min || fw->port > cfg->port_max)
 			continue;
 		if (cfg->ports_line)
-			return perr(p, fw->line,
+			perr(p, fw->line,
 				    "forward %s/%u lies inside [nat] ports %u-%u (line %d)",
 				    proto_name(fw->proto), fw->port,
 				    cfg->port_min, cfg->port_max,
 				    cfg->ports_line);
-		return perr(p, fw->line,
-			    "forward %s/%u lies inside the default [nat] ports %u-%u",
-			    proto_name(fw->proto), fw->port, cfg->port_min,
-			    cfg->port_max);
+		else
+			perr(p, fw->line,
+			     "forward %s/%u lies inside the default [nat] ports %u-%u",
+			     proto_name(fw->proto), fw->port, cfg->port_min,
+			     cfg->port_max);
 	}
-	return 0;
 }
 
 /*
  * The whole config is checked for both modes, so that switching mode never
  * uncovers an error: the kernel ranges are checked even in kernel mode.
+ * Ranges are checked only against ports that parsed.
  */
-static int check_config(struct parser *p)
+static void check_config(struct parser *p)
 {
 	uint16_t local[2], knat[2];
+	char err[CONFIG_ERR_LEN];
 
-	if (check_interfaces(p) || check_forwards(p))
-		return -1;
-	if (config_kernel_ranges(p->cfg, local, knat, p->err)) {
+	check_interfaces(p);
+	if (p->ports_bad)
+		return;
+	check_forwards(p);
+	if (config_kernel_ranges(p->cfg, local, knat, err)) {
+		if (p->errs->n < CONFIG_MAX_ERRORS)
+			memcpy(p->errs->msg[p->errs->n], err, CONFIG_ERR_LEN);
+		p->errs->n++;
 		p->failed = 1;
-		return -1;
 	}
-	return 0;
 }
 
 static int parse_file(struct parser *p)
@@ -619,37 +717,37 @@ static int parse_file(struct parser *p)
 	int ret;
 
 	ret = ini_parse_stream(read_line, p, on_key, p);
-	if (!p->failed && ferror(p->f))
+	if (ferror(p->f))
 		return perr(p, 0, "%s", strerror(EIO));
 	/* Lines libinih rejects without calling us; check_pair() should have
 	 * caught them all, but its return value is the authority. */
 	if (!p->failed && ret > 0)
 		return perr(p, ret, "syntax error");
-	if (!p->failed && ret < 0)
+	if (ret < 0)
 		return perr(p, 0, "%s", strerror(ENOMEM));
-	if (p->failed)
-		return -1;
-	return check_config(p);
+	check_config(p);
+	return p->failed ? -1 : 0;
 }
 
-int config_parse(struct config *cfg, const char *path,
-		 char err[CONFIG_ERR_LEN])
+int config_parse_all(struct config *cfg, const char *path,
+		     struct config_errors *errs)
 {
 	int key_line[N_KEYS] = { 0 };
 	struct parser p = {
-		.cfg = cfg, .err = err, .key_line = key_line,
+		.cfg = cfg, .errs = errs, .key_line = key_line,
 	};
 	int ret;
 
 	config_init(cfg);
+	errs->n = 0;
 	if (strlen(path) >= sizeof(cfg->path)) {
-		set_err(err, path, 0, "%s", strerror(ENAMETOOLONG));
+		errs_add(errs, path, 0, "%s", strerror(ENAMETOOLONG));
 		return -1;
 	}
 	strcpy(cfg->path, path);
 	p.f = fopen(path, "r");
 	if (!p.f) {
-		set_err(err, path, 0, "%s", strerror(errno));
+		errs_add(errs, path, 0, "%s", strerror(errno));
 		return -1;
 	}
 	ret = parse_file(&p);
@@ -658,29 +756,49 @@ int config_parse(struct config *cfg, const char *path,
 	return ret;
 }
 
-static int resolve_iface(const struct config *cfg, struct config_iface *ifc,
-			 char *err)
+int config_parse(struct config *cfg, const char *path,
+		 char err[CONFIG_ERR_LEN])
 {
+	struct config_errors *errs = malloc(sizeof(*errs));
+	int ret;
+
+	if (!errs) {
+		set_err(err, path, 0, "%s", strerror(ENOMEM));
+		return -1;
+	}
+	ret = config_parse_all(cfg, path, errs);
+	if (ret)
+		memcpy(err, errs->msg[0], CONFIG_ERR_LEN);
+	free(errs);
+	return ret;
+}
+
+static int resolve_iface(const struct config *cfg, struct config_iface *ifc,
+			 struct config_errors *errs)
+{
+	/* Unnamed: the parser has said why. */
+	if (!ifc->name[0])
+		return -1;
 	ifc->ifindex = if_nametoindex(ifc->name);
 	if (ifc->ifindex)
 		return 0;
 	if (errno == ENODEV)
-		set_err(err, cfg->path, ifc->line, "interface %s not found",
-			ifc->name);
+		errs_add(errs, cfg->path, ifc->line, "interface %s not found",
+			 ifc->name);
 	else
-		set_err(err, cfg->path, ifc->line, "interface %s: %s",
-			ifc->name, strerror(errno));
+		errs_add(errs, cfg->path, ifc->line, "interface %s: %s",
+			 ifc->name, strerror(errno));
 	return -1;
 }
 
 /* The first IPv4 address the kernel lists for the WAN is its primary. */
-static int resolve_wan_addr(struct config *cfg, char *err)
+static int resolve_wan_addr(struct config *cfg, struct config_errors *errs)
 {
 	struct ifaddrs *ifas, *ifa;
 	int ret = -1;
 
 	if (getifaddrs(&ifas)) {
-		set_err(err, cfg->path, 0, "getifaddrs: %s", strerror(errno));
+		errs_add(errs, cfg->path, 0, "getifaddrs: %s", strerror(errno));
 		return -1;
 	}
 	for (ifa = ifas; ifa; ifa = ifa->ifa_next) {
@@ -698,24 +816,40 @@ static int resolve_wan_addr(struct config *cfg, char *err)
 		return 0;
 	}
 	if (ret)
-		set_err(err, cfg->path, cfg->wan.line,
-			"wan %s has no IPv4 address; set [nat] address",
-			cfg->wan.name);
+		errs_add(errs, cfg->path, cfg->wan.line,
+			 "wan %s has no IPv4 address; set [nat] address",
+			 cfg->wan.name);
 	return ret;
+}
+
+int config_resolve_all(struct config *cfg, struct config_errors *errs)
+{
+	int i, wan_err, ret;
+
+	errs->n = 0;
+	wan_err = resolve_iface(cfg, &cfg->wan, errs);
+	ret = wan_err;
+	for (i = 0; i < cfg->n_lan; i++)
+		ret |= resolve_iface(cfg, &cfg->lan[i], errs);
+	if (!wan_err && cfg->nat_addr_auto)
+		ret |= resolve_wan_addr(cfg, errs);
+	return ret ? -1 : 0;
 }
 
 int config_resolve(struct config *cfg, char err[CONFIG_ERR_LEN])
 {
-	int i;
+	struct config_errors *errs = malloc(sizeof(*errs));
+	int ret;
 
-	if (resolve_iface(cfg, &cfg->wan, err))
+	if (!errs) {
+		set_err(err, cfg->path, 0, "%s", strerror(ENOMEM));
 		return -1;
-	for (i = 0; i < cfg->n_lan; i++)
-		if (resolve_iface(cfg, &cfg->lan[i], err))
-			return -1;
-	if (cfg->nat_addr_auto)
-		return resolve_wan_addr(cfg, err);
-	return 0;
+	}
+	ret = config_resolve_all(cfg, errs);
+	if (ret)
+		memcpy(err, errs->msg[0], CONFIG_ERR_LEN);
+	free(errs);
+	return ret;
 }
 
 /*

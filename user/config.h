@@ -14,11 +14,26 @@
 
 #define CONFIG_MAX_LAN 16
 #define CONFIG_ERR_LEN 512
+#define CONFIG_MAX_ERRORS 32
 
 enum router_mode {
 	MODE_XDP = 0,
 	MODE_KERNEL = 1,
+	MODE_OFFLOAD = 2,  /* the kernel decides, XDP carries its flows */
 };
+
+/* Does MODE run xnat's XDP program on the ports? */
+static inline int mode_runs_xdp(int mode)
+{
+	return mode != MODE_KERNEL;
+}
+
+/* "xdp", "kernel" or "offload". */
+const char *config_mode_name(int mode);
+
+/* Default [offload] ct_mark: the two top bits, far from the low bits that
+ * policy routing and QoS setups usually give marks. */
+#define CONFIG_OFFLOAD_MARK 0xc0000000u
 
 enum xdp_attach {
 	XDP_ATTACH_AUTO = 0,   /* native where the driver has it, else generic */
@@ -61,15 +76,32 @@ struct config {
 	 * independent; inbound_refresh: UDP from the WAN keeps mappings. */
 	int filter_eif;
 	int inbound_refresh;
+	/* [router] fastpath: 1 on (default), 0 off: every packet of a flow
+	 * is routed again as its first was (fwd_routed), to show what the
+	 * flow cache saves. */
+	int fastpath;
 
 	uint32_t timeout_tcp_est, timeout_tcp_trans, timeout_udp, timeout_icmp;
 	uint32_t flows_max;    /* connections; the map holds two entries each */
 
 	struct config_forward fwd[XNAT_MAX_FORWARDS];
 	int n_fwd;
+
+	/* [offload]: the two conntrack mark bits xnat owns (the lower one
+	 * for the original direction), and whether flows leaving a shaped
+	 * port are offloaded anyway (1) or stay in the kernel (0). */
+	uint32_t offload_mark;
+	int offload_shaped;
 };
 
-/* Defaults as in DESIGN.md. */
+/* Every error of a config, in the order found: N counts them all, the first
+ * CONFIG_MAX_ERRORS are kept. For `xnat check`. */
+struct config_errors {
+	int n;
+	char msg[CONFIG_MAX_ERRORS][CONFIG_ERR_LEN];
+};
+
+/* Defaults as in the README's config reference. */
 void config_init(struct config *cfg);
 
 /*
@@ -84,6 +116,11 @@ int config_parse(struct config *cfg, const char *path, char err[CONFIG_ERR_LEN])
  * with nat_addr_auto, the WAN's primary IPv4 address. Same error contract.
  */
 int config_resolve(struct config *cfg, char err[CONFIG_ERR_LEN]);
+
+/* The same two, reporting every error into ERRS instead of the first. */
+int config_parse_all(struct config *cfg, const char *path,
+		     struct config_errors *errs);
+int config_resolve_all(struct config *cfg, struct config_errors *errs);
 
 /*
  * The ports the kernel may use when xnat runs in xdp mode: the complement of

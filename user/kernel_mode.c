@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <nftables/libnftables.h>
 #include <stdio.h>
@@ -17,6 +18,8 @@
 
 #include "kernel_mode.h"
 #include "log.h"
+#include "names.h"
+#include "offload.h"
 #include "plan.h"
 
 #define SYSCTL_IP_FORWARD "net/ipv4/ip_forward"
@@ -42,7 +45,8 @@ static void nft_error(struct nft_ctx *ctx, char *err)
 		 msg);
 }
 
-static int nft_run(const char *cmds, char *err)
+/* DRY_RUN: check against the kernel, commit nothing (nft -c). */
+static int nft_exec(const char *cmds, bool dry_run, char *err)
 {
 	struct nft_ctx *ctx;
 	int ret = 0;
@@ -58,6 +62,7 @@ static int nft_run(const char *cmds, char *err)
 		ret = -ENOMEM;
 		goto out;
 	}
+	nft_ctx_set_dry_run(ctx, dry_run);
 	if (nft_run_cmd_from_buffer(ctx, cmds)) {
 		nft_error(ctx, err);
 		ret = -EINVAL;
@@ -67,9 +72,9 @@ out:
 	return ret;
 }
 
-static const char *proto_name(uint8_t proto)
+static int nft_run(const char *cmds, char *err)
 {
-	return proto == IPPROTO_TCP ? "tcp" : "udp";
+	return nft_exec(cmds, false, err);
 }
 
 /*
@@ -157,6 +162,52 @@ static void emit_forward(FILE *f, const struct config *cfg)
 		cfg->wan.name, cfg->wan.name);
 }
 
+/*
+ * Give every rule of the transaction CMDS a counter, for `xnat stats` in
+ * kernel mode: " counter" goes before the rule's statement (dnat, snat,
+ * masquerade, offload's ct mark set, or the final accept/drop verdict),
+ * where nft wants it.
+ * Frees CMDS; the new text, or NULL on ENOMEM.
+ */
+static char *with_counters(char *cmds)
+{
+	static const char *const stmts[] = { " dnat ip to ", " snat ip to ",
+					     " masquerade",
+					     " ct mark set " /* offload */ };
+	char *out = NULL, *line, *next, *at;
+	size_t len;
+	FILE *f;
+
+	f = cmds ? open_memstream(&out, &len) : NULL;
+	for (line = f ? cmds : NULL; line && *line; line = next) {
+		next = line + strcspn(line, "\n");
+		next += *next == '\n';
+		at = NULL;
+		/* Rules sit two tabs deep; chain headers ("type ...") too. */
+		if (!strncmp(line, "\t\t", 2) && strncmp(line, "\t\ttype ", 7)) {
+			for (size_t i = 0; !at && i < sizeof(stmts) / sizeof(*stmts); i++) {
+				at = strstr(line, stmts[i]);
+				if (at >= next)
+					at = NULL;
+			}
+			if (!at)
+				for (at = next - 1; at > line && *at != ' '; at--)
+					;
+		}
+		if (at && at > line)
+			fprintf(f, "%.*s counter%.*s", (int)(at - line), line,
+				(int)(next - at), at);
+		else
+			fprintf(f, "%.*s", (int)(next - line), line);
+	}
+	free(cmds);
+	if (f && fclose(f)) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 /* The transaction for CFG in a malloc'ed string, NULL on ENOMEM. */
 static char *ruleset(const struct config *cfg, const uint16_t knat[2])
 {
@@ -171,12 +222,32 @@ static char *ruleset(const struct config *cfg, const uint16_t knat[2])
 	emit_prerouting(f, cfg);
 	emit_postrouting(f, cfg, knat);
 	emit_forward(f, cfg);
+	if (cfg->mode == MODE_OFFLOAD)
+		offload_emit_nft(f, cfg);
 	fprintf(f, "}\n");
 	if (fclose(f)) {
 		free(buf);
 		return NULL;
 	}
-	return buf;
+	return with_counters(buf);
+}
+
+char *kernel_ruleset(const struct config *cfg, char err[CONFIG_ERR_LEN])
+{
+	uint16_t local[2] = { 0 }, knat[2] = { 0 };
+	char *cmds;
+
+	if (cfg->mode == MODE_XDP && config_kernel_ranges(cfg, local, knat, err))
+		return NULL;
+	cmds = ruleset(cfg, knat);
+	if (!cmds)
+		snprintf(err, CONFIG_ERR_LEN, "nft ruleset: %s", strerror(ENOMEM));
+	return cmds;
+}
+
+int kernel_ruleset_check(const char *cmds, char err[CONFIG_ERR_LEN])
+{
+	return nft_exec(cmds, true, err);
 }
 
 static void add_sysctl(struct plan *plan, const char *path,
@@ -244,6 +315,13 @@ int kernel_plan(const struct config *cfg, struct plan *plan,
 	 * only a SYN opens a connection, in both paths. */
 	if (cfg->mode == MODE_XDP)
 		add_ct_timeout(plan, "tcp_loose", 0);
+	/* Offload mode: conntrack does not see the packets XDP carries, so
+	 * its TCP window is stale when a flow comes back (FIN, RST, a
+	 * packet the fast path cannot take). nf_flow_table marks such
+	 * connections "be liberal"; BPF may not write that flag, so the
+	 * whole namespace is liberal (only out-of-window RSTs are invalid). */
+	if (cfg->mode == MODE_OFFLOAD)
+		add_ct_timeout(plan, "tcp_be_liberal", 1);
 	/* The local port range before forwarding: the router never forwards
 	 * before its port split is in place. */
 	if (cfg->mode == MODE_XDP) {

@@ -17,6 +17,11 @@ struct plan;
 /* Fill PLAN's nft ruleset text and sysctl list for CFG; ERR on failure. */
 int kernel_plan(const struct config *cfg, struct plan *plan,
 		char err[CONFIG_ERR_LEN]);
+/* The nft transaction for CFG (resolved), as text for `nft -f`; malloc'ed.
+ * NULL with ERR set on failure. plan_build uses it. */
+char *kernel_ruleset(const struct config *cfg, char err[CONFIG_ERR_LEN]);
+/* Check CMDS against the kernel without committing anything (nft -c). */
+int kernel_ruleset_check(const char *cmds, char err[CONFIG_ERR_LEN]);
 /* Replace the table with RULESET in one nft transaction; ERR on failure. */
 int kernel_nft_apply(const char *ruleset, char err[CONFIG_ERR_LEN]);
 /* Delete the table; a missing table is not an error. */

@@ -19,36 +19,9 @@
 #include "iface.h"
 #include "log.h"
 #include "loader.h"
-#include "state.h"
-
-static int mkdir_p(const char *path)
-{
-	char buf[128];
-	char *c;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (c = buf + 1; *c; c++) {
-		if (*c != '/')
-			continue;
-		*c = 0;
-		if (mkdir(buf, 0700) && errno != EEXIST)
-			return -errno;
-		*c = '/';
-	}
-	if (mkdir(buf, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-int loader_map_fd(const char *name)
-{
-	char path[160];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", state_pin_dir(), name);
-	fd = bpf_obj_get(path);
-	return fd < 0 ? -errno : fd;
-}
+#include "pins.h"
+#include "fsutil.h"
+#include "names.h"
 
 /* Maps whose contents the config and the ports define: a new layout is
  * re-created and refilled from the plan. The others hold the router's
@@ -57,7 +30,11 @@ static int map_is_derived(const char *name)
 {
 	static const char *const derived[] = {
 		MAP_CONFIG, MAP_IFACES, MAP_TX_PORTS, MAP_FORWARDS, MAP_VLANS,
-		"xnat_frags", "xnat_scratch", /* transient, not state */
+		MAP_OFFLOAD,
+		/* transient, not state: fragments in flight, scratch space,
+		 * the trace's and the NAT log's settings and rings */
+		"xnat_frags", "xnat_scratch", MAP_TRACE_CFG, MAP_TRACE_CPU,
+		MAP_TRACE_RB, MAP_NATLOG_CFG, MAP_NATLOG_CPU, MAP_NATLOG_RB,
 	};
 
 	for (size_t i = 0; i < sizeof(derived) / sizeof(*derived); i++)
@@ -111,7 +88,7 @@ static struct xnat_bpf *skel_open(const struct config *cfg)
 
 static void pin_path(char *path, size_t len, const char *name)
 {
-	snprintf(path, len, "%s/%s", state_pin_dir(), name);
+	snprintf(path, len, "%s/%s", pins_dir(), name);
 }
 
 /* -EINVAL for what the config changed ([flows] max), -EEXIST for a map
@@ -219,10 +196,10 @@ int loader_pin_maps(const struct plan *plan, struct loader_undo *u)
 		pr_warn("Failed to open XDP object: %s\n", strerror(-err));
 		return err;
 	}
-	err = mkdir_p(state_pin_dir());
+	err = mkdir_p(pins_dir(), 0700);
 	if (err)
 		pr_warn("Failed to create pin directory %s: %s\n",
-			state_pin_dir(), strerror(-err));
+			pins_dir(), strerror(-err));
 	bpf_object__for_each_map(map, skel->obj) {
 		if (err || bpf_map__is_internal(map))
 			continue;
@@ -234,14 +211,14 @@ int loader_pin_maps(const struct plan *plan, struct loader_undo *u)
 		bpf_program__set_autoload(prog, false);
 	if (!err && (err = xnat_bpf__load(skel)))
 		pr_warn("Failed to create the maps in %s: %s\n",
-			state_pin_dir(), strerror(-err));
+			pins_dir(), strerror(-err));
 	xnat_bpf__destroy(skel);
 	return err;
 }
 
 void loader_unpin(void)
 {
-	const char *dir = state_pin_dir();
+	const char *dir = pins_dir();
 	struct dirent *de;
 	char path[320];
 	DIR *d;
@@ -303,13 +280,6 @@ static __u32 legacy_flags(enum xdp_attach_mode mode)
 	       mode == XDP_MODE_SKB    ? XDP_FLAGS_SKB_MODE : 0;
 }
 
-static const char *iface_name(int ifindex, char *buf)
-{
-	if (!if_indextoname(ifindex, buf))
-		snprintf(buf, IF_NAMESIZE, "#%d", ifindex);
-	return buf;
-}
-
 /*
  * Attach the freshly loaded program FD to a port that runs an older xnat
  * directly: one atomic swap, no window without a program.
@@ -326,7 +296,7 @@ static int replace_legacy(int ifindex, struct xdp_multiprog *mp,
 	err = bpf_xdp_attach(ifindex, fd, flags | XDP_FLAGS_REPLACE, &opts);
 	if (err)
 		pr_warn("Failed to replace XDP program on iface %s: %s\n",
-			iface_name(ifindex, name), strerror(-err));
+			ifname_of(ifindex, name), strerror(-err));
 	return err;
 }
 
@@ -366,7 +336,7 @@ static int attach_err(__u32 ifindex, int err)
 	char name[IF_NAMESIZE];
 
 	pr_warn("Failed to attach XDP program to iface %s: %s\n",
-		iface_name(ifindex, name), strerror(-err));
+		ifname_of(ifindex, name), strerror(-err));
 	return err;
 }
 
@@ -482,7 +452,7 @@ int loader_attach(const struct plan *plan, struct loader_undo *u)
 	err = reuse_pinned(skel->obj);
 	if (err) {
 		pr_warn("Failed to open the pinned maps in %s: %s\n",
-			state_pin_dir(), strerror(-err));
+			pins_dir(), strerror(-err));
 		goto out;
 	}
 	n = collect_ports(plan, ports);
@@ -518,7 +488,7 @@ static int detach_one(__u32 ifindex)
 				  xdp_multiprog__attach_mode(mp), 0);
 	if (err)
 		pr_warn("Failed to detach XDP program from iface %s: %s\n",
-			iface_name(ifindex, name), strerror(-err));
+			ifname_of(ifindex, name), strerror(-err));
 	xdp_multiprog__close(mp);
 	return err ? err : 1;
 }

@@ -13,21 +13,10 @@
 
 #include <net/if.h>
 #include "config.h"
+#include "pins.h"
 #include "plan.h"
 
 #define XNAT_PROG_NAME "xdp_xnat"
-
-/* Names of the maps, as pinned. One place, used by every command. */
-#define MAP_FLOWS    "xnat_flows"
-#define MAP_CONFIG   "xnat_config"
-#define MAP_IFACES   "xnat_ifaces"
-#define MAP_TX_PORTS "xnat_tx_ports"
-#define MAP_FORWARDS "xnat_forwards"
-#define MAP_STATS    "xnat_stats"
-#define MAP_VLANS    "xnat_vlans"
-#define MAP_MAPPINGS "xnat_mappings"
-#define MAP_PORTS    "xnat_ports"
-#define MAP_PEERS    "xnat_peers"
 
 /* What one apply of the loader changed, so that it can be undone. */
 struct loader_undo {
@@ -67,8 +56,6 @@ void loader_undo_forget(struct loader_undo *u);
 int loader_detach(char names[][IF_NAMESIZE], int n);
 /* Unpin every map of this netns's router. */
 void loader_unpin(void);
-/* Open a pinned map of the router in this netns; -errno if not up. */
-int loader_map_fd(const char *name);
 
 struct attach_info {
 	char method[8];     /* "libxdp" (dispatcher) or "legacy" (direct) */

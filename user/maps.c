@@ -14,20 +14,10 @@
 #include <net/if.h>
 #include <bpf/bpf.h>
 #include "iface.h"
-#include "loader.h"
 #include "log.h"
 #include "maps.h"
-#include "state.h"
-
-static int pinned_fd(const char *name)
-{
-	char path[160];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", state_pin_dir(), name);
-	fd = bpf_obj_get(path);
-	return fd < 0 ? -errno : fd;
-}
+#include "offload.h"
+#include "pins.h"
 
 /* Delete every key of FD for which KEEP says no. */
 static void delete_stale(int fd, size_t key_size,
@@ -114,14 +104,10 @@ static int write_forwards(const struct plan *plan, int fd)
 
 static int write_config(const struct plan *plan, int fd)
 {
-	struct xnat_config c = plan->config, now = {};
 	__u32 zero = 0;
 
-	/* XNAT_F_FASTPATH_OFF is a runtime switch (benchmarks), not config:
-	 * keep it; the others come from the plan. */
-	if (!bpf_map_lookup_elem(fd, &zero, &now))
-		c.flags |= now.flags & XNAT_F_FASTPATH_OFF;
-	return bpf_map_update_elem(fd, &zero, &c, BPF_ANY) ? -errno : 0;
+	return bpf_map_update_elem(fd, &zero, &plan->config, BPF_ANY) ?
+		       -errno : 0;
 }
 
 int maps_write(const struct plan *plan)
@@ -132,7 +118,7 @@ int maps_write(const struct plan *plan)
 	int fds[5], i, err = 0;
 
 	for (i = 0; i < 5; i++) {
-		fds[i] = pinned_fd(names[i]);
+		fds[i] = pins_map_open(names[i]);
 		if (fds[i] < 0 && !err)
 			err = fds[i];
 	}
@@ -142,6 +128,9 @@ int maps_write(const struct plan *plan)
 		err = write_ports(plan, fds);
 	if (!err)
 		err = write_forwards(plan, fds[3]);
+	/* Offload's settings before the flag that turns offload on. */
+	if (!err && plan->cfg.mode == MODE_OFFLOAD)
+		err = offload_sync(&plan->cfg);
 	if (!err)
 		err = write_config(plan, fds[4]);
 	for (i = 0; i < 5; i++)
@@ -149,7 +138,7 @@ int maps_write(const struct plan *plan)
 			close(fds[i]);
 	if (err)
 		pr_warn("Failed to write the config into the maps in %s: %s\n",
-			state_pin_dir(), strerror(-err));
+			pins_dir(), strerror(-err));
 	return err;
 }
 
@@ -198,8 +187,8 @@ typedef int (*flow_match_fn)(const struct flow_key *k,
  */
 static int flush_flows(flow_match_fn match, __u32 arg)
 {
-	int ffd = pinned_fd(MAP_FLOWS), mfd = pinned_fd(MAP_MAPPINGS);
-	int pfd = pinned_fd(MAP_PORTS), n = 0, cap = 0, err = 0, i;
+	int ffd = pins_map_open(MAP_FLOWS), mfd = pins_map_open(MAP_MAPPINGS);
+	int pfd = pins_map_open(MAP_PORTS), n = 0, cap = 0, err = 0, i;
 	struct flow_key cur, next, *keys = NULL, *grown;
 	struct nat_endpoint ep;
 	struct flow_value v;

@@ -8,6 +8,7 @@
 #ifndef XNAT_MAPS_H
 #define XNAT_MAPS_H
 
+#include <linux/types.h>
 #include "plan.h"
 
 /*

@@ -89,6 +89,11 @@ static void plan_config_value(struct plan *plan)
 	struct xnat_config *c = &plan->config;
 
 	memset(c, 0, sizeof(*c));
+	/* Every flag comes from the config, so a reload applies it. */
+	if (!cfg->fastpath)
+		c->flags |= XNAT_F_FASTPATH_OFF;
+	if (cfg->mode == MODE_OFFLOAD)
+		c->flags |= XNAT_F_OFFLOAD;
 	if (cfg->filter_eif)
 		c->flags |= XNAT_F_FILTER_EIF;
 	if (cfg->inbound_refresh)
@@ -134,7 +139,7 @@ int plan_build(const struct config *cfg, struct plan *plan,
 
 	memset(plan, 0, sizeof(*plan));
 	plan->cfg = *cfg;
-	plan->xdp = cfg->mode != MODE_KERNEL;
+	plan->xdp = mode_runs_xdp(cfg->mode);
 	if (plan->xdp && (ret = plan_maps(plan, err)))
 		return ret;
 	ret = kernel_plan(cfg, plan, err);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * What each counter means. Sync note: same order as enum xnat_reason in
- * bpf/xnat_common.h; the designated initializers make a mismatch a
- * compile-time visible one rather than a silent shift.
+ * What each counter means. Sync note: one entry per enum xnat_reason in
+ * bpf/xnat_common.h, indexed by it; a reason without a name or a meaning
+ * fails the unit test reasons_named (tests/unit/test_reasons.c).
  */
 #include "reasons.h"
 
@@ -34,4 +34,17 @@ const struct reason_desc reasons[XNAT_REASON_MAX] = {
 	[XNAT_DROP_UNSOLICITED] = { "drop_unsolicited", "dropped: from WAN, no flow, no port forward" },
 	[XNAT_DROP_FILTERED] = { "drop_filtered", "dropped: from WAN to a mapping, sender never contacted (address-dependent filtering)" },
 	[XNAT_DROP_REDIRECT] = { "drop_redirect", "dropped: egress port refused the frame" },
+	[XNAT_PASS_INSERT_RACE] = { "pass_insert_race", "to kernel: another CPU created the same flow or mapping at that moment; the next packet hits" },
+	[XNAT_PASS_INTERNAL] = { "pass_internal", "to kernel: the config or per-CPU scratch map lookup failed (a loader bug)" },
+	[XNAT_PASS_ECHO_REPLY] = { "pass_echo_reply", "to kernel: ICMP echo reply from a LAN without a flow (a ping XDP never forwarded)" },
+	[XNAT_FWD_OFFLOAD] = { "fwd_offload", "offload: connection the kernel accepted put on the fast path, forwarded" },
+	[XNAT_PASS_CT_PROTO] = { "pass_ct_proto", "offload, to kernel: not TCP or UDP (ICMP...), or an ICMP error" },
+	[XNAT_PASS_CT_NONE] = { "pass_ct_none", "offload, to kernel: no conntrack entry (a new connection)" },
+	[XNAT_PASS_CT_UNCONFIRMED] = { "pass_ct_unconfirmed", "offload, to kernel: conntrack entry not confirmed yet" },
+	[XNAT_PASS_CT_UNMARKED] = { "pass_ct_unmarked", "offload, to kernel: ruleset has not accepted this direction (yet, or again)" },
+	[XNAT_PASS_CT_TCP_STATE] = { "pass_ct_tcp_state", "offload, to kernel: TCP handshake, teardown or not established" },
+	[XNAT_PASS_CT_HELPER] = { "pass_ct_helper", "offload, to kernel: helper, sequence adjustment or flowtable" },
+	[XNAT_PASS_SHAPED] = { "pass_shaped", "offload, to kernel: egress port shaped by its qdisc" },
+	[XNAT_PASS_CT_TCP_END] = { "pass_ct_tcp_end", "offload hand-back: FIN/RST/SYN, the flow leaves the fast path" },
+	[XNAT_PASS_CT_GONE] = { "pass_ct_gone", "offload hand-back: conntrack entry gone or changed, flow leaves the fast path" },
 };

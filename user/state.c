@@ -3,6 +3,9 @@
  * The record of what `xnat up` changed (see state.h), as "key value" lines:
  *   mode xdp
  *   config /etc/xnat.ini
+ *   up_since 1796025600
+ *   loaded_at 1796029200
+ *   config_hash 6a1c...
  *   iface lan0
  *   sysctl net/ipv4/ip_forward 0
  */
@@ -12,13 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include "log.h"
 #include "netns.h"
+#include "pins.h"
 #include "../bpf/xnat_common.h"
 #include "state.h"
+#include "sysctl.h"
 
 #define RUN_ROOT "/run/xnat"
 
@@ -28,7 +34,7 @@ static void paths_init(void)
 {
 	unsigned long id = netns_id();
 
-	snprintf(pin_dir, sizeof(pin_dir), "%s/%lu", XNAT_PIN_ROOT_DIR, id);
+	pins_dir_of(id, pin_dir, sizeof(pin_dir));
 	snprintf(run_dir, sizeof(run_dir), "%s/%lu", RUN_ROOT, id);
 	snprintf(state_file, sizeof(state_file), "%s/state", run_dir);
 	snprintf(applied, sizeof(applied), "%s/applied.ini", run_dir);
@@ -127,12 +133,6 @@ int state_save_config(const char *path)
 	return err;
 }
 
-const char *state_pin_dir(void)
-{
-	paths_init();
-	return pin_dir;
-}
-
 const char *state_run_dir(void)
 {
 	paths_init();
@@ -182,6 +182,12 @@ int state_load(struct xnat_state *st)
 			st->mode = atoi(val);
 		} else if (!strcmp(key, "config")) {
 			snprintf(st->config_path, sizeof(st->config_path), "%s", val);
+		} else if (!strcmp(key, "up_since")) {
+			st->up_since = strtoll(val, NULL, 10);
+		} else if (!strcmp(key, "loaded_at")) {
+			st->loaded_at = strtoll(val, NULL, 10);
+		} else if (!strcmp(key, "config_hash")) {
+			st->config_hash = strtoull(val, NULL, 16);
 		} else if (!strcmp(key, "iface") && st->n_ifaces < STATE_MAX_IFACES) {
 			snprintf(st->ifaces[st->n_ifaces++], IF_NAMESIZE, "%s", val);
 		} else if (!strcmp(key, "sysctl") &&
@@ -221,6 +227,9 @@ int state_save(const struct xnat_state *st)
 	fprintf(f, "generation %lu\n", st->generation);
 	fprintf(f, "mode %d\n", st->mode);
 	fprintf(f, "config %s\n", st->config_path);
+	fprintf(f, "up_since %lld\n", st->up_since ? st->up_since : (long long)time(NULL));
+	fprintf(f, "loaded_at %lld\n", (long long)time(NULL));
+	fprintf(f, "config_hash %016llx\n", state_file_hash(st->config_path));
 	for (i = 0; i < st->n_ifaces; i++)
 		fprintf(f, "iface %s\n", st->ifaces[i]);
 	for (i = 0; i < st->n_sysctls; i++)
@@ -229,6 +238,20 @@ int state_save(const struct xnat_state *st)
 	if (fclose(f) || rename(tmp, state_file))
 		return -errno;
 	return 0;
+}
+
+unsigned long long state_file_hash(const char *path)
+{
+	unsigned long long h = 0xcbf29ce484222325ULL;
+	FILE *f = fopen(path, "r");
+	int c;
+
+	if (!f)
+		return 0;
+	while ((c = getc(f)) != EOF)
+		h = (h ^ (unsigned char)c) * 0x100000001b3ULL;
+	fclose(f);
+	return h;
 }
 
 int state_remove(void)
@@ -245,44 +268,6 @@ int state_remove(void)
 	return 0;
 }
 
-int state_sysctl_get(const char *path, char *buf, size_t len)
-{
-	char full[160];
-	ssize_t n;
-	int fd;
-
-	snprintf(full, sizeof(full), "/proc/sys/%s", path);
-	fd = open(full, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	/* ip_local_port_range reads back tab separated. */
-	for (char *c = buf; *c; c++)
-		if (*c == '\t')
-			*c = ' ';
-	return 0;
-}
-
-int state_sysctl_put(const char *path, const char *value)
-{
-	char full[160];
-	int fd, err = 0;
-
-	snprintf(full, sizeof(full), "/proc/sys/%s", path);
-	fd = open(full, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, strlen(value)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 int state_sysctl_set(struct xnat_state *st, const char *path, const char *value)
 {
 	struct saved_sysctl *s = NULL;
@@ -296,12 +281,12 @@ int state_sysctl_set(struct xnat_state *st, const char *path, const char *value)
 			return -ENOSPC;
 		s = &st->sysctls[st->n_sysctls];
 		snprintf(s->path, sizeof(s->path), "%s", path);
-		err = state_sysctl_get(path, s->value, sizeof(s->value));
+		err = sysctl_read(path, s->value, sizeof(s->value));
 		if (err)
 			return err;
 		st->n_sysctls++;
 	}
-	err = state_sysctl_put(path, value);
+	err = sysctl_write(path, value);
 	if (err)
 		pr_warn("Failed to set sysctl %s to %s: %s\n", path, value,
 			strerror(-err));
@@ -313,7 +298,7 @@ void state_sysctl_restore(struct xnat_state *st)
 	int i, err;
 
 	for (i = st->n_sysctls - 1; i >= 0; i--) {
-		err = state_sysctl_put(st->sysctls[i].path, st->sysctls[i].value);
+		err = sysctl_write(st->sysctls[i].path, st->sysctls[i].value);
 		if (err)
 			pr_warn("Failed to restore sysctl %s: %s\n",
 				st->sysctls[i].path, strerror(-err));

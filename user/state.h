@@ -31,10 +31,17 @@ struct xnat_state {
 	char ifaces[STATE_MAX_IFACES][IF_NAMESIZE];    /* where xnat attached, xdp mode */
 	int n_sysctls;
 	struct saved_sysctl sysctls[STATE_MAX_SYSCTLS];
+	/* For `xnat status`, kept by state_save(): when the router came up
+	 * (kept across reloads; 0 makes it now), when it was last loaded
+	 * (now), and a hash of the config file as loaded, to tell an edited
+	 * file from the running config. Unix seconds. */
+	long long up_since;
+	long long loaded_at;
+	unsigned long long config_hash;
 };
 
-/* Paths for the current network namespace; created on demand by save. */
-const char *state_pin_dir(void);   /* /sys/fs/bpf/xnat/<ino> */
+/* The record's directory for the current network namespace, created on
+ * demand by save; the pins are pins.h's. */
 const char *state_run_dir(void);   /* /run/xnat/<ino> */
 
 /* The config as applied, copied at commit: what a failed reload restores
@@ -54,6 +61,8 @@ int state_load(struct xnat_state *st);
 int state_save(const struct xnat_state *st);
 /* Copy the config file PATH to state_applied_config(), atomically. */
 int state_save_config(const char *path);
+/* FNV-1a of the file at PATH, 0 if it cannot be read. */
+unsigned long long state_file_hash(const char *path);
 /* Remove the state file, its directory and the pin directory (if empty). */
 int state_remove(void);
 
@@ -63,8 +72,6 @@ int state_remove(void);
  */
 int state_sysctl_set(struct xnat_state *st, const char *path, const char *value);
 void state_sysctl_restore(struct xnat_state *st);
-/* Read and write one sysctl (PATH under /proc/sys); 0 or -errno. */
-int state_sysctl_get(const char *path, char *buf, size_t len);
-int state_sysctl_put(const char *path, const char *value);
+
 
 #endif /* XNAT_STATE_H */

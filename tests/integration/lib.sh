@@ -10,7 +10,7 @@
 #     host's own interfaces, routes and nft ruleset are never touched);
 #   - the runner: run_tests discovers the test_* functions of the file that
 #     sourced us, runs each in a fresh testbed once per mode it declares in
-#     TEST_MODES (default: xdp and kernel), prints "#N name[mode]:OK|FAIL|SKIP"
+#     TEST_MODES (default: xdp, kernel and offload), prints "#N name[mode]:OK|FAIL|SKIP"
 #     and ends with "N passed, N failed, N skipped";
 #   - teardown from an EXIT/INT/TERM trap that removes everything the run
 #     created, whatever happened: processes it started (by PID), xnat's state,
@@ -24,7 +24,8 @@
 # "check CMD", is skipped with "skip MSG" (exit 249), and passes by returning.
 # Every traffic command is bounded with timeout(1).
 #
-# Addresses: only 198.18.0.0/15 and 2001:2::/48 (DESIGN.md, Addresses).
+# Addresses: only 198.18.0.0/15 and 2001:2::/48 (the benchmarking
+# ranges of RFC 2544 and RFC 5180, as README.md says of the tests).
 
 XNAT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 XNAT=${XNAT:-$XNAT_ROOT/xnat}
@@ -59,7 +60,7 @@ NS_LAN='' NS_RTR='' NS_WAN=''
 TB_NS_CREATED=()     # namespaces this run created, in creation order
 TB_RTR_INO=          # router netns inode: names xnat's state and pin dirs
 TB_WORK=             # per-testbed scratch dir (config, logs, data, pids)
-TB_MODE=             # xdp | kernel, once router_up ran
+TB_MODE=             # xdp | kernel | offload, once router_up ran
 TB_CONFIG=
 TB_BG_N=0
 TB_TMP=              # per-run dir holding every TB_WORK
@@ -193,8 +194,9 @@ tb_ns_add() {
 }
 
 # Host side of a veth: no transmit checksum offload, or an XDP router would
-# see CHECKSUM_PARTIAL frames whose L4 checksum is only the pseudo-header
-# (TESTBED.md); GRO on, or a veth drops frames redirected into it by XDP.
+# see CHECKSUM_PARTIAL frames whose L4 checksum is only the pseudo-header;
+# GRO on, or a veth drops frames redirected into it by XDP (no NAPI on its
+# queue: drivers/net/veth.c, veth_xdp_xmit()).
 tb_host_if() {
 	local ns=$1
 	ip netns exec "$ns" ethtool -K "$HOST_IF" tx off >/dev/null 2>&1 &&
@@ -601,7 +603,7 @@ print(json.dumps(r) if isinstance(r, (dict, list, bool)) or r is None else r)
 
 # Modes each test runs in, set by the test file: TEST_MODES[name]="xdp".
 declare -A TEST_MODES=()
-DEFAULT_MODES="xdp kernel"
+DEFAULT_MODES="xdp kernel offload"
 
 # test_* functions of the sourcing file, in the order they are written
 # (declare -F alone sorts by name).
@@ -623,7 +625,7 @@ tb_selected() {
 	local t m id a hit
 	for t in $(tb_discover); do
 		for m in ${TEST_MODES[$t]:-$DEFAULT_MODES}; do
-			case " ${MODES:-xdp kernel} " in *" $m "*) ;; *) continue ;; esac
+			case " ${MODES:-xdp kernel offload} " in *" $m "*) ;; *) continue ;; esac
 			id="${t}[${m}]"
 			hit=$(($# == 0))
 			for a in "$@"; do

@@ -97,7 +97,9 @@ t_json_keys() {
 	need(j.get("newflow", {}), ("flows", "samples", "results"), "newflow")
 	need(j.get("tcp", {}), ("seconds", "samples", "results"), "tcp")
 	need(j.get("microbench", {}), ("fast_path_ns", "fast_path_off_ns",
-	                               "bare_forwarder_ns"), "microbench")
+	                               "bare_forwarder_ns", "fast_path_traced_ns"),
+	     "microbench")
+	need(j, ("xnat_version", "cpu_model"), "the document")
 	if j.get("complete") is not True:
 	    bad.append("complete is not true")
 	if j.get("plan", {}).get("quick") is not True:

@@ -377,8 +377,8 @@ test_nft_flush() {
 	xnat_rc status
 	[ "$RC" = 4 ] || fail "status exits $RC with the table gone, not 4"
 	grep -q "nft table inet xnat is missing" <<<"$OUT" || fail "no warning"
-	[ "$(xnat status --json 2>/dev/null | json_q "j['nft_table']")" = false ] ||
-		fail "status --json nft_table is not false"
+	[ "$(xnat status --json 2>/dev/null | json_q "j['nft']['state']")" = missing ] ||
+		fail "status --json nft.state is not missing"
 	check xnat down
 	start_run "$TB_CONFIG"
 	check on_rtr nft flush ruleset

@@ -191,7 +191,8 @@ static int test_all_keys(void)
 }
 
 /*
- * The comment styles of DESIGN.md, indented continuation comments (which
+ * The comment styles a config may use (';' and '#', whole-line and
+ * inline), indented continuation comments (which
  * libinih would otherwise read as a second value), CRLF and a BOM.
  */
 static int test_comments(void)
@@ -295,7 +296,7 @@ static int test_duplicate_key(void)
 static int test_bad_value(void)
 {
 	return parse_err(MINIMAL "mode = bridge\n", 4,
-			 "bad mode 'bridge': expected xdp or kernel") ||
+			 "bad mode 'bridge': expected offload, xdp or kernel") ||
 	       parse_err(MINIMAL "xdp = offload\n", 4,
 			 "bad xdp 'offload': expected auto, native or generic") ||
 	       parse_err(MINIMAL "mode =\n", 4, "empty value for 'mode'") ||
@@ -319,6 +320,66 @@ static int test_bad_value(void)
 			 "bad interface name 'abcdefghijklmnop': up to 15 of letters, digits, '-', '_', '.'") ||
 	       parse_err("[router]\nlan = lan0,,lan1\n", 2,
 			 "empty interface name in lan list");
+}
+
+/* [router] fastpath: on by default, on/off, nothing else. */
+static int test_fastpath(void)
+{
+	struct config cfg;
+
+	if (parse_ok(MINIMAL, &cfg))
+		return 1;
+	EXPECT_EQ(cfg.fastpath, 1);
+	if (parse_ok(MINIMAL "fastpath = off\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.fastpath, 0);
+	if (parse_ok(MINIMAL "fastpath = on\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.fastpath, 1);
+	return parse_err(MINIMAL "fastpath = no\n", 4,
+			 "bad fastpath 'no': expected on or off") ||
+	       parse_err(MINIMAL "[nat]\nfastpath = off\n", 5,
+			 "unknown key 'fastpath' in [nat]");
+}
+
+/* mode = offload and [offload]: ct_mark takes exactly two bits (hex or
+ * decimal; the lower one is the original direction's), shaped is kernel
+ * (default) or offload. */
+static int test_offload(void)
+{
+	struct config cfg;
+
+	if (parse_ok(MINIMAL "mode = offload\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.mode, MODE_OFFLOAD);
+	EXPECT_EQ(cfg.offload_mark, 0xc0000000u);
+	EXPECT_EQ(cfg.offload_shaped, 0);
+	EXPECT_STR(config_mode_name(cfg.mode), "offload");
+	EXPECT_EQ(mode_runs_xdp(MODE_OFFLOAD), 1);
+	EXPECT_EQ(mode_runs_xdp(MODE_KERNEL), 0);
+	if (parse_ok(MINIMAL "mode = offload\n[offload]\nct_mark = 0x300\n"
+			     "shaped = offload\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.offload_mark, 0x300u);
+	EXPECT_EQ(cfg.offload_shaped, 1);
+	if (parse_ok(MINIMAL "[offload]\nct_mark = 5\nshaped = kernel\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.offload_mark, 5u);
+	EXPECT_EQ(cfg.offload_shaped, 0);
+	return parse_err(MINIMAL "[offload]\nct_mark = 0x40000000\n", 5,
+			 "bad ct_mark '0x40000000': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000") ||
+	       parse_err(MINIMAL "[offload]\nct_mark = 0x7\n", 5,
+			 "bad ct_mark '0x7': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000") ||
+	       parse_err(MINIMAL "[offload]\nct_mark = 0x100000003\n", 5,
+			 "bad ct_mark '0x100000003': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000") ||
+	       parse_err(MINIMAL "[offload]\nct_mark = -3\n", 5,
+			 "bad ct_mark '-3': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000") ||
+	       parse_err(MINIMAL "[offload]\nct_mark = 0xc0000000x\n", 5,
+			 "bad ct_mark '0xc0000000x': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000") ||
+	       parse_err(MINIMAL "[offload]\nshaped = yes\n", 5,
+			 "bad shaped 'yes': expected kernel or offload") ||
+	       parse_err(MINIMAL "[offload]\nmark = 3\n", 5,
+			 "unknown key 'mark' in [offload]");
 }
 
 static int test_bad_ports(void)
@@ -582,6 +643,11 @@ static int test_example_kernel(void)
 	return check_example("configs/kernel.ini", MODE_KERNEL);
 }
 
+static int test_example_offload(void)
+{
+	return check_example("configs/offload.ini", MODE_OFFLOAD);
+}
+
 struct test {
 	const char *name;
 	int (*fn)(void);
@@ -600,6 +666,8 @@ static const struct test tests[] = {
 	TEST(syntax),
 	TEST(duplicate_key),
 	TEST(bad_value),
+	TEST(fastpath),
+	TEST(offload),
 	TEST(bad_ports),
 	TEST(bad_address),
 	TEST(forward_duplicated),
@@ -616,6 +684,7 @@ static const struct test tests[] = {
 	TEST(resolve_fixed),
 	TEST(example_xdp),
 	TEST(example_kernel),
+	TEST(example_offload),
 };
 
 int main(void)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Unit tests of the benchmark's generator, sink, bare forwarder and
- * microbenchmark (user/gen.c, user/microbench.c and their programs). The
+ * microbenchmark (user/bench/gen.c, user/bench/microbench.c and their programs). The
  * binary unshares a private network namespace with a veth pair gen0 (the
  * generator's port) and sink0, and a small router (fwdin, fwdout) for the
  * forwarder; everything disappears with the process, and the tests also
@@ -37,7 +37,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "assert.h"
+#include "check.h"
 #include "pkt.h"
 #include "gen.h"
 #include "log.h"
@@ -651,7 +651,7 @@ static bool test_live_other_thread(void)
 	return ok;
 }
 
-/* ---- The bare forwarder (bpf/xnat_fwd.bpf.c) ------------------------------ */
+/* ---- The bare forwarder (bpf/bench/xnat_fwd.bpf.c) ------------------------------ */
 
 /* Its own router in the test namespace: fwdin (198.18.10.1/24,
  * 2001:2:0:10::1/64) and fwdout (198.19.10.1/24, 2001:2:0:11::1/64), the

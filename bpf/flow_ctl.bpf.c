@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * `xnat flows delete`: end a connection the way its idle timeout would,
+ * from userspace. Userspace runs this program once per connection with
+ * BPF_PROG_RUN, the ORIG entry's struct flow_key as the "packet". It marks
+ * both entries expired and starts the ORIG entry's timer at once; the
+ * timer callback (flow_expire() in flow.h, owned by the data path's
+ * program) then deletes both entries and drops the mapping's reference,
+ * exactly as on a timeout. Deleting the entries from userspace instead
+ * would race with that callback and leave the mapping's count wrong.
+ *
+ * The verdict says what happened: XDP_PASS marked and kicked, XDP_DROP no
+ * such connection (already gone), XDP_TX marked but its timer was not
+ * armed yet (it expires at its first run), XDP_ABORTED a bad argument.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "xnat_common.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* The data path's flow table (bpf/maps.h), which userspace reuses from its
+ * pin before load: the definition must match that one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct flow_key);
+	__type(value, struct flow_value);
+	__uint(max_entries, 2 * 65536);
+} xnat_flows SEC(".maps");
+
+SEC("xdp")
+int xdp_flow_expire(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct flow_value *ov, *rv;
+	struct flow_key okey, rkey;
+
+	if (data + sizeof(okey) > end)
+		return XDP_ABORTED;
+	__builtin_memcpy(&okey, data, sizeof(okey));
+	ov = bpf_map_lookup_elem(&xnat_flows, &okey);
+	if (!ov)
+		return XDP_DROP;
+	if (ov->dir != FLOW_DIR_ORIG)
+		return XDP_ABORTED;
+	flow_reply_key(&okey, ov, &rkey);
+	rv = bpf_map_lookup_elem(&xnat_flows, &rkey);
+	if (rv)
+		rv->expired = 1;
+	ov->expired = 1;
+	/* 0 ns: as soon as the timer softirq runs. */
+	if (bpf_timer_start(&ov->timer, 0, 0))
+		return XDP_TX;
+	return XDP_PASS;
+}

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Offload mode: the kernel's conntrack and nftables decide, XDP carries
+ * what they accepted, the way nf_flow_table does. A packet whose flow is in
+ * the table is forwarded with the cached rewrite, as in xdp mode. On a miss
+ * the kernel's conntrack is asked (ct.h): a confirmed TCP or UDP entry,
+ * established for TCP, whose packets of this direction the ruleset let
+ * through (xnat's nftables chain sets one ct mark bit per direction after
+ * every other decision) becomes a flow entry with the kernel's own
+ * translation and this packet goes out on the fast path. Everything else
+ * goes up (XDP_PASS) and the kernel handles it as if XDP were not there.
+ *
+ * The mark bit of a direction is consumed when its entry is installed, so
+ * once a flow leaves the fast path (FIN/RST, conntrack entry gone, a
+ * ruleset change) the next packet goes through the kernel's ruleset again,
+ * which marks it again only if it still accepts it.
+ *
+ * Each direction is its own entry with its own expiry timer: a UDP stream
+ * one way is carried without a reply. No xnat NAT mapping or port is
+ * involved; the kernel owns the connection.
+ */
+#ifndef XNAT_OFFLOAD_H
+#define XNAT_OFFLOAD_H
+
+#include "maps.h"
+#include "parsing.h"
+#include "fib.h"
+#include "flow.h"
+#include "slowpath.h"
+#include "ct.h"
+
+/* The conntrack timeout offload mode keeps the entry at: the kernel's for
+ * the only states carried (TCP established, UDP), set from [timeouts]. */
+static __always_inline __u32 offload_timeout(const struct xnat_config *cfg,
+					     __u8 proto)
+{
+	return proto == IPPROTO_TCP ? cfg->timeout_tcp_est : cfg->timeout_udp;
+}
+
+static __always_inline __u32 now_s(void)
+{
+	return bpf_ktime_get_coarse_ns() / NSEC_PER_SEC;
+}
+
+/*
+ * Timer of an offloaded entry: remove it once idle for its timeout. The
+ * conntrack entry, whose timeout this entry last reset, expires no later,
+ * so the kernel never holds a connection XDP still believes in for long;
+ * a packet in between finds the conntrack entry gone on its refresh.
+ */
+static int offload_expire(void *map, struct flow_key *key,
+			  struct flow_value *v)
+{
+	struct xnat_config *cfg;
+	__u32 zero = 0;
+	__u64 now, timeout;
+
+	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
+	if (!cfg)
+		return 0;
+	timeout = offload_timeout(cfg, key->proto) * NSEC_PER_SEC;
+	now = bpf_ktime_get_ns();
+	if (now < v->last_seen_ns + timeout) {
+		__u64 next = v->last_seen_ns + timeout - now;
+
+		bpf_timer_start(&v->timer, next < FLOW_RECHECK_NS ? next :
+					    FLOW_RECHECK_NS, 0);
+		return 0;
+	}
+	bpf_map_delete_elem(&xnat_flows, key);
+	return 0;
+}
+
+/* Take the connection off the fast path: this entry and the other
+ * direction's, if it is there. */
+static __always_inline void offload_remove(const struct flow_key *key,
+					   const struct flow_value *v)
+{
+	struct flow_key rkey;
+
+	flow_reply_key(key, v, &rkey);
+	bpf_map_delete_elem(&xnat_flows, &rkey);
+	bpf_map_delete_elem(&xnat_flows, key);
+}
+
+static __always_inline int addr_eq(const union xnat_addr *a,
+				   const union xnat_addr *b)
+{
+	return a->v6[0] == b->v6[0] && a->v6[1] == b->v6[1] &&
+	       a->v6[2] == b->v6[2] && a->v6[3] == b->v6[3];
+}
+
+/*
+ * Keep the kernel's entry alive while XDP carries its packets: reset its
+ * timeout once less than half of it is left, which also finds out whether
+ * the entry is still there and still the one the flow was built from.
+ * 0 when the flow may stay, else -1: the caller takes it off.
+ */
+static __always_inline int offload_refresh(struct xdp_md *ctx, struct pkt *p,
+					   struct flow_value *v,
+					   const struct xnat_config *cfg)
+{
+	__u32 timeout = offload_timeout(cfg, p->key.proto), now = now_s();
+	struct flow_value t;
+	struct nf_conn *ct;
+	__u8 dir;
+	int ok;
+
+	if (now - v->ct_refresh_s < timeout / 2)
+		return 0;
+	ct = ct_lookup(ctx, p, &dir);
+	if (!ct)
+		return -1;
+	ct_translation(ct, dir, &t);
+	ok = !ct_offloadable(ct, p->key.proto) && dir == v->dir &&
+	     addr_eq(&t.new_saddr, &v->new_saddr) &&
+	     addr_eq(&t.new_daddr, &v->new_daddr) &&
+	     t.new_sport == v->new_sport && t.new_dport == v->new_dport;
+	if (ok)
+		bpf_ct_change_timeout(ct, timeout * 1000);
+	bpf_ct_release(ct);
+	if (!ok)
+		return -1;
+	v->ct_refresh_s = now;
+	return 0;
+}
+
+/* A packet of an offloaded flow: forward it (XNAT_CONTINUE) or hand it
+ * back to the kernel. */
+static __always_inline int offload_hit(struct xdp_md *ctx, struct pkt *p,
+				       struct flow_value *v,
+				       const struct xnat_config *cfg)
+{
+	/* conntrack must see every state change: the connection goes back
+	 * to the kernel for good, as nf_flow_table does. A SYN on an
+	 * established connection is a new one reusing the tuple. */
+	if (p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_RST | XNAT_TCP_SYN)) {
+		offload_remove(&p->key, v);
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_END);
+	}
+	if (offload_refresh(ctx, p, v, cfg)) {
+		offload_remove(&p->key, v);
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_GONE);
+	}
+	flow_touch(v, p, cfg);
+	return XNAT_CONTINUE;
+}
+
+/*
+ * A miss: ask conntrack whether the kernel accepted this direction of the
+ * connection, and if so build the entry in NF->ov from the conntrack
+ * entry's tuples and the route of the translated packet, and install it.
+ * XNAT_CONTINUE: forward the packet with NF->ov. Else XDP_PASS, reason set.
+ */
+static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
+					struct new_flow *nf,
+					const struct xnat_config *cfg)
+{
+	__u32 timeout = offload_timeout(cfg, p->key.proto), zero = 0, bit, why;
+	struct xnat_offload_config *ocfg;
+	struct flow_value *ov = &nf->ov;
+	struct bpf_fib_lookup fib;
+	struct iface_info *in, *out;
+	struct nf_conn *ct;
+	__u64 now;
+	__u8 dir;
+	int rc;
+
+	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_PROTO);
+	/* The handshake and the teardown are conntrack's to see. */
+	if (p->tcp_flags & (XNAT_TCP_SYN | XNAT_TCP_FIN | XNAT_TCP_RST))
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_STATE);
+	ocfg = bpf_map_lookup_elem(&xnat_offload, &zero);
+	if (!ocfg)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_UNMARKED);
+	in = ingress_get(p);
+	if (!in)
+		return pkt_stop(p, XDP_PASS, p->key.vid ? XNAT_PASS_VLAN :
+							  XNAT_PASS_EGRESS);
+	if (!mac_eq(p->eth->h_dest, in->mac))
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_OTHERHOST);
+
+	ct = ct_lookup(ctx, p, &dir);
+	if (!ct)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_NONE);
+	why = ct_offloadable(ct, p->key.proto);
+	bit = dir == CT_DIR_ORIGINAL ? ocfg->mark_orig : ocfg->mark_reply;
+	if (!why && !(ct_mark(ct) & bit))
+		why = XNAT_PASS_CT_UNMARKED;
+	if (why) {
+		bpf_ct_release(ct);
+		return pkt_stop(p, XDP_PASS, why);
+	}
+	ct_translation(ct, dir, ov);
+	/* XDP's packets bypass conntrack: give the entry its full timeout
+	 * now, and again whenever half of it has run out. */
+	bpf_ct_change_timeout(ct, timeout * 1000);
+	/* Consumed: should the flow leave the fast path, its next packet
+	 * must pass the ruleset again. If it does not get installed below,
+	 * it goes up now and the kernel marks it again. */
+	ct_mark_clear(ct, bit);
+	bpf_ct_release(ct);
+
+	rc = fib_route(ctx, p, &ov->new_saddr, &ov->new_daddr, &fib);
+	if (rc != XNAT_CONTINUE)
+		return rc;
+	out = egress_get(p, &fib);
+	if (!out)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
+	/* XDP_REDIRECT skips the egress qdisc: SQM would stop working. */
+	if ((out->flags & XNAT_IFACE_SHAPED) &&
+	    !(ocfg->flags & XNAT_OFFLOAD_F_SHAPED))
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_SHAPED);
+
+	now = bpf_ktime_get_coarse_ns();
+	nf->okey = p->key;
+	ov->nat = FLOW_NAT_CT;
+	ov->dir = dir;
+	ov->egress_ifindex = out->parent;
+	ov->egress_vid = out->vid;
+	__builtin_memcpy(ov->eth_dst, fib.dmac, ETH_ALEN);
+	__builtin_memcpy(ov->eth_src, fib.smac, ETH_ALEN);
+	__builtin_memcpy(ov->ingress_mac, p->eth->h_dest, ETH_ALEN);
+	ov->created_ns = now;
+	ov->last_seen_ns = now;
+	ov->ct_refresh_s = now / NSEC_PER_SEC;
+	ov->packets = 1;
+	ov->bytes = p->len;
+	flow_set_deltas(&nf->okey, ov);
+
+	/* EEXIST: another CPU installed it meanwhile; this packet still
+	 * goes out with the same rewrite. */
+	rc = bpf_map_update_elem(&xnat_flows, &nf->okey, ov, BPF_NOEXIST);
+	if (rc && rc != -EEXIST)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_TABLE_FULL);
+	if (!rc) {
+		struct flow_value *v = bpf_map_lookup_elem(&xnat_flows,
+							   &nf->okey);
+
+		if (v && !bpf_timer_init(&v->timer, &xnat_flows,
+					 XNAT_CLOCK_MONOTONIC)) {
+			bpf_timer_set_callback(&v->timer, offload_expire);
+			bpf_timer_start(&v->timer, FLOW_RECHECK_NS, 0);
+		}
+	}
+	return XNAT_CONTINUE;
+}
+
+/*
+ * Offload mode's whole decision for a parsed packet. XNAT_CONTINUE with
+ * *FWD set: forward with that entry, counted as *REASON. Else the verdict,
+ * reason in p->reason.
+ */
+static __always_inline int offload_packet(struct xdp_md *ctx, struct pkt *p,
+					  const struct xnat_config *cfg,
+					  struct flow_value **fwd,
+					  __u32 *reason)
+{
+	struct flow_value *v;
+	struct new_flow *nf;
+	__u32 zero = 0;
+	int rc;
+
+	/* The kernel reassembles and forwards fragments: it owns them. */
+	if (p->frag != FRAG_NONE)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_FRAGMENT);
+	/* ICMP errors are about connections the kernel tracks: its own
+	 * translation of them is the right one. */
+	if (p->icmp_error)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_PROTO);
+	v = bpf_map_lookup_elem(&xnat_flows, &p->key);
+	if (v) {
+		if (!mac_eq(p->eth->h_dest, v->ingress_mac))
+			return pkt_stop(p, XDP_PASS, XNAT_PASS_OTHERHOST);
+		rc = offload_hit(ctx, p, v, cfg);
+		*fwd = v;
+		*reason = XNAT_FWD_FAST;
+		return rc;
+	}
+	nf = bpf_map_lookup_elem(&xnat_scratch, &zero);
+	if (!nf)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_NONE);
+	__builtin_memset(nf, 0, sizeof(*nf));
+	rc = offload_miss(ctx, p, nf, cfg);
+	*fwd = &nf->ov;
+	*reason = XNAT_FWD_OFFLOAD;
+	return rc;
+}
+
+#endif /* XNAT_OFFLOAD_H */

@@ -1,0 +1,316 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Offload mode end to end: the kernel's conntrack and nftables decide, XDP
+# carries what they accepted. An operator's own forward rule holds while
+# other connections are offloaded; conntrack -D / -F take a flow off the
+# fast path; a LAN MTU below the WAN's still lets a download complete;
+# 100 MB transfers close cleanly both ways (conntrack sees the FINs after
+# XDP carried the data); UDP one way and IPv6 are offloaded; a shaped port
+# keeps its flows in the kernel. The general router and NAT suites run in
+# offload mode too (lib.sh DEFAULT_MODES).
+#
+#   tests/integration/test_offload.sh [SUBSTRING...]
+#   V=1 / DEBUG_TESTENV=1 / MODES=offload                see lib.sh
+set -u
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+SRV_PORT=5000
+
+# Packets XDP forwarded: offloaded first packets plus fast-path hits.
+# (Helpers whose output is captured call xnat directly: check echoes.)
+xdp_forwarded() {
+	local out
+	out=$(xnat stats --json) || return 1
+	json_q "j['counters']['fwd_fast']['packets'] + j['counters']['fwd_offload']['packets']" \
+		<<<"$out"
+}
+
+counter() {
+	local out
+	out=$(xnat stats --json) || return 1
+	json_q "j['counters']['$1']['packets']" <<<"$out"
+}
+
+# TCP resets a host sent (namespace-wide).
+tcp_out_rsts() {
+	on "$1" cat /proc/net/snmp | awk '/^Tcp: [0-9]/ { print $15 }'
+}
+
+# Offloaded entries (xnat flows --json) whose conntrack tuple contains all
+# of the given "key=value" words; prints how many.
+offloaded_matching() {
+	local want="$*" out
+	out=$(xnat flows --json) || return 1
+	json_q "len([f for f in j['flows'] if f['nat'] == 'ct' and
+		 all(w in f.get('conntrack', '').split() for w in '$want'.split())])" \
+		<<<"$out"
+}
+
+# Poll (at most 10 s) until offloaded_matching WORDS prints OP N (-eq, -ge).
+wait_offloaded() {
+	local op=$1 n=$2 got
+	shift 2
+	for _ in $(seq 50); do
+		got=$(offloaded_matching "$@") || return 1
+		[ "$got" "$op" "$n" ] && return 0
+		sleep 0.2
+	done
+	echo "offloaded entries matching '$*': $got, expected $op $n"
+	return 1
+}
+
+# An established TCP connection from the LAN host to the WAN host's PORT
+# that sends a few small writes and then idles for SECS: both directions
+# get offloaded and stay in the table.
+idle_connection() {
+	local port=$1 secs=$2
+	tcp_server_recv "$NS_WAN" "$port" "$TB_WORK/idle.$port" ||
+		fail "no server on $port"
+	timeout $((secs + 10)) bash -c '
+		for i in 1 2 3 4 5 6; do echo "x$i"; sleep 0.2; done; sleep "$1"
+	' _ "$secs" | timeout $((secs + 10)) ip netns exec "$NS_LAN" socat -u - \
+		"TCP:$WAN_HOST4:$port" >/dev/null 2>&1 &
+	echo $! >>"$TB_WORK/pids"
+}
+
+# `xnat run` in the background: it watches conntrack and nftables events.
+xnat_run_bg() {
+	bg_ns 120 "$NS_RTR" "$XNAT" run -c "$TB_CONFIG"
+	XNAT_RUN_PID=$BG_PID
+	# Up once it has reloaded: the state names the same config.
+	for _ in $(seq 50); do
+		grep -q "reloaded" "$TB_WORK/bg.$TB_BG_N.log" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	fail "xnat run did not come up: $(cat "$TB_WORK/bg.$TB_BG_N.log")"
+}
+
+# An operator's own table drops one LAN host's TCP to one port. In xdp mode
+# such a chain never sees LAN->WAN connections; in offload mode it sees the
+# first packets of each, so its drop holds while the other host's traffic
+# on the same port, and the blocked host's on another port, is offloaded.
+# shellcheck disable=SC2034 # TEST_MODES is read by lib.sh
+TEST_MODES[operator_forward_rule]="offload kernel"
+test_operator_forward_rule() {
+	local fast0 fast1 drops
+	testbed_add_lan_host || fail "no second LAN host"
+	check on_rtr nft -f - <<-EOF
+	table inet fw {
+		chain forward {
+			type filter hook forward priority 0; policy accept;
+			ip saddr $LAN2_HOST4 tcp dport $SRV_PORT counter drop
+		}
+	}
+	EOF
+
+	random_file "$TB_WORK/a.bin" 4M
+	fast0=$(xdp_forwarded)
+	tcp_server_recv "$NS_WAN" $SRV_PORT "$TB_WORK/a.recv" || fail "no server"
+	check tcp_send "$NS_LAN" "TCP:$WAN_HOST4:$SRV_PORT" "$TB_WORK/a.bin"
+	bg_wait "$BG_PID" || fail "server did not finish"
+	same_file "$TB_WORK/a.bin" "$TB_WORK/a.recv" || fail "transfer corrupted"
+
+	# The blocked host, to the same port: refused by the operator's rule.
+	tcp_server_recv "$NS_WAN" $SRV_PORT "$TB_WORK/b.recv" || fail "no server"
+	if timeout 5 ip netns exec "$NS_LAN2" socat -u "OPEN:$TB_WORK/a.bin" \
+		"TCP:$WAN_HOST4:$SRV_PORT,connect-timeout=3" 2>/dev/null; then
+		fail "$LAN2_HOST4 reached port $SRV_PORT despite the operator's drop"
+	fi
+	[ -s "$TB_WORK/b.recv" ] && fail "the server got data from $LAN2_HOST4"
+	bg_stop "$BG_PID"
+
+	# The same host, another port: allowed (and offloaded).
+	tcp_server_recv "$NS_WAN" $((SRV_PORT + 1)) "$TB_WORK/c.recv" ||
+		fail "no server"
+	check tcp_send "$NS_LAN2" "TCP:$WAN_HOST4:$((SRV_PORT + 1))" "$TB_WORK/a.bin"
+	bg_wait "$BG_PID" || fail "server did not finish"
+	same_file "$TB_WORK/a.bin" "$TB_WORK/c.recv" || fail "transfer corrupted"
+
+	check on_rtr nft list chain inet fw forward
+	drops=$(grep -o 'counter packets [0-9]*' <<<"$CHECK_OUT" | awk '{ print $3 }')
+	echo "operator rule dropped $drops packets"
+	[ "${drops:-0}" -gt 0 ] || fail "the operator's rule saw nothing"
+	if [ "$TB_MODE" = offload ]; then
+		fast1=$(xdp_forwarded)
+		echo "packets XDP forwarded: $((fast1 - fast0))"
+		# 2 x 4 MB in 1448-byte segments is about 5,800 data frames.
+		[ $((fast1 - fast0)) -ge 5000 ] ||
+			fail "the allowed transfers were not offloaded"
+	fi
+}
+
+# conntrack -D of an offloaded connection, and conntrack -F, take its flow
+# off the fast path (xnat run acts on conntrack's destroy events).
+TEST_MODES[conntrack_delete]=offload
+test_conntrack_delete() {
+	command -v conntrack >/dev/null || fail "conntrack (conntrack-tools) missing: scripts/deps.sh installs it"
+	xnat_run_bg
+
+	idle_connection $SRV_PORT 15
+	# Both directions: the LAN host's tuple, and the reply to the WAN
+	# address.
+	wait_offloaded -eq 2 "dst=$WAN_HOST4" "dport=$SRV_PORT" ||
+		fail "the connection was not offloaded both ways"
+	check on_rtr conntrack -D -p tcp --orig-dst "$WAN_HOST4" \
+		--dport "$SRV_PORT"
+	wait_offloaded -eq 0 "dst=$WAN_HOST4" "dport=$SRV_PORT" ||
+		fail "conntrack -D left the flow on the fast path"
+
+	idle_connection $((SRV_PORT + 1)) 15
+	wait_offloaded -eq 2 "dst=$WAN_HOST4" "dport=$((SRV_PORT + 1))" ||
+		fail "the second connection was not offloaded both ways"
+	check on_rtr conntrack -F
+	wait_offloaded -eq 0 "dst=$WAN_HOST4" "dport=$((SRV_PORT + 1))" ||
+		fail "conntrack -F left the flow on the fast path"
+	# An nftables ruleset change takes every flow off, as well.
+	idle_connection $((SRV_PORT + 2)) 15
+	wait_offloaded -eq 2 "dst=$WAN_HOST4" "dport=$((SRV_PORT + 2))" ||
+		fail "the third connection was not offloaded both ways"
+	check on_rtr nft add table inet xnat_test_change
+	check on_rtr nft delete table inet xnat_test_change
+	wait_offloaded -eq 0 "dst=$WAN_HOST4" "dport=$((SRV_PORT + 2))" ||
+		fail "a ruleset change left the flow on the fast path"
+}
+
+# The LAN link's MTU (1280) is below the WAN's (1500) and the LAN host
+# announces MSS 1460: the WAN host's full-size segments must be refused by
+# the router's kernel with "fragmentation needed", after which the
+# download completes at the smaller size, mostly on the fast path.
+TEST_MODES[lan_mtu_download]="offload kernel"
+test_lan_mtu_download() {
+	local mtu_passed
+	check on_rtr ip link set "$RTR_LAN_IF" mtu 1280
+	random_file "$TB_WORK/d.bin" 4M
+	tcp_server_send "$NS_WAN" $SRV_PORT "$TB_WORK/d.bin" || fail "no server"
+	check tcp_recv "$NS_LAN" "TCP:$WAN_HOST4:$SRV_PORT" "$TB_WORK/d.recv"
+	bg_wait "$BG_PID" || fail "server did not finish"
+	same_file "$TB_WORK/d.bin" "$TB_WORK/d.recv" || fail "download corrupted"
+	check on_wan ip route get "$RTR_WAN4"
+	grep -q 'mtu 1280' <<<"$CHECK_OUT" ||
+		fail "the WAN host never learned PMTU 1280: $CHECK_OUT"
+	if [ "$TB_MODE" = offload ]; then
+		mtu_passed=$(counter pass_mtu)
+		echo "pass_mtu: $mtu_passed, XDP forwarded: $(xdp_forwarded)"
+		[ "$(xdp_forwarded)" -ge 2000 ] ||
+			fail "the download did not take the fast path"
+	fi
+}
+
+# 100 MB each way, offloaded, then closed: the FINs (first from the WAN
+# host, then from the LAN host) reach conntrack long after its TCP window
+# last moved; the connection must still close without a reset and
+# conntrack must follow it to TIME_WAIT.
+TEST_MODES[close_100mb]=offload
+test_close_100mb() {
+	local rst_lan0 rst_wan0 fast0 fast1
+	command -v conntrack >/dev/null || fail "conntrack (conntrack-tools) missing: scripts/deps.sh installs it"
+	random_file "$TB_WORK/big.bin" 100M
+	rst_lan0=$(tcp_out_rsts "$NS_LAN")
+	rst_wan0=$(tcp_out_rsts "$NS_WAN")
+	fast0=$(xdp_forwarded)
+
+	# Download: the WAN host sends and closes first.
+	tcp_server_send "$NS_WAN" $SRV_PORT "$TB_WORK/big.bin" || fail "no server"
+	check tcp_recv "$NS_LAN" "TCP:$WAN_HOST4:$SRV_PORT" "$TB_WORK/big.down"
+	bg_wait "$BG_PID" || fail "download server did not finish"
+	same_file "$TB_WORK/big.bin" "$TB_WORK/big.down" || fail "download corrupted"
+	rm -f "$TB_WORK/big.down"
+	# Upload: the LAN host sends and closes first.
+	tcp_server_recv "$NS_WAN" $((SRV_PORT + 1)) "$TB_WORK/big.up" ||
+		fail "no server"
+	check tcp_send "$NS_LAN" "TCP:$WAN_HOST4:$((SRV_PORT + 1))" "$TB_WORK/big.bin"
+	bg_wait "$BG_PID" || fail "upload server did not finish"
+	same_file "$TB_WORK/big.bin" "$TB_WORK/big.up" || fail "upload corrupted"
+	rm -f "$TB_WORK/big.up" "$TB_WORK/big.bin"
+
+	fast1=$(xdp_forwarded)
+	echo "packets XDP forwarded: $((fast1 - fast0))"
+	# 200 MB in 1448-byte segments: about 145,000 data frames.
+	[ $((fast1 - fast0)) -ge 130000 ] || fail "the transfers were not offloaded"
+	[ "$(tcp_out_rsts "$NS_LAN")" = "$rst_lan0" ] || fail "the LAN host sent a reset"
+	[ "$(tcp_out_rsts "$NS_WAN")" = "$rst_wan0" ] || fail "the WAN host sent a reset"
+	for port in $SRV_PORT $((SRV_PORT + 1)); do
+		check on_rtr conntrack -L -p tcp --orig-dst "$WAN_HOST4" --dport "$port"
+		grep -q TIME_WAIT <<<"$CHECK_OUT" ||
+			fail "conntrack did not see port $port close: $CHECK_OUT"
+	done
+}
+
+# A UDP stream one way (no reply ever) is offloaded after the kernel
+# accepted its first datagram: one entry, original direction only.
+TEST_MODES[udp_one_way]=offload
+test_udp_one_way() {
+	local fast0 fast1
+	bg_ns 30 "$NS_WAN" socat -u UDP-RECV:$SRV_PORT OPEN:/dev/null
+	wait_listen "$NS_WAN" udp $SRV_PORT || fail "no UDP sink"
+	fast0=$(xdp_forwarded)
+	check timeout 20 ip netns exec "$NS_LAN" python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("", 4000))
+for i in range(300):
+    s.sendto(b"x" * 200, (sys.argv[1], int(sys.argv[2])))
+    time.sleep(0.002)
+' "$WAN_HOST4" $SRV_PORT
+	fast1=$(xdp_forwarded)
+	echo "datagrams XDP forwarded: $((fast1 - fast0)) of 300"
+	[ $((fast1 - fast0)) -ge 290 ] || fail "the one-way stream stayed in the kernel"
+	[ "$(offloaded_matching "src=$LAN_HOST4" "dst=$WAN_HOST4" sport=4000)" = 1 ] ||
+		fail "expected exactly one offloaded entry for the stream"
+	check xnat flows --json
+	json_q "[f for f in j['flows'] if f['nat'] == 'ct' and f['dir'] == 'orig'
+		 and f['proto'] == 'udp' and f['src'] == '$LAN_HOST4:4000'
+		 and f['new_src'].startswith('$RTR_WAN4:')][0]" <<<"$CHECK_OUT" ||
+		fail "the entry does not carry the kernel's masquerade"
+}
+
+# IPv6 is routed, not NATed, and offloaded the same way.
+TEST_MODES[ipv6_offloaded]=offload
+test_ipv6_offloaded() {
+	local fast0 fast1
+	random_file "$TB_WORK/six.bin" 4M
+	fast0=$(xdp_forwarded)
+	tcp_server_recv "$NS_WAN" $SRV_PORT "$TB_WORK/six.recv" || fail "no server"
+	check tcp_send "$NS_LAN" "TCP6:[$WAN_HOST6]:$SRV_PORT" "$TB_WORK/six.bin"
+	bg_wait "$BG_PID" || fail "server did not finish"
+	same_file "$TB_WORK/six.bin" "$TB_WORK/six.recv" || fail "transfer corrupted"
+	fast1=$(xdp_forwarded)
+	echo "packets XDP forwarded: $((fast1 - fast0))"
+	[ $((fast1 - fast0)) -ge 2500 ] || fail "IPv6 was not offloaded"
+}
+
+# A port with a shaping root qdisc: XDP would bypass it, so flows leaving
+# there stay in the kernel (the qdisc sees them) and status says so.
+TEST_MODES[shaped_port]=offload
+test_shaped_port() {
+	local shaped0 shaped1 sent
+	check on_rtr tc qdisc add dev "$RTR_WAN_IF" root tbf rate 10gbit \
+		burst 256kb latency 50ms
+	# The shaping is read when xnat comes up (and by xnat run every 5 s).
+	check xnat up -c "$TB_CONFIG"
+	check xnat status --json
+	[ "$(json_q "[i['shaped'] for i in j['interfaces'] if i['name'] == '$RTR_WAN_IF'][0]" \
+		<<<"$CHECK_OUT")" = true ] || fail "status does not show $RTR_WAN_IF shaped"
+	check on_rtr tc -s qdisc show dev "$RTR_WAN_IF"
+	shaped0=$(counter pass_shaped)
+	random_file "$TB_WORK/s.bin" 2M
+	tcp_server_recv "$NS_WAN" $SRV_PORT "$TB_WORK/s.recv" || fail "no server"
+	check tcp_send "$NS_LAN" "TCP:$WAN_HOST4:$SRV_PORT" "$TB_WORK/s.bin"
+	bg_wait "$BG_PID" || fail "server did not finish"
+	same_file "$TB_WORK/s.bin" "$TB_WORK/s.recv" || fail "transfer corrupted"
+	shaped1=$(counter pass_shaped)
+	echo "pass_shaped: $((shaped1 - shaped0))"
+	[ $((shaped1 - shaped0)) -gt 0 ] || fail "nothing was kept off the shaped port"
+	# The whole upload went through the qdisc (the packets between two
+	# pass_shaped ones mostly count as pass_ct_unmarked: the kernel had
+	# not marked the connection again yet; both go up).
+	check on_rtr tc -s qdisc show dev "$RTR_WAN_IF"
+	sent=$(grep -oE 'Sent [0-9]+ bytes' <<<"$CHECK_OUT" | awk '{ print $2 }')
+	echo "the qdisc sent $sent bytes"
+	[ "${sent:-0}" -ge 2097152 ] || fail "the upload bypassed the qdisc"
+}
+
+run_tests "$@"

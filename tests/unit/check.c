@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The one definition of check.h's state and its failure report. */
+#include <stdarg.h>
+#include <stdio.h>
+#include "check.h"
+
+const char *cur_test = "setup";
+
+void check_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "  %s: ", cur_test);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}

@@ -1,0 +1,754 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The shared fixture of the data-path unit tests (see fixture.h): the
+ * testbed and the program's maps, the checks every run makes, the fixture
+ * runner and the test runner behind FIXTURE_MAIN.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/if_packet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "csum_oracle.h"
+#include "fixture.h"
+
+const uint8_t mac_lan0[ETH_ALEN] = MAC_LAN0;
+const uint8_t mac_wan0[ETH_ALEN] = MAC_WAN0;
+const char big_payload[1480];
+
+struct xnat_bpf *skel;
+int prog_fd, flows_fd, stats_fd, config_fd, tx_fd;
+int if_lan, if_wan;
+int ncpus;
+uint16_t learned; /* the port/id LEARNED stands for */
+
+const char *verdict_name(int v)
+{
+	switch (v) {
+	case XDP_ABORTED: return "XDP_ABORTED";
+	case XDP_DROP: return "XDP_DROP";
+	case XDP_PASS: return "XDP_PASS";
+	case XDP_TX: return "XDP_TX";
+	case XDP_REDIRECT: return "XDP_REDIRECT";
+	}
+	return "?";
+}
+
+const char *reason_name(int r)
+{
+	return r >= 0 && r < XNAT_REASON_MAX ? reasons[r].name : "?";
+}
+
+static void hexdump_line(const char *tag, size_t off, const uint8_t *b,
+			 size_t len)
+{
+	size_t i;
+
+	fprintf(stderr, "    %s %04zx:", tag, off);
+	for (i = off; i < off + 16 && i < len; i++)
+		fprintf(stderr, " %02x", b[i]);
+	fputc('\n', stderr);
+}
+
+/* Compare frames; on a difference print the differing 16-byte lines. */
+bool expect_bytes(const uint8_t *act, size_t act_len,
+		  const uint8_t *exp, size_t exp_len, const char *what)
+{
+	size_t off, i, n = act_len > exp_len ? act_len : exp_len;
+	bool ok = act_len == exp_len && !memcmp(act, exp, act_len);
+
+	if (ok)
+		return true;
+	check_fail("%s: output differs from expected (length %zu, expected %zu)",
+	     what, act_len, exp_len);
+	for (off = 0; off < n; off += 16) {
+		bool diff = false;
+
+		for (i = off; i < off + 16 && i < n; i++)
+			if (i >= act_len || i >= exp_len || act[i] != exp[i])
+				diff = true;
+		if (!diff)
+			continue;
+		hexdump_line("actual  ", off, act, act_len);
+		hexdump_line("expected", off, exp, exp_len);
+	}
+	return false;
+}
+
+/* A shell command (ip, nft); its failure is reported. */
+int sh(const char *cmd)
+{
+	int rc = system(cmd);
+
+	if (rc)
+		fprintf(stderr, "  '%s' failed (status %d)\n", cmd, rc);
+	return rc;
+}
+
+/* ---- Maps ------------------------------------------------------------- */
+
+void stats_read(struct xnat_counter sum[XNAT_REASON_MAX])
+{
+	struct xnat_counter per_cpu[ncpus];
+	__u32 r;
+	int c;
+
+	memset(sum, 0, sizeof(*sum) * XNAT_REASON_MAX);
+	for (r = 0; r < XNAT_REASON_MAX; r++) {
+		if (bpf_map_lookup_elem(stats_fd, &r, per_cpu))
+			continue;
+		for (c = 0; c < ncpus; c++) {
+			sum[r].packets += per_cpu[c].packets;
+			sum[r].bytes += per_cpu[c].bytes;
+		}
+	}
+}
+
+/* Entries in the flow table (bounded walk: at most max_entries + 1). */
+int flows_count(void)
+{
+	struct flow_key key, next;
+	int n = 0;
+
+	if (bpf_map_get_next_key(flows_fd, NULL, &next))
+		return 0;
+	do {
+		key = next;
+		n++;
+	} while (n <= 2 * FLOW_CONNS && !bpf_map_get_next_key(flows_fd, &key, &next));
+	return n;
+}
+
+/* Delete every entry of FD, at most BOUND of them. */
+void map_clear(int fd, int bound)
+{
+	uint8_t key[64];
+	int i;
+
+	for (i = 0; i < bound; i++) {
+		if (bpf_map_get_next_key(fd, NULL, key))
+			break;
+		bpf_map_delete_elem(fd, key);
+	}
+}
+
+/*
+ * Forget all NAT state: flows, and the mappings, port owners and peers
+ * (nat.h) that outlive them. Deleting flows from here does not release
+ * their mappings, so both go together.
+ */
+void flows_clear(void)
+{
+	map_clear(flows_fd, 2 * FLOW_CONNS + 1);
+	map_clear(bpf_map__fd(skel->maps.xnat_mappings), 65536);
+	map_clear(bpf_map__fd(skel->maps.xnat_ports), 65536);
+	map_clear(bpf_map__fd(skel->maps.xnat_peers), 131072);
+}
+
+struct flow_key flow_key4(const char *saddr, uint16_t sport,
+			  const char *daddr, uint16_t dport,
+			  uint8_t proto, int ifindex)
+{
+	struct flow_key k = {};
+
+	inet_pton(AF_INET, saddr, &k.saddr.v4);
+	inet_pton(AF_INET, daddr, &k.daddr.v4);
+	k.sport = htons(sport);
+	k.dport = htons(dport);
+	k.proto = proto;
+	k.family = XNAT_AF_INET;
+	k.ifindex = ifindex;
+	return k;
+}
+
+bool config_get(struct xnat_config *c)
+{
+	__u32 zero = 0;
+
+	return ASSERT_OK(bpf_map_lookup_elem(config_fd, &zero, c), "config read");
+}
+
+bool config_set(const struct xnat_config *c)
+{
+	__u32 zero = 0;
+
+	return ASSERT_OK(bpf_map_update_elem(config_fd, &zero, c, BPF_ANY),
+			 "config write");
+}
+
+/* ---- Running the program ---------------------------------------------- */
+
+/*
+ * One BPF_PROG_RUN of FRAME (LEN bytes) arriving on IFINDEX. LINEAR, when
+ * not 0, puts only that many bytes in the linear part the program sees
+ * (ctx.data_end) and the rest in fragments: the kernel refuses frames under
+ * 14 bytes outright, so this is the only way to hand the program a shorter
+ * Ethernet header. The output is the whole frame, fragments included.
+ */
+bool xdp_run(int ifindex, const uint8_t *frame, uint32_t len,
+	     uint32_t linear, uint8_t *out, uint32_t *out_len,
+	     uint32_t *retval)
+{
+	struct xdp_md ctx = {
+		.data = 0,
+		.data_end = linear ? linear : len,
+		.ingress_ifindex = ifindex,
+	};
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = frame,
+		.data_size_in = len,
+		.data_out = out,
+		.data_size_out = PKT_MAX,
+		.ctx_in = &ctx,
+		.ctx_size_in = sizeof(ctx),
+		.repeat = 1,
+	);
+	int err;
+
+	err = bpf_prog_test_run_opts(prog_fd, &opts);
+	if (!ASSERT_OK(err, "bpf_prog_test_run_opts"))
+		return false;
+	*retval = opts.retval;
+	*out_len = opts.data_size_out;
+	return true;
+}
+
+/*
+ * Run FRAME on IFINDEX and check the verdict, that the counter of REASON
+ * went up by one packet and by the bytes the program saw, that no other
+ * counter moved, and for XDP_PASS and XDP_DROP that the frame came back
+ * unmodified and no flow was created or removed. OUT receives the output.
+ * VERDICT NOT_FORWARDED with REASON ANY_REASON accepts XDP_PASS or XDP_DROP
+ * with whichever single counter moved.
+ */
+bool run_expect(const char *step, int ifindex, const uint8_t *frame,
+		uint32_t len, uint32_t linear, int verdict, int reason,
+		uint8_t *out, uint32_t *out_len)
+{
+	struct xnat_counter before[XNAT_REASON_MAX], after[XNAT_REASON_MAX];
+	uint32_t retval = ~0u, seen = linear ? linear : len;
+	int r, moved = 0, flows_before = flows_count();
+	char what[160];
+	bool ok = true;
+
+	stats_read(before);
+	if (!xdp_run(ifindex, frame, len, linear, out, out_len, &retval))
+		return false;
+	stats_read(after);
+
+	if (verdict == NOT_FORWARDED) {
+		if (retval != XDP_PASS && retval != XDP_DROP) {
+			check_fail("%s: verdict %s (%u), expected XDP_PASS or XDP_DROP",
+			     step, verdict_name(retval), retval);
+			ok = false;
+		}
+	} else if (retval != (uint32_t)verdict) {
+		check_fail("%s: verdict %s (%u), expected %s", step,
+		     verdict_name(retval), retval, verdict_name(verdict));
+		ok = false;
+	}
+	for (r = 0; r < XNAT_REASON_MAX; r++) {
+		__u64 dp = after[r].packets - before[r].packets;
+
+		if (dp)
+			moved++;
+		if (reason == ANY_REASON && dp == 1 && moved == 1)
+			reason = r; /* checked like an expected one below */
+		else if (r != reason && dp) {
+			check_fail("%s: counter %s moved by %llu, expected 0", step,
+			     reason_name(r), (unsigned long long)dp);
+			ok = false;
+		}
+	}
+	if (reason == ANY_REASON) {
+		check_fail("%s: no counter moved by exactly 1", step);
+		return false;
+	}
+	if (after[reason].packets - before[reason].packets != 1) {
+		check_fail("%s: counter %s moved by %llu packets, expected 1", step,
+		     reason_name(reason),
+		     (unsigned long long)(after[reason].packets -
+					  before[reason].packets));
+		ok = false;
+	}
+	if (after[reason].bytes - before[reason].bytes != seen) {
+		check_fail("%s: counter %s moved by %llu bytes, expected %u", step,
+		     reason_name(reason),
+		     (unsigned long long)(after[reason].bytes -
+					  before[reason].bytes), seen);
+		ok = false;
+	}
+
+	/* Frames the kernel gets, or that are dropped unforwarded, must be
+	 * exactly what arrived (a redirect that failed has been rewritten
+	 * already, on purpose: it must not reach the kernel). */
+	if ((verdict == XDP_PASS || verdict == XDP_DROP ||
+	     verdict == NOT_FORWARDED) && reason != XNAT_DROP_REDIRECT) {
+		snprintf(what, sizeof(what), "%s: frame not forwarded, yet modified",
+			 step);
+		if (!expect_bytes(out, *out_len, frame, len, what))
+			ok = false;
+		if (flows_count() != flows_before) {
+			check_fail("%s: not forwarded, yet flows were created or "
+			     "removed (%d -> %d)", step, flows_before,
+			     flows_count());
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+int side_ifindex(enum side side)
+{
+	return side == LAN ? if_lan : side == WAN ? if_wan : 1 /* lo */;
+}
+
+/* Replace LEARNED in the ports and echo id of S. */
+void spec_resolve(struct pkt_spec *s)
+{
+	if (s->sport == LEARNED)
+		s->sport = learned;
+	if (s->dport == LEARNED)
+		s->dport = learned;
+	if (s->icmp_id == LEARNED)
+		s->icmp_id = learned;
+}
+
+/* The source port (or echo id) of a frame that left towards the WAN. */
+bool learn_port(const uint8_t *out, size_t len, uint8_t proto)
+{
+	const struct pkt_v4_udp *p = (const void *)out;
+	uint16_t port;
+
+	if (!ASSERT_TRUE(len >= sizeof(struct pkt_v4_icmp), "output length"))
+		return false;
+	if (proto == IPPROTO_ICMP)
+		port = ntohs(((const struct pkt_v4_icmp *)out)->icmp.un.echo.id);
+	else
+		port = ntohs(p->udp.source); /* TCP has the same first word */
+	learned = port;
+	return ASSERT_TRUE(port >= PORT_MIN, /* PORT_MAX is 65535 */
+			   "translated port in the XDP range");
+}
+
+/*
+ * What every redirected frame must satisfy whatever the rewrite: IPv4 TTL
+ * (or IPv6 hop limit) exactly one less, header and L4 checksums valid by
+ * the oracle (a UDP checksum of 0 stays 0), same length, and for IPv6 the
+ * L3 addresses and the whole L4 segment unchanged.
+ */
+bool check_forwarded(const uint8_t *in, size_t in_len,
+		     const uint8_t *out, size_t out_len)
+{
+	const struct ethhdr *eth = (const void *)out;
+	bool ok = ASSERT_EQ(out_len, in_len, "redirected frame length");
+
+	if (!ok || out_len < sizeof(struct ethhdr) + 20)
+		return false;
+	if (eth->h_proto == htons(ETH_P_IP)) {
+		const struct pkt_v4_udp *i = (const void *)in, *o = (const void *)out;
+		const uint8_t *l4 = (const uint8_t *)&o->udp;
+		uint16_t l4_len = ntohs(o->ip.tot_len) - o->ip.ihl * 4;
+
+		ok &= ASSERT_EQ(o->ip.ttl, i->ip.ttl - 1, "TTL decremented by 1");
+		ok &= ASSERT_TRUE(csum_oracle_ipv4_hdr_ok(&o->ip),
+				  "IPv4 header checksum verifies");
+		ok &= ASSERT_EQ(csum_get16(&o->ip.check),
+				csum_oracle_ipv4_hdr(&o->ip),
+				"IPv4 header checksum == oracle");
+		if (o->ip.protocol == IPPROTO_UDP && !i->udp.check) {
+			ok &= ASSERT_EQ(o->udp.check, 0, "UDP checksum 0 kept");
+		} else if (o->ip.protocol == IPPROTO_ICMP) {
+			ok &= ASSERT_EQ(csum_get16(l4 + 2),
+					csum_oracle_icmp4(l4, l4_len),
+					"ICMP checksum == oracle");
+		} else {
+			long off = pkt_l4_csum_off(o->ip.protocol);
+
+			ok &= ASSERT_TRUE(csum_oracle_l4_v4_ok(&o->ip.saddr,
+							       &o->ip.daddr,
+							       o->ip.protocol,
+							       l4, l4_len),
+					  "L4 checksum verifies");
+			ok &= ASSERT_EQ(csum_get16(l4 + off),
+					csum_oracle_l4_v4(&o->ip.saddr,
+							  &o->ip.daddr,
+							  o->ip.protocol, l4,
+							  l4_len, off),
+					"L4 checksum == oracle");
+		}
+	} else if (eth->h_proto == htons(ETH_P_IPV6)) {
+		const struct pkt_v6_udp *i = (const void *)in, *o = (const void *)out;
+		size_t l4_len = ntohs(o->ip6.payload_len);
+
+		ok &= ASSERT_EQ(o->ip6.hop_limit, i->ip6.hop_limit - 1,
+				"hop limit decremented by 1");
+		ok &= ASSERT_TRUE(!memcmp(&o->ip6.saddr, &i->ip6.saddr, 32),
+				  "IPv6 addresses unchanged");
+		ok &= ASSERT_TRUE(!memcmp(&o->udp, &i->udp, l4_len),
+				  "IPv6 L4 segment unchanged");
+		ok &= ASSERT_TRUE(csum_oracle_l4_v6_ok(&o->ip6.saddr,
+						       &o->ip6.daddr,
+						       o->ip6.nexthdr, &o->udp,
+						       l4_len),
+				  "IPv6 L4 checksum verifies");
+	} else {
+		ok = ASSERT_TRUE(false, "redirected frame is IP");
+	}
+	return ok;
+}
+
+bool run_fixture(const struct fixture *f)
+{
+	struct pkt_spec in = f->in, out = f->out;
+	uint8_t frame[PKT_MAX], got[PKT_MAX], want[PKT_MAX];
+	uint32_t got_len = 0;
+	size_t len, want_len;
+	bool ok;
+
+	spec_resolve(&in);
+	if (f->in_quote) {
+		struct pkt_spec q = *f->in_quote;
+
+		spec_resolve(&q);
+		len = pkt_build_icmp_error(frame, &in, &q, f->quote_len);
+	} else {
+		len = f->build ? f->build(frame, &in) : pkt_build(frame, &in);
+	}
+	if (f->mutate)
+		len = f->mutate(frame, len);
+	ok = run_expect(f->name, side_ifindex(f->ingress), frame, len,
+			f->linear, f->verdict, f->reason, got, &got_len);
+	if (!ok) {
+		check_fail("step '%s' failed", f->name);
+		return false;
+	}
+	if (f->verdict == XDP_REDIRECT)
+		ok &= check_forwarded(frame, len, got, got_len);
+	if (f->learn)
+		ok &= learn_port(got, got_len, f->in.proto);
+	if (f->has_out) {
+		spec_resolve(&out);
+		if (f->out_quote) {
+			struct pkt_spec q = *f->out_quote;
+
+			spec_resolve(&q);
+			want_len = pkt_build_icmp_error(want, &out, &q,
+							f->quote_len);
+		} else {
+			want_len = pkt_build(want, &out);
+		}
+		ok &= expect_bytes(got, got_len, want, want_len, f->name);
+	}
+	if (f->check)
+		ok &= f->check(got, got_len);
+	if (!ok)
+		check_fail("step '%s' failed", f->name);
+	return ok;
+}
+
+bool run_fixtures(const struct fixture *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!run_fixture(&f[i]))
+			return false;
+	return true;
+}
+
+/* Independent cases: each on an empty table, all run, all reported. */
+bool run_fixtures_each(const struct fixture *f, size_t n)
+{
+	bool ok = true;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		flows_clear();
+		ok &= run_fixture(&f[i]);
+	}
+	return ok;
+}
+/* Send a LAN->WAN UDP packet of a new flow from SPORT; expect as given. */
+bool udp_out(uint16_t sport, uint16_t dport, int verdict, int reason)
+{
+	struct fixture f = {
+		.name = "udp lan->wan", UDP_OUT(sport, dport),
+		.verdict = verdict, .reason = reason,
+	};
+
+	if (verdict == XDP_REDIRECT) {
+		struct fixture g = { UDP_OUT_NAT(sport, dport) };
+
+		f.has_out = g.has_out;
+		f.out = g.out;
+	}
+	return run_fixture(&f);
+}
+/* IPv4 fragments made from a built UDP frame (frag.h's cases). */
+size_t mut_frag_mf(uint8_t *buf, size_t len)
+{
+	struct pkt_v4_udp *p = (void *)buf;
+
+	p->ip.frag_off = htons(0x2000); /* MF, offset 0 */
+	pkt_ipv4_fix_csum(&p->ip);
+	return len;
+}
+
+size_t mut_frag_offset(uint8_t *buf, size_t len)
+{
+	struct pkt_v4_udp *p = (void *)buf;
+
+	p->ip.frag_off = htons(185); /* last fragment, offset 1480 */
+	pkt_ipv4_fix_csum(&p->ip);
+	return len;
+}
+
+/* Run F and copy its output to OUT. */
+bool run_save(const struct fixture *f, uint8_t *out, uint32_t *out_len)
+{
+	uint8_t frame[PKT_MAX];
+	struct pkt_spec in = f->in;
+	size_t len;
+
+	spec_resolve(&in);
+	len = pkt_build(frame, &in);
+	return run_expect(f->name, side_ifindex(f->ingress), frame, len, 0,
+			  f->verdict, f->reason, out, out_len);
+}
+
+/* ---- Setup ------------------------------------------------------------ */
+
+static int write_file(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+	int err;
+
+	if (!f) {
+		fprintf(stderr, "setup: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	err = fputs(val, f) < 0;
+	err |= fclose(f) != 0;
+	if (err)
+		fprintf(stderr, "setup: writing %s failed\n", path);
+	return err ? -1 : 0;
+}
+
+static int check_mac(const char *ifname, const uint8_t *want)
+{
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+
+	if (fd < 0)
+		return -1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	rc = ioctl(fd, SIOCGIFHWADDR, &ifr);
+	close(fd);
+	if (rc || memcmp(ifr.ifr_hwaddr.sa_data, want, ETH_ALEN)) {
+		fprintf(stderr, "setup: %s has not the expected MAC\n", ifname);
+		return -1;
+	}
+	return 0;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	if (level != LIBBPF_WARN)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int setup_netns(void)
+{
+	static const char *const cmds[] = {
+		"ip link set lo up",
+		"ip link add lan0 address 02:00:00:00:01:01 type veth peer name lan0p",
+		"ip link add wan0 address 02:00:00:00:02:01 type veth peer name wan0p",
+		"ip link set lan0 up",
+		"ip link set lan0p up",
+		"ip link set wan0 up",
+		"ip link set wan0p up",
+		"ip addr add 198.18.1.1/24 dev lan0",
+		"ip addr add 2001:2:0:1::1/64 dev lan0 nodad",
+		"ip addr add 198.19.0.1/24 dev wan0",
+		"ip addr add 2001:2:0:2::1/64 dev wan0 nodad",
+		"ip neigh add 198.18.1.10 lladdr 02:00:00:00:01:0a dev lan0 nud permanent",
+		"ip neigh add 198.19.0.2 lladdr 02:00:00:00:02:02 dev wan0 nud permanent",
+		"ip -6 neigh add 2001:2:0:1::10 lladdr 02:00:00:00:01:0a dev lan0 nud permanent",
+		"ip -6 neigh add 2001:2:0:2::2 lladdr 02:00:00:00:02:02 dev wan0 nud permanent",
+		"ip route add unreachable 198.18.200.0/24",
+		/* A port xnat does not run on, for PASS_EGRESS. */
+		"ip link add ext0 type veth peer name ext0p",
+		"ip link set ext0p up",
+		"ip link set ext0 up",
+		"ip addr add 198.18.100.1/24 dev ext0",
+		/* The VLAN 100 device's stand-in (see test_vlan). */
+		/* A VLAN device takes its port's MAC unless told otherwise. */
+		"ip link add vl100 address 02:00:00:00:01:01 type veth peer name vl100p",
+		"ip link set vl100p up",
+		"ip link set vl100 up",
+		"ip addr add 198.18.3.1/24 dev vl100",
+		"ip neigh add " VLAN_HOST " lladdr 02:00:00:00:04:0a dev vl100 nud permanent",
+		"ip neigh add 198.18.100.2 lladdr 02:00:00:00:03:02 dev ext0 nud permanent",
+	};
+	size_t i;
+
+	if (unshare(CLONE_NEWNET)) {
+		fprintf(stderr, "setup: unshare(CLONE_NEWNET): %s\n",
+			strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (sh(cmds[i]))
+			return -1;
+	if (write_file("/proc/sys/net/ipv4/ip_forward", "1") ||
+	    write_file("/proc/sys/net/ipv6/conf/all/forwarding", "1"))
+		return -1;
+	if_lan = if_nametoindex("lan0");
+	if_wan = if_nametoindex("wan0");
+	if (!if_lan || !if_wan) {
+		fprintf(stderr, "setup: lan0/wan0 missing\n");
+		return -1;
+	}
+	if (check_mac("lan0", mac_lan0) || check_mac("wan0", mac_wan0))
+		return -1;
+	return 0;
+}
+
+static int setup_bpf(void)
+{
+	struct xnat_config cfg = {
+		.port_min = PORT_MIN,
+		.port_max = PORT_MAX,
+		.wan_ifindex = if_wan,
+		.timeout_tcp_est = 7440,
+		.timeout_tcp_trans = 240,
+		.timeout_udp = 300,
+		.timeout_icmp = 60,
+	};
+	struct iface_info lan = { .role = XNAT_ROLE_LAN,
+				  .mac = MAC_LAN0, .parent = if_lan };
+	struct iface_info wan = { .role = XNAT_ROLE_WAN,
+				  .mac = MAC_WAN0, .parent = if_wan };
+	struct fwd_key fk = { .port = htons(8080), .proto = IPPROTO_TCP };
+	struct fwd_value fv = { .port = htons(80) };
+	__u32 zero = 0, l = if_lan, w = if_wan;
+	int ifaces_fd, fwd_fd, err;
+
+	libbpf_set_print(libbpf_print);
+	inet_pton(AF_INET, NAT_ADDR, &cfg.nat_addr);
+	inet_pton(AF_INET, LAN_HOST, &fv.addr);
+
+	skel = xnat_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "setup: xnat_bpf__open failed\n");
+		return -1;
+	}
+	err = bpf_map__set_max_entries(skel->maps.xnat_flows, 2 * FLOW_CONNS);
+	if (!err)
+		err = xnat_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "setup: loading the XDP program: %s\n",
+			strerror(-err));
+		return -1;
+	}
+	prog_fd = bpf_program__fd(skel->progs.xdp_xnat);
+	flows_fd = bpf_map__fd(skel->maps.xnat_flows);
+	stats_fd = bpf_map__fd(skel->maps.xnat_stats);
+	config_fd = bpf_map__fd(skel->maps.xnat_config);
+	tx_fd = bpf_map__fd(skel->maps.xnat_tx_ports);
+	ifaces_fd = bpf_map__fd(skel->maps.xnat_ifaces);
+	fwd_fd = bpf_map__fd(skel->maps.xnat_forwards);
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0) {
+		fprintf(stderr, "setup: libbpf_num_possible_cpus failed\n");
+		return -1;
+	}
+
+	/* In the order user/maps.c writes them: ports, forwards, config. */
+	if (bpf_map_update_elem(ifaces_fd, &l, &lan, BPF_ANY) ||
+	    bpf_map_update_elem(ifaces_fd, &w, &wan, BPF_ANY) ||
+	    bpf_map_update_elem(tx_fd, &l, &l, BPF_ANY) ||
+	    bpf_map_update_elem(tx_fd, &w, &w, BPF_ANY) ||
+	    bpf_map_update_elem(fwd_fd, &fk, &fv, BPF_ANY) ||
+	    bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY)) {
+		fprintf(stderr, "setup: filling the maps: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- The runner ------------------------------------------------------ */
+
+static int n_run, n_pass, n_fail;
+
+static void report(const char *name, bool ok)
+{
+	n_run++;
+	if (ok)
+		n_pass++;
+	else
+		n_fail++;
+	printf("#%d %s:%s\n", n_run, name, ok ? "OK" : "FAIL");
+	fflush(stdout);
+}
+
+static void run_test(const struct test *t)
+{
+	bool ok;
+
+	cur_test = t->name;
+	if (t->clean)
+		flows_clear();
+	ok = t->fn ? t->fn() : run_fixtures(t->steps, t->nsteps);
+	report(t->name, ok);
+}
+
+static void run_single(const struct fixture *f)
+{
+	cur_test = f->name;
+	flows_clear();
+	report(f->name, run_fixture(f));
+}
+
+int fixture_main(const char *prog, const struct test *t, size_t n)
+{
+	size_t i, j;
+
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	if (geteuid()) {
+		fprintf(stderr, "%s: must run as root\n", prog);
+		printf("#1 setup:FAIL\n0 passed, 1 failed\n");
+		return 1;
+	}
+	cur_test = "setup";
+	if (setup_netns() || setup_bpf()) {
+		printf("#1 setup:FAIL\n0 passed, 1 failed\n");
+		return 1;
+	}
+
+	for (i = 0; i < n; i++) {
+		if (!t[i].each) {
+			run_test(&t[i]);
+			continue;
+		}
+		for (j = 0; j < t[i].nsteps; j++)
+			run_single(&t[i].steps[j]);
+	}
+
+	printf("%d passed, %d failed\n", n_pass, n_fail);
+	xnat_bpf__destroy(skel);
+	return n_fail ? 1 : 0;
+}

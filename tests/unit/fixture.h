@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The shared fixture of the data-path unit tests (tests/unit/test_*.c that
+ * run bpf/xnat.bpf.c with BPF_PROG_RUN): the testbed, a router built in a
+ * private network namespace (veth ports lan0 and wan0, addresses, permanent
+ * neighbours, forwarding on) so that the program's FIB lookups see a real
+ * routing table; the program loaded with its maps filled as user/maps.c
+ * fills them; the packet fixtures (katran style: the input packet, a
+ * struct pkt_spec of pkt.h, the ingress port, the expected verdict and
+ * reason counter, and for redirects the complete expected output frame,
+ * built from scratch with checksums from an independent oracle,
+ * csum_oracle.h); and the runner.
+ *
+ * Every run checks that exactly one reason counter moved, that XDP_PASS and
+ * XDP_DROP leave the frame untouched and create no flow, and that a
+ * redirected IPv4 frame has TTL-1 and valid checksums.
+ *
+ * A test file holds one feature's tests and a table of them, and ends with
+ * FIXTURE_MAIN(table): the runner builds the testbed, runs the table in
+ * order, prints "#N name:OK|FAIL" (the reasons on stderr) and ends with
+ * "N passed, N failed". Run as root from the repository root.
+ */
+#ifndef XNAT_TEST_FIXTURE_H
+#define XNAT_TEST_FIXTURE_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "check.h"
+#include "pkt.h"
+#include "xnat_common.h"
+#include "xnat.skel.h"
+#include "reasons.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- The testbed ------------------------------------------------------ */
+
+#define MAC_LAN0     { 0x02, 0x00, 0x00, 0x00, 0x01, 0x01 }
+#define MAC_WAN0     { 0x02, 0x00, 0x00, 0x00, 0x02, 0x01 }
+#define MAC_LAN_HOST { 0x02, 0x00, 0x00, 0x00, 0x01, 0x0a }
+#define MAC_WAN_GW   { 0x02, 0x00, 0x00, 0x00, 0x02, 0x02 }
+/* A second LAN host, without a neighbour entry: replies go to the MAC its
+ * packets came from. */
+#define MAC_LAN_HOST2 { 0x02, 0x00, 0x00, 0x00, 0x01, 0x0b }
+
+
+
+/* A frame arriving from the LAN host / the WAN gateway, and the frame the
+ * router sends towards them. */
+#define FROM_LAN .smac = MAC_LAN_HOST, .dmac = MAC_LAN0
+#define FROM_WAN .smac = MAC_WAN_GW, .dmac = MAC_WAN0
+#define TO_WAN   .smac = MAC_WAN0, .dmac = MAC_WAN_GW
+#define TO_LAN   .smac = MAC_LAN0, .dmac = MAC_LAN_HOST
+#define FROM_LAN2 .smac = MAC_LAN_HOST2, .dmac = MAC_LAN0
+#define TO_LAN2  .smac = MAC_LAN0, .dmac = MAC_LAN_HOST2
+
+#define LAN_HOST   "198.18.1.10"
+#define LAN_HOST2  "198.18.1.11"
+#define LAN_ROUTER "198.18.1.1"
+#define NAT_ADDR   "198.19.0.1" /* wan0's address */
+#define WAN_GW     "198.19.0.2"
+#define WAN_NONEIGH "198.19.0.3"
+#define LAN6_HOST  "2001:2:0:1::10"
+#define WAN6_GW    "2001:2:0:2::2"
+
+#define PORT_MIN 20000
+#define PORT_MAX 65535
+#define FLOW_CONNS 8 /* the flow table holds 2 * FLOW_CONNS entries */
+
+/* A port or echo id standing for "the one the router chose": the fixture
+ * that learns it reads it from its output, later fixtures send to it. */
+#define LEARNED 1
+
+#define TCP_FIN 0x01
+#define TCP_SYN 0x02
+#define TCP_RST 0x04
+#define TCP_PSH 0x08
+#define TCP_ACK 0x10
+
+/* The VLAN 100 device's stand-in (see test_vlan.c): its subnet and host. */
+#define VLAN_ID      100
+#define VLAN_HOST    "198.18.3.10"
+#define MAC_VLAN_HOST { 0x02, 0x00, 0x00, 0x00, 0x04, 0x0a }
+
+extern const uint8_t mac_lan0[ETH_ALEN], mac_wan0[ETH_ALEN];
+extern struct xnat_bpf *skel;
+extern int prog_fd, flows_fd, stats_fd, config_fd, tx_fd;
+extern int if_lan, if_wan;
+extern int ncpus;
+extern uint16_t learned; /* the port/id LEARNED stands for */
+/* A payload as big as a 1500-byte IPv4 UDP datagram carries. */
+extern const char big_payload[1480];
+
+/* Expectations of a packet the program must not forward, when which of
+ * XDP_PASS / XDP_DROP and which reason is the program's choice. */
+#define NOT_FORWARDED (-1)
+#define ANY_REASON (-1)
+
+
+enum side { LAN, WAN, LO /* not an xnat port */ };
+
+struct fixture {
+	const char *name;
+	enum side ingress;
+	struct pkt_spec in;
+	/* Layout of the input: pkt_build() unless set. */
+	size_t (*build)(uint8_t *buf, const struct pkt_spec *s);
+	/* Break the built frame; returns its new length. */
+	size_t (*mutate)(uint8_t *buf, size_t len);
+	uint32_t linear;        /* bytes in the linear part; 0: all */
+	int verdict;
+	int reason;
+	/* For redirects: the whole expected output frame. */
+	bool has_out;
+	struct pkt_spec out;
+	/* Read the router's chosen port/echo id from the output first (it
+	 * must be in the XDP range); out's LEARNED fields then take it. */
+	bool learn;
+	/* Extra checks after the run (map contents...). */
+	bool (*check)(const uint8_t *out, size_t out_len);
+	/* ICMP errors: in and out are the outer headers, these the packet
+	 * each quotes, cut to quote_len bytes (0: whole). */
+	const struct pkt_spec *in_quote, *out_quote;
+	uint16_t quote_len;
+};
+
+/* ---- Packets the tests of several files send ------------------------- */
+
+#define UDP_OUT(sp, dp)                                                      \
+	.ingress = LAN,                                                       \
+	.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,                 \
+		.proto = IPPROTO_UDP, .sport = sp, .dport = dp,               \
+		.ttl = 64, .ip_id = 0x1234 }
+
+#define UDP_OUT_NAT(sp, dp)                                                  \
+	.has_out = true,                                                      \
+	.out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,                  \
+		 .proto = IPPROTO_UDP, .sport = sp, .dport = dp,              \
+		 .ttl = 63, .ip_id = 0x1234 }
+
+#define UDP_REPLY(sp, dp)                                                    \
+	.ingress = WAN,                                                       \
+	.in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,                 \
+		.proto = IPPROTO_UDP, .sport = sp, .dport = dp,               \
+		.ttl = 57, .ip_id = 0xbeef }
+
+#define UDP_REPLY_NAT(sp, dp)                                                \
+	.has_out = true,                                                      \
+	.out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,                  \
+		 .proto = IPPROTO_UDP, .sport = sp, .dport = dp,              \
+		 .ttl = 56, .ip_id = 0xbeef }
+
+#define TCP_OUT(sp, flags, sq, ak)                                           \
+	.ingress = LAN,                                                       \
+	.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,                 \
+		.proto = IPPROTO_TCP, .sport = sp, .dport = 443,              \
+		.tcp_flags = flags, .seq = sq, .ack_seq = ak, .ttl = 64,      \
+		.ip_id = 0x0101 }
+#define TCP_OUT_NAT(sp, flags, sq, ak)                                       \
+	.has_out = true,                                                      \
+	.out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,                  \
+		 .proto = IPPROTO_TCP, .sport = sp, .dport = 443,             \
+		 .tcp_flags = flags, .seq = sq, .ack_seq = ak, .ttl = 63,     \
+		 .ip_id = 0x0101 }
+
+/* A well-formed packet that the malformed tests then break. */
+#define MAL_UDP4                                                              \
+	.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,                 \
+		.proto = IPPROTO_UDP, .sport = 40000, .dport = 53 }
+#define MAL_TCP4                                                              \
+	.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,                 \
+		.proto = IPPROTO_TCP, .sport = 40000, .dport = 443,           \
+		.tcp_flags = TCP_SYN }
+#define MAL_UDP6                                                              \
+	.in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,               \
+		.proto = IPPROTO_UDP, .sport = 40000, .dport = 53 }
+#define MALFORMED .verdict = XDP_DROP, .reason = XNAT_DROP_MALFORMED
+
+/* Not forwarded, whichever of XDP_PASS/XDP_DROP and reason the program
+ * picks (what a kernel router never forwards). */
+#define NOT_FWD .verdict = NOT_FORWARDED, .reason = ANY_REASON
+
+/* ---- Helpers (fixture.c) --------------------------------------------- */
+
+const char *verdict_name(int v);
+const char *reason_name(int r);
+/* Run CMD with system(3); 0 or -1 with the failure reported. */
+int sh(const char *cmd);
+/* Counters summed over the CPUs. */
+void stats_read(struct xnat_counter sum[XNAT_REASON_MAX]);
+int flows_count(void);
+/* Delete every entry of FD, at most BOUND of them. */
+void map_clear(int fd, int bound);
+/* Forget all NAT state: flows, mappings, port owners and peers. */
+void flows_clear(void);
+struct flow_key flow_key4(const char *saddr, uint16_t sport,
+			  const char *daddr, uint16_t dport,
+			  uint8_t proto, int ifindex);
+bool config_get(struct xnat_config *c);
+bool config_set(const struct xnat_config *c);
+/* One BPF_PROG_RUN of FRAME on IFINDEX (see fixture.c). */
+bool xdp_run(int ifindex, const uint8_t *frame, uint32_t len,
+	     uint32_t linear, uint8_t *out, uint32_t *out_len,
+	     uint32_t *retval);
+/* Run FRAME and check verdict, counters and the untouched cases. */
+bool run_expect(const char *step, int ifindex, const uint8_t *frame,
+		uint32_t len, uint32_t linear, int verdict, int reason,
+		uint8_t *out, uint32_t *out_len);
+int side_ifindex(enum side side);
+/* Compare an output frame with the expected one; a hexdump when not. */
+bool expect_bytes(const uint8_t *act, size_t act_len,
+		  const uint8_t *exp, size_t exp_len, const char *what);
+/* Replace LEARNED in the ports and echo id of S. */
+void spec_resolve(struct pkt_spec *s);
+/* Learn the source port (or echo id) of a frame that left to the WAN. */
+bool learn_port(const uint8_t *out, size_t len, uint8_t proto);
+/* What every redirected frame must satisfy, whatever the rewrite. */
+bool check_forwarded(const uint8_t *in, size_t in_len,
+		     const uint8_t *out, size_t out_len);
+bool run_fixture(const struct fixture *f);
+/* F's steps in order, stopping at the first failure. */
+bool run_fixtures(const struct fixture *f, size_t n);
+/* Independent cases: each on an empty table, all run, all reported. */
+bool run_fixtures_each(const struct fixture *f, size_t n);
+/* Send a LAN->WAN UDP packet of a new flow from SPORT; expect as given. */
+bool udp_out(uint16_t sport, uint16_t dport, int verdict, int reason);
+/* Make a built IPv4 UDP frame a first fragment (MF, offset 0), or the
+ * last one (offset 1480); both return the length. */
+size_t mut_frag_mf(uint8_t *buf, size_t len);
+size_t mut_frag_offset(uint8_t *buf, size_t len);
+/* Run F and copy its output to OUT. */
+bool run_save(const struct fixture *f, uint8_t *out, uint32_t *out_len);
+
+/* ---- The test table and the runner ------------------------------------ */
+
+struct test {
+	const char *name;
+	bool clean; /* empty the flow table first */
+	const struct fixture *steps;
+	size_t nsteps;
+	bool (*fn)(void);
+	/* Each of the steps is a test of its own, under its fixture's name,
+	 * on an empty flow table (name and clean are then unused). */
+	bool each;
+};
+
+#define STEPS(a) .steps = a, .nsteps = ARRAY_SIZE(a)
+
+/* Build the testbed, run the N tests of T in order, report; the exit code
+ * of the binary. */
+int fixture_main(const char *prog, const struct test *t, size_t n);
+
+#define FIXTURE_MAIN(table)                                                   \
+	int main(void)                                                        \
+	{                                                                     \
+		return fixture_main(__FILE__, table, ARRAY_SIZE(table));      \
+	}
+
+#endif /* XNAT_TEST_FIXTURE_H */

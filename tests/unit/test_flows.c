@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests of the connection view behind `xnat flows` (user/flow_view.c)
+ * on a flow table the data path filled from crafted packets, and of
+ * `xnat flows delete`'s program (bpf/flow_ctl.bpf.c): a connection's two
+ * entries paired, filters, sorting, and a deleted connection removed by
+ * its own expiry timer with the mapping's references back to zero.
+ * Fixtures and runner: fixture.h.
+ */
+#include <time.h>
+#include "fixture.h"
+#include "flow_view.h"
+#include "flow_ctl.skel.h"
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Two UDP connections (1 and 3 packets out, one reply each). */
+static bool two_conns(void)
+{
+	static const struct fixture r1 = { .name = "reply 1",
+		UDP_REPLY(53, 42001), .verdict = XDP_REDIRECT,
+		.reason = XNAT_FWD_FAST, UDP_REPLY_NAT(53, 42001) };
+	static const struct fixture r2 = { .name = "reply 2",
+		UDP_REPLY(53, 42002), .verdict = XDP_REDIRECT,
+		.reason = XNAT_FWD_FAST, UDP_REPLY_NAT(53, 42002) };
+	bool ok = udp_out(42001, 53, XDP_REDIRECT, XNAT_FWD_SLOW);
+
+	ok &= run_fixture(&r1);
+	ok &= udp_out(42002, 53, XDP_REDIRECT, XNAT_FWD_SLOW);
+	ok &= udp_out(42002, 53, XDP_REDIRECT, XNAT_FWD_FAST);
+	ok &= udp_out(42002, 53, XDP_REDIRECT, XNAT_FWD_FAST);
+	ok &= run_fixture(&r2);
+	return ok;
+}
+
+static bool filter(const char *a, const char *b, const char *c,
+		   const char *d, struct flow_filter *f)
+{
+	char *argv[] = { (char *)a, (char *)b, (char *)c, (char *)d };
+	char err[200];
+	int n = d ? 4 : c ? 3 : 2;
+
+	return ASSERT_OK(flow_filter_parse(n, argv, f, err, sizeof(err)), err);
+}
+
+static bool test_pairs_filter_sort(void)
+{
+	struct flow_filter f, none = {};
+	struct conn *c = NULL;
+	size_t n = 0, hits = 0;
+	bool ok = two_conns();
+
+	ok &= ASSERT_OK(conns_read(flows_fd, &c, &n), "conns_read");
+	if (!ASSERT_EQ(n, 2, "two connections"))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		ok &= ASSERT_TRUE(c[i].has_orig && c[i].has_reply, "paired");
+		ok &= ASSERT_EQ(c[i].okey.ifindex, if_lan, "orig from the LAN");
+		ok &= ASSERT_EQ(c[i].rkey.ifindex, if_wan, "reply from the WAN");
+		ok &= ASSERT_TRUE(conn_match(&c[i], &none), "empty filter");
+		ok &= ASSERT_TRUE(!strcmp(conn_state(&c[i]), "-"), "udp state");
+	}
+	conns_sort(c, n, FLOW_SORT_PACKETS, mono_ns());
+	ok &= ASSERT_EQ(conn_packets(&c[0]), 4, "largest first");
+	ok &= ASSERT_EQ(conn_packets(&c[1]), 2, "then");
+	ok &= ASSERT_EQ(ntohs(c[0].okey.sport), 42002, "the 4-packet one");
+	ok &= ASSERT_TRUE(conn_bytes(&c[0]) > conn_bytes(&c[1]), "bytes too");
+
+	/* The reply's destination port, before NAT back, is the mapping's. */
+	ok &= filter("port", "42001", NULL, NULL, &f);
+	for (size_t i = 0; i < n; i++)
+		hits += conn_match(&c[i], &f);
+	ok &= ASSERT_EQ(hits, 1, "port 42001");
+	ok &= filter("host", NAT_ADDR, "proto", "udp", &f);
+	ok &= ASSERT_TRUE(conn_match(&c[0], &f) && conn_match(&c[1], &f),
+			  "host after NAT");
+	ok &= filter("proto", "tcp", NULL, NULL, &f);
+	ok &= ASSERT_TRUE(!conn_match(&c[0], &f), "udp is not tcp");
+	ok &= filter("state", "established", NULL, NULL, &f);
+	ok &= ASSERT_TRUE(!conn_match(&c[0], &f), "udp has no tcp state");
+out:
+	free(c);
+	return ok;
+}
+
+static bool test_filter_words(void)
+{
+	static const char *const bad[][2] = {
+		{ "state", "open" }, { "port", "65536" }, { "proto", "gre" },
+		{ "host", "nope" }, { "size", "1" },
+	};
+	enum flow_sort s;
+	struct flow_filter f;
+	char err[200];
+	bool ok = true;
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		ok &= ASSERT_EQ(flow_filter_parse(2, (char **)bad[i], &f, err,
+						  sizeof(err)), -EINVAL, bad[i][0]);
+	ok &= ASSERT_EQ(flow_sort_parse("size", &s), -EINVAL, "sort size");
+	ok &= ASSERT_OK(flow_sort_parse("idle", &s), "sort idle");
+	ok &= ASSERT_EQ(s, FLOW_SORT_IDLE, "idle");
+	return ok;
+}
+
+static bool mapping_flows(__u16 port, __u32 *flows, __u32 *out_flows)
+{
+	struct nat_endpoint ep = { .proto = IPPROTO_UDP, .port = htons(port) };
+	struct nat_mapping m;
+
+	inet_pton(AF_INET, LAN_HOST, &ep.addr);
+	if (!ASSERT_OK(bpf_map_lookup_elem(bpf_map__fd(skel->maps.xnat_mappings),
+					   &ep, &m), "mapping lookup"))
+		return false;
+	*flows = m.flows;
+	*out_flows = m.out_flows;
+	return true;
+}
+
+/* Delete one connection: both entries go, by the timer, and the mapping's
+ * references drop to zero; the other connection stays. */
+static bool test_delete(void)
+{
+	struct flow_ctl_bpf *ctl;
+	struct conn *c = NULL;
+	size_t n = 0;
+	__u32 flows = 9, out_flows = 9;
+	bool ok = two_conns();
+	int i;
+
+	ok &= mapping_flows(42001, &flows, &out_flows);
+	ok &= ASSERT_EQ(flows, 1, "references before");
+	ctl = flow_ctl_bpf__open();
+	if (!ASSERT_TRUE(ctl, "flow_ctl open") ||
+	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_flows, flows_fd), "reuse") ||
+	    !ASSERT_OK(flow_ctl_bpf__load(ctl), "flow_ctl load")) {
+		flow_ctl_bpf__destroy(ctl);
+		return false;
+	}
+	ok &= ASSERT_OK(conns_read(flows_fd, &c, &n), "conns_read");
+	for (size_t k = 0; k < n; k++) {
+		LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &c[k].okey,
+			    .data_size_in = sizeof(c[k].okey));
+
+		if (ntohs(c[k].okey.sport) != 42001)
+			continue;
+		/* The reply key is not an ORIG entry: refused. */
+		run.data_in = &c[k].rkey;
+		ok &= ASSERT_OK(bpf_prog_test_run_opts(
+			bpf_program__fd(ctl->progs.xdp_flow_expire), &run), "run");
+		ok &= ASSERT_EQ(run.retval, XDP_ABORTED, "reply key refused");
+		run.data_in = &c[k].okey;
+		ok &= ASSERT_OK(bpf_prog_test_run_opts(
+			bpf_program__fd(ctl->progs.xdp_flow_expire), &run), "run");
+		ok &= ASSERT_EQ(run.retval, XDP_PASS, "marked and kicked");
+	}
+	for (i = 0; i < 100 && flows_count() != 2; i++)
+		usleep(10000);
+	ok &= ASSERT_EQ(flows_count(), 2, "one connection left");
+	ok &= mapping_flows(42001, &flows, &out_flows);
+	ok &= ASSERT_EQ(flows, 0, "references after");
+	ok &= ASSERT_EQ(out_flows, 0, "outbound references after");
+	ok &= mapping_flows(42002, &flows, &out_flows);
+	ok &= ASSERT_EQ(flows, 1, "the other mapping keeps its reference");
+	free(c);
+	flow_ctl_bpf__destroy(ctl);
+	return ok;
+}
+
+static const struct test tests[] = {
+	{ "flows_pairs_filter_sort", true, .fn = test_pairs_filter_sort },
+	{ "flows_filter_words", false, .fn = test_filter_words },
+	{ "flows_delete_by_timer", true, .fn = test_delete },
+};
+
+FIXTURE_MAIN(tests)

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests of malformed packets: truncated or inconsistent IPv4, IPv6,
+ * TCP, UDP and ICMP headers, each dropped as drop_malformed, one test per
+ * fixture. Fixtures and runner: fixture.h.
+ */
+#include "fixture.h"
+
+/* ---- Malformed --------------------------------------------------------- */
+
+static size_t mut_ip_truncated(uint8_t *buf, size_t len)
+{
+	return sizeof(struct ethhdr) + 10;
+}
+
+/* IHL 4 (16 bytes). The checksum is left as built: the program does not
+ * verify it, and the header must be refused for its length alone. */
+static size_t mut_ihl4(uint8_t *buf, size_t len)
+{
+	((struct pkt_v4_udp *)buf)->ip.ihl = 4;
+	return len;
+}
+
+static size_t mut_bad_version(uint8_t *buf, size_t len)
+{
+	struct pkt_v4_udp *p = (void *)buf;
+
+	p->ip.version = 6;
+	pkt_ipv4_fix_csum(&p->ip);
+	return len;
+}
+
+static size_t mut_totlen_over_frame(uint8_t *buf, size_t len)
+{
+	struct pkt_v4_udp *p = (void *)buf;
+
+	p->ip.tot_len = htons(ntohs(p->ip.tot_len) + 1);
+	pkt_ipv4_fix_csum(&p->ip);
+	return len;
+}
+
+static size_t mut_totlen_under_ihl(uint8_t *buf, size_t len)
+{
+	struct pkt_v4_udp *p = (void *)buf;
+
+	p->ip.tot_len = htons(16);
+	pkt_ipv4_fix_csum(&p->ip);
+	return len;
+}
+
+static size_t mut_doff4(uint8_t *buf, size_t len)
+{
+	((struct pkt_v4_tcp *)buf)->tcp.doff = 4;
+	return len;
+}
+
+static size_t mut_doff_beyond(uint8_t *buf, size_t len)
+{
+	((struct pkt_v4_tcp *)buf)->tcp.doff = 15; /* 60 bytes; 20+23 there */
+	return len;
+}
+
+/* TCP header cut to 10 bytes: IP length and frame agree. */
+static size_t mut_tcp_truncated(uint8_t *buf, size_t len)
+{
+	struct pkt_v4_tcp *p = (void *)buf;
+
+	p->ip.tot_len = htons(20 + 10);
+	pkt_ipv4_fix_csum(&p->ip);
+	return sizeof(struct ethhdr) + 20 + 10;
+}
+
+/* Frame cut inside the TCP header while tot_len claims the whole packet. */
+static size_t mut_tcp_frame_cut(uint8_t *buf, size_t len)
+{
+	return sizeof(struct ethhdr) + 20 + 10;
+}
+
+static size_t mut_udp_len_over(uint8_t *buf, size_t len)
+{
+	struct pkt_v4_udp *p = (void *)buf;
+
+	p->udp.len = htons(ntohs(p->udp.len) + 1);
+	return len;
+}
+
+static size_t mut_udp_len_under(uint8_t *buf, size_t len)
+{
+	((struct pkt_v4_udp *)buf)->udp.len = htons(7);
+	return len;
+}
+
+static size_t mut_udp_truncated(uint8_t *buf, size_t len)
+{
+	struct pkt_v4_udp *p = (void *)buf;
+
+	p->ip.tot_len = htons(20 + 4);
+	pkt_ipv4_fix_csum(&p->ip);
+	return sizeof(struct ethhdr) + 20 + 4;
+}
+
+static size_t mut_icmp_truncated(uint8_t *buf, size_t len)
+{
+	struct pkt_v4_icmp *p = (void *)buf;
+
+	p->ip.tot_len = htons(20 + 4);
+	pkt_ipv4_fix_csum(&p->ip);
+	return sizeof(struct ethhdr) + 20 + 4;
+}
+
+static size_t mut_ip6_plen_over(uint8_t *buf, size_t len)
+{
+	struct pkt_v6_udp *p = (void *)buf;
+
+	p->ip6.payload_len = htons(ntohs(p->ip6.payload_len) + 1);
+	return len;
+}
+
+static size_t mut_ip6_truncated(uint8_t *buf, size_t len)
+{
+	return sizeof(struct ethhdr) + 30;
+}
+
+static size_t mut_ip6_udp_len_over(uint8_t *buf, size_t len)
+{
+	struct pkt_v6_udp *p = (void *)buf;
+
+	p->udp.len = htons(ntohs(p->udp.len) + 1);
+	return len;
+}
+
+
+static const struct fixture fx_malformed[] = {
+	/* 10 bytes in the linear part: dst MAC and half the source. */
+	{ .name = "malformed_eth_short", .ingress = LAN, MAL_UDP4,
+	  .linear = 10, MALFORMED },
+	{ .name = "malformed_ipv4_truncated", .ingress = LAN, MAL_UDP4,
+	  .mutate = mut_ip_truncated, MALFORMED },
+	{ .name = "malformed_ipv4_ihl_4", .ingress = LAN, MAL_UDP4,
+	  .mutate = mut_ihl4, MALFORMED },
+	{ .name = "malformed_ipv4_version", .ingress = LAN, MAL_UDP4,
+	  .mutate = mut_bad_version, MALFORMED },
+	{ .name = "malformed_ipv4_tot_len_over_frame", .ingress = LAN, MAL_UDP4,
+	  .mutate = mut_totlen_over_frame, MALFORMED },
+	{ .name = "malformed_ipv4_tot_len_under_ihl", .ingress = LAN, MAL_UDP4,
+	  .mutate = mut_totlen_under_ihl, MALFORMED },
+	{ .name = "malformed_tcp_doff_4", .ingress = LAN, MAL_TCP4,
+	  .mutate = mut_doff4, MALFORMED },
+	{ .name = "malformed_tcp_doff_beyond_packet", .ingress = LAN, MAL_TCP4,
+	  .mutate = mut_doff_beyond, MALFORMED },
+	{ .name = "malformed_tcp_truncated", .ingress = LAN, MAL_TCP4,
+	  .mutate = mut_tcp_truncated, MALFORMED },
+	{ .name = "malformed_tcp_frame_cut", .ingress = LAN, MAL_TCP4,
+	  .mutate = mut_tcp_frame_cut, MALFORMED },
+	{ .name = "malformed_udp_len_over_available", .ingress = LAN, MAL_UDP4,
+	  .mutate = mut_udp_len_over, MALFORMED },
+	{ .name = "malformed_udp_len_under_8", .ingress = LAN, MAL_UDP4,
+	  .mutate = mut_udp_len_under, MALFORMED },
+	{ .name = "malformed_udp_truncated", .ingress = LAN, MAL_UDP4,
+	  .mutate = mut_udp_truncated, MALFORMED },
+	{ .name = "malformed_icmp_truncated", .ingress = LAN,
+	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
+		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO, .icmp_id = 7 },
+	  .mutate = mut_icmp_truncated, MALFORMED },
+	{ .name = "malformed_ipv6_payload_len_over_frame", .ingress = LAN,
+	  MAL_UDP6, .mutate = mut_ip6_plen_over, MALFORMED },
+	{ .name = "malformed_ipv6_truncated", .ingress = LAN, MAL_UDP6,
+	  .mutate = mut_ip6_truncated, MALFORMED },
+	{ .name = "malformed_ipv6_udp_len_over", .ingress = LAN, MAL_UDP6,
+	  .mutate = mut_ip6_udp_len_over, MALFORMED },
+	{ .name = "malformed_from_wan_udp_len", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_UDP, .sport = 53, .dport = 40000 },
+	  .mutate = mut_udp_len_over, MALFORMED },
+};
+
+static const struct test tests[] = {
+	{ .each = true, STEPS(fx_malformed) },
+};
+
+FIXTURE_MAIN(tests)

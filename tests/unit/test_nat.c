@@ -1,0 +1,676 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests of NAT in the data path (bpf/xnat.bpf.c, slowpath.h, nat.h):
+ * UDP and TCP SNAT on the slow path, the fast path and replies, ICMP echo
+ * ids, unsolicited WAN traffic and the kernel's ports, port forwards,
+ * hairpinning, port range edges and collisions, NAT mappings and filtering
+ * (RFC 4787), a full flow table and port range, no NAT address, and a flow
+ * the kernel's conntrack owns. Fixtures and runner: fixture.h.
+ */
+#include <net/if.h>
+#include <sys/socket.h>
+#include <linux/if_packet.h>
+#include "fixture.h"
+
+/* ---- UDP SNAT, slow path, fast path, reply ----------------------------- */
+
+
+static const struct fixture fx_udp_slow[] = {
+	{ .name = "udp lan->wan, new flow", UDP_OUT(40000, 53),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+	  UDP_OUT_NAT(40000, 53) },
+};
+
+static const struct fixture fx_udp_fast[] = {
+	{ .name = "udp lan->wan, same flow", UDP_OUT(40000, 53),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+	  UDP_OUT_NAT(40000, 53) },
+};
+
+static const struct fixture fx_udp_reply[] = {
+	{ .name = "udp wan->lan reply", UDP_REPLY(53, 40000),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+	  UDP_REPLY_NAT(53, 40000) },
+};
+
+/* ---- Inside port outside the range ------------------------------------- */
+
+static const struct fixture fx_udp_port_map[] = {
+	{ .name = "udp from port 1234", UDP_OUT(1234, 53),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
+	  UDP_OUT_NAT(LEARNED, 53) },
+	{ .name = "udp from port 1234 again", UDP_OUT(1234, 53),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+	  UDP_OUT_NAT(LEARNED, 53) },
+	{ .name = "reply to the mapped port", UDP_REPLY(53, LEARNED),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+	  UDP_REPLY_NAT(53, 1234) },
+};
+
+/* ---- TCP --------------------------------------------------------------- */
+
+
+static bool check_tcp_fin_seen(const uint8_t *out, size_t len)
+{
+	struct flow_key ok = flow_key4(LAN_HOST, 40100, WAN_GW, 443,
+				       IPPROTO_TCP, if_lan);
+	struct flow_key rk = flow_key4(WAN_GW, 443, NAT_ADDR, 40100,
+				       IPPROTO_TCP, if_wan);
+	struct flow_value ov, rv;
+	bool res = true;
+
+	if (!ASSERT_OK(bpf_map_lookup_elem(flows_fd, &ok, &ov), "orig entry") ||
+	    !ASSERT_OK(bpf_map_lookup_elem(flows_fd, &rk, &rv), "reply entry"))
+		return false;
+	res &= ASSERT_TRUE(ov.tcp_flags_seen & XNAT_TCP_FIN, "orig saw FIN");
+	res &= ASSERT_TRUE(ov.tcp_flags_seen & XNAT_TCP_SYN, "orig saw SYN");
+	res &= ASSERT_TRUE(!(rv.tcp_flags_seen & XNAT_TCP_FIN),
+			   "reply saw no FIN");
+	res &= ASSERT_EQ(ov.dir, FLOW_DIR_ORIG, "orig dir");
+	res &= ASSERT_EQ(rv.dir, FLOW_DIR_REPLY, "reply dir");
+	res &= ASSERT_EQ(ov.nat, FLOW_NAT_SNAT, "orig nat");
+	res &= ASSERT_EQ(ov.packets, 3, "orig packets (SYN, ACK, FIN)");
+	res &= ASSERT_EQ(rv.packets, 1, "reply packets (SYN-ACK)");
+	res &= ASSERT_EQ(flow_tcp_state(&ov, &rv), FLOW_TCP_CLOSING,
+			 "connection state CLOSING");
+	return res;
+}
+
+static const char tcp_data[] = "GET / HTTP/1.0\r\n\r\n";
+
+static const struct fixture fx_tcp[] = {
+	{ .name = "tcp SYN lan->wan", TCP_OUT(40100, TCP_SYN, 1000, 0),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+	  TCP_OUT_NAT(40100, TCP_SYN, 1000, 0) },
+	{ .name = "tcp ACK without flow", TCP_OUT(40101, TCP_ACK, 5000, 77),
+	  .verdict = XDP_PASS, .reason = XNAT_PASS_TCP_MIDSTREAM },
+	{ .name = "tcp SYN-ACK from lan without flow",
+	  TCP_OUT(40102, TCP_SYN | TCP_ACK, 5000, 77),
+	  .verdict = XDP_PASS, .reason = XNAT_PASS_TCP_MIDSTREAM },
+	{ .name = "tcp SYN+RST from lan without flow",
+	  TCP_OUT(40103, TCP_SYN | TCP_RST, 5000, 0),
+	  .verdict = XDP_PASS, .reason = XNAT_PASS_TCP_MIDSTREAM },
+	{ .name = "tcp SYN-ACK wan->lan", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_TCP, .sport = 443, .dport = 40100,
+		  .tcp_flags = TCP_SYN | TCP_ACK, .seq = 9000, .ack_seq = 1001,
+		  .ttl = 50 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
+	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,
+		   .proto = IPPROTO_TCP, .sport = 443, .dport = 40100,
+		   .tcp_flags = TCP_SYN | TCP_ACK, .seq = 9000,
+		   .ack_seq = 1001, .ttl = 49 } },
+	{ .name = "tcp ACK with data on the flow",
+	  .ingress = LAN,
+	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
+		  .proto = IPPROTO_TCP, .sport = 40100, .dport = 443,
+		  .tcp_flags = TCP_ACK | TCP_PSH, .seq = 1001, .ack_seq = 9001,
+		  .ttl = 64, .payload = tcp_data,
+		  .payload_len = sizeof(tcp_data) - 1 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
+	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
+		   .proto = IPPROTO_TCP, .sport = 40100, .dport = 443,
+		   .tcp_flags = TCP_ACK | TCP_PSH, .seq = 1001,
+		   .ack_seq = 9001, .ttl = 63, .payload = tcp_data,
+		   .payload_len = sizeof(tcp_data) - 1 } },
+	{ .name = "tcp FIN on the flow",
+	  TCP_OUT(40100, TCP_FIN | TCP_ACK, 1019, 9001),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+	  TCP_OUT_NAT(40100, TCP_FIN | TCP_ACK, 1019, 9001),
+	  .check = check_tcp_fin_seen },
+};
+
+/* ---- ICMP echo --------------------------------------------------------- */
+
+static const struct fixture fx_icmp[] = {
+	{ .name = "echo request lan->wan id 7", .ingress = LAN,
+	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
+		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO, .icmp_id = 7,
+		  .icmp_seq = 1, .ttl = 64 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
+	  .has_out = true,
+	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
+		   .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO,
+		   .icmp_id = LEARNED, .icmp_seq = 1, .ttl = 63 } },
+	{ .name = "echo reply wan->lan", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHOREPLY,
+		  .icmp_id = LEARNED, .icmp_seq = 1, .ttl = 64 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
+	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,
+		   .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHOREPLY,
+		   .icmp_id = 7, .icmp_seq = 1, .ttl = 63 } },
+	{ .name = "second echo request", .ingress = LAN,
+	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
+		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO, .icmp_id = 7,
+		  .icmp_seq = 2, .ttl = 64 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
+	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
+		   .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO,
+		   .icmp_id = LEARNED, .icmp_seq = 2, .ttl = 63 } },
+};
+
+/* ---- Unsolicited and kernel ports from the WAN ------------------------- */
+
+static const struct fixture fx_unsolicited[] = {
+	{ .name = "wan udp to nat addr port 30000, no flow", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_UDP, .sport = 53, .dport = 30000 },
+	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
+	{ .name = "wan udp straight to the lan host", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = LAN_HOST,
+		  .proto = IPPROTO_UDP, .sport = 53, .dport = 40000 },
+	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
+	{ .name = "wan ipv6 udp to the lan host, no flow", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN6_GW, .daddr = LAN6_HOST,
+		  .proto = IPPROTO_UDP, .sport = 53, .dport = 40000 },
+	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
+	{ .name = "wan tcp SYN to nat addr port 30000", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_TCP, .sport = 4444, .dport = 30000,
+		  .tcp_flags = TCP_SYN },
+	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
+};
+
+static const struct fixture fx_wan_in[] = {
+	{ .name = "wan udp to nat addr port 5000", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_UDP, .sport = 53, .dport = 5000 },
+	  .verdict = XDP_PASS, .reason = XNAT_PASS_WAN_IN },
+};
+
+/* ---- Port forward ------------------------------------------------------ */
+
+static const struct fixture fx_forward[] = {
+	{ .name = "wan SYN to 8080", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_TCP, .sport = 33333, .dport = 8080,
+		  .tcp_flags = TCP_SYN, .seq = 42, .ttl = 60, .ip_id = 7 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .has_out = true,
+	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,
+		   .proto = IPPROTO_TCP, .sport = 33333, .dport = 80,
+		   .tcp_flags = TCP_SYN, .seq = 42, .ttl = 59, .ip_id = 7 } },
+	{ .name = "lan server SYN-ACK", .ingress = LAN,
+	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
+		  .proto = IPPROTO_TCP, .sport = 80, .dport = 33333,
+		  .tcp_flags = TCP_SYN | TCP_ACK, .seq = 700, .ack_seq = 43,
+		  .ttl = 64, .ip_id = 8 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
+	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
+		   .proto = IPPROTO_TCP, .sport = 8080, .dport = 33333,
+		   .tcp_flags = TCP_SYN | TCP_ACK, .seq = 700, .ack_seq = 43,
+		   .ttl = 63, .ip_id = 8 } },
+	{ .name = "wan ACK on the forward", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_TCP, .sport = 33333, .dport = 8080,
+		  .tcp_flags = TCP_ACK, .seq = 43, .ack_seq = 701, .ttl = 60 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
+	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,
+		   .proto = IPPROTO_TCP, .sport = 33333, .dport = 80,
+		   .tcp_flags = TCP_ACK, .seq = 43, .ack_seq = 701,
+		   .ttl = 59 } },
+	{ .name = "wan ACK to 8080 without flow", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_TCP, .sport = 33334, .dport = 8080,
+		  .tcp_flags = TCP_ACK },
+	  .verdict = XDP_PASS, .reason = XNAT_PASS_TCP_MIDSTREAM },
+	{ .name = "wan udp to 8080 (forward is tcp only)", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_UDP, .sport = 33333, .dport = 8080 },
+	  .verdict = XDP_PASS, .reason = XNAT_PASS_WAN_IN },
+};
+
+
+/*
+ * Hairpin: a LAN host reaches the port forward on the WAN address. The
+ * server must see the NAT address as the source (so its reply comes back
+ * through the router), and the client the NAT address and forwarded port.
+ */
+static const struct fixture fx_hairpin[] = {
+	{ .name = "host 2 SYN to nat addr:8080", .ingress = LAN,
+	  .in = { FROM_LAN2, .saddr = LAN_HOST2, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_TCP, .sport = 5555, .dport = 8080,
+		  .tcp_flags = TCP_SYN, .seq = 1, .ttl = 64 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
+	  .has_out = true,
+	  .out = { TO_LAN, .saddr = NAT_ADDR, .daddr = LAN_HOST,
+		   .proto = IPPROTO_TCP, .sport = LEARNED, .dport = 80,
+		   .tcp_flags = TCP_SYN, .seq = 1, .ttl = 63 } },
+	{ .name = "server SYN-ACK to nat addr", .ingress = LAN,
+	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_TCP, .sport = 80, .dport = LEARNED,
+		  .tcp_flags = TCP_SYN | TCP_ACK, .seq = 500, .ack_seq = 2,
+		  .ttl = 64 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
+	  .out = { TO_LAN2, .saddr = NAT_ADDR, .daddr = LAN_HOST2,
+		   .proto = IPPROTO_TCP, .sport = 8080, .dport = 5555,
+		   .tcp_flags = TCP_SYN | TCP_ACK, .seq = 500, .ack_seq = 2,
+		   .ttl = 63 } },
+	{ .name = "host 2 ACK", .ingress = LAN,
+	  .in = { FROM_LAN2, .saddr = LAN_HOST2, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_TCP, .sport = 5555, .dport = 8080,
+		  .tcp_flags = TCP_ACK, .seq = 2, .ack_seq = 501, .ttl = 64 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
+	  .out = { TO_LAN, .saddr = NAT_ADDR, .daddr = LAN_HOST,
+		   .proto = IPPROTO_TCP, .sport = LEARNED, .dport = 80,
+		   .tcp_flags = TCP_ACK, .seq = 2, .ack_seq = 501, .ttl = 63 } },
+};
+
+/* ---- Port range edges, port collisions, padding ---------------------- */
+
+static const struct fixture fx_port_bounds[] = {
+	/* First, with no mapping at all: the range decides whose port. */
+	{ .name = "wan to 19999, no flow: kernel's port", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_UDP, .sport = 99, .dport = 19999 },
+	  .verdict = XDP_PASS, .reason = XNAT_PASS_WAN_IN },
+	{ .name = "wan to 20000, no mapping: XDP's port", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_UDP, .sport = 99, .dport = 20000 },
+	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
+	{ .name = "wan to 65535, no mapping: XDP's port", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_UDP, .sport = 99, .dport = 65535 },
+	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
+	{ .name = "inside port 20000 (range start) kept", UDP_OUT(20000, 53),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+	  UDP_OUT_NAT(20000, 53) },
+	{ .name = "inside port 65535 (range end) kept", UDP_OUT(65535, 53),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+	  UDP_OUT_NAT(65535, 53) },
+	{ .name = "inside port 19999 mapped into the range", UDP_OUT(19999, 53),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
+	  UDP_OUT_NAT(LEARNED, 53) },
+};
+
+/*
+ * Endpoint-independent mapping and address-dependent filtering (RFC 4787
+ * REQ-1, REQ-8; nat.h): an inside endpoint keeps its external port towards
+ * every destination; from the WAN, an address it has sent to may reach it
+ * from any port, another address only with endpoint-independent filtering.
+ */
+static const struct fixture fx_eim_adf[] = {
+	{ .name = "host:40000 to gw:53", UDP_OUT(40000, 53),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+	  UDP_OUT_NAT(40000, 53) },
+	{ .name = "host:1234 to gw:53 (port mapped)", UDP_OUT(1234, 53),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
+	  UDP_OUT_NAT(LEARNED, 53) },
+	{ .name = "host:1234 to gw:54 keeps the mapping", UDP_OUT(1234, 54),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+	  UDP_OUT_NAT(LEARNED, 54) },
+	{ .name = "gw:99 to the mapping: address known, let in", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
+		  .proto = IPPROTO_UDP, .sport = 99, .dport = 40000,
+		  .ttl = 57, .ip_id = 0xbeef },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+	  UDP_REPLY_NAT(99, 40000) },
+	{ .name = "host answers gw:99 on that flow", UDP_OUT(40000, 99),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+	  UDP_OUT_NAT(40000, 99) },
+	{ .name = "198.19.0.7 never contacted: filtered", .ingress = WAN,
+	  .in = { FROM_WAN, .saddr = "198.19.0.7", .daddr = NAT_ADDR,
+		  .proto = IPPROTO_UDP, .sport = 53, .dport = 40000 },
+	  .verdict = XDP_DROP, .reason = XNAT_DROP_FILTERED },
+};
+
+
+/* With [nat] filtering = endpoint-independent, any remote gets in. */
+static bool test_filter_eif(void)
+{
+	struct fixture f = {
+		.name = "198.19.0.7 to the mapping, EIF", .ingress = WAN,
+		.in = { FROM_WAN, .saddr = "198.19.0.7", .daddr = NAT_ADDR,
+			.proto = IPPROTO_UDP, .sport = 53, .dport = 40000,
+			.ttl = 57, .ip_id = 0xbeef },
+		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+		.has_out = true,
+		.out = { TO_LAN, .saddr = "198.19.0.7", .daddr = LAN_HOST,
+			 .proto = IPPROTO_UDP, .sport = 53, .dport = 40000,
+			 .ttl = 56, .ip_id = 0xbeef } };
+	struct xnat_config c, saved;
+	bool ok;
+
+	if (!udp_out(40000, 53, XDP_REDIRECT, XNAT_FWD_SLOW) ||
+	    !config_get(&saved))
+		return false;
+	c = saved;
+	c.flags |= XNAT_F_FILTER_EIF;
+	if (!config_set(&c))
+		return false;
+	ok = run_fixture(&f);
+	ok &= config_set(&saved);
+	return ok;
+}
+
+static bool check_not_40000(const uint8_t *out, size_t len)
+{
+	return ASSERT_TRUE(learned != 40000,
+			   "second host got another external port");
+}
+
+/* Two inside hosts, same source port, same destination. */
+static const struct fixture fx_collision[] = {
+	{ .name = "host 1 from 40000", UDP_OUT(40000, 53),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+	  UDP_OUT_NAT(40000, 53) },
+	{ .name = "host 2 from 40000", .ingress = LAN,
+	  .in = { FROM_LAN2, .saddr = LAN_HOST2, .daddr = WAN_GW,
+		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53,
+		  .ttl = 64, .ip_id = 0x1234 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
+	  .check = check_not_40000, UDP_OUT_NAT(LEARNED, 53) },
+	{ .name = "reply to host 2", UDP_REPLY(53, LEARNED),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
+	  .out = { TO_LAN2, .saddr = WAN_GW, .daddr = LAN_HOST2,
+		   .proto = IPPROTO_UDP, .sport = 53, .dport = 40000,
+		   .ttl = 56, .ip_id = 0xbeef } },
+	{ .name = "reply to host 1", UDP_REPLY(53, 40000),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+	  UDP_REPLY_NAT(53, 40000) },
+};
+
+/* Minimum-size frames: Ethernet padding after the IP packet is kept and
+ * not counted in the IP or UDP lengths. */
+static const struct fixture fx_padded[] = {
+	{ .name = "padded udp lan->wan, new flow", .ingress = LAN,
+	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
+		  .proto = IPPROTO_UDP, .sport = 40400, .dport = 53,
+		  .payload = "", .payload_len = 0, .pad_to = 60 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .has_out = true,
+	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
+		   .proto = IPPROTO_UDP, .sport = 40400, .dport = 53,
+		   .ttl = 63, .payload = "", .payload_len = 0, .pad_to = 60 } },
+	{ .name = "padded udp lan->wan, same flow", .ingress = LAN,
+	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
+		  .proto = IPPROTO_UDP, .sport = 40400, .dport = 53,
+		  .payload = "ab", .payload_len = 2, .pad_to = 60 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
+	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
+		   .proto = IPPROTO_UDP, .sport = 40400, .dport = 53,
+		   .ttl = 63, .payload = "ab", .payload_len = 2,
+		   .pad_to = 60 } },
+	{ .name = "padded tcp SYN lan->wan", .ingress = LAN,
+	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
+		  .proto = IPPROTO_TCP, .sport = 40401, .dport = 443,
+		  .tcp_flags = TCP_SYN, .payload = "", .payload_len = 0,
+		  .pad_to = 60 },
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .has_out = true,
+	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
+		   .proto = IPPROTO_TCP, .sport = 40401, .dport = 443,
+		   .tcp_flags = TCP_SYN, .ttl = 63, .payload = "",
+		   .payload_len = 0, .pad_to = 60 } },
+};
+
+/* ---- Tests with their own logic --------------------------------------- */
+
+/* A full table hands new connections to the kernel. */
+static bool test_table_full(void)
+{
+	bool ok = true;
+	int i;
+
+	for (i = 0; i < FLOW_CONNS; i++)
+		if (!udp_out(41000 + i, 53, XDP_REDIRECT, XNAT_FWD_SLOW))
+			return false;
+	ok &= ASSERT_EQ(flows_count(), 2 * FLOW_CONNS, "entries when full");
+	/* run_expect also checks no half connection is left behind. */
+	ok &= udp_out(41000 + FLOW_CONNS, 53, XDP_PASS, XNAT_PASS_TABLE_FULL);
+	ok &= udp_out(41000 + FLOW_CONNS + 1, 53, XDP_PASS, XNAT_PASS_TABLE_FULL);
+	/* Established flows keep working both ways. */
+	ok &= udp_out(41000, 53, XDP_REDIRECT, XNAT_FWD_FAST);
+	ok &= udp_out(41000 + FLOW_CONNS - 1, 53, XDP_REDIRECT, XNAT_FWD_FAST);
+	{
+		struct fixture r = { .name = "reply on a full table",
+				     UDP_REPLY(53, 41003),
+				     .verdict = XDP_REDIRECT,
+				     .reason = XNAT_FWD_FAST,
+				     UDP_REPLY_NAT(53, 41003) };
+
+		ok &= run_fixture(&r);
+	}
+	/* Room again after one connection goes. */
+	{
+		struct flow_key ok_ = flow_key4(LAN_HOST, 41000, WAN_GW, 53,
+						IPPROTO_UDP, if_lan);
+		struct flow_key rk = flow_key4(WAN_GW, 53, NAT_ADDR, 41000,
+					       IPPROTO_UDP, if_wan);
+
+		ok &= ASSERT_OK(bpf_map_delete_elem(flows_fd, &ok_), "delete orig");
+		ok &= ASSERT_OK(bpf_map_delete_elem(flows_fd, &rk), "delete reply");
+		ok &= udp_out(41000 + FLOW_CONNS, 53, XDP_REDIRECT, XNAT_FWD_SLOW);
+	}
+	return ok;
+}
+
+/*
+ * One slot left: the reply entry of a new connection fits, its orig entry
+ * does not. The half-inserted reply must be taken out again (run_expect
+ * checks the entry count is unchanged) and the table stay usable.
+ */
+static bool test_table_full_rollback(void)
+{
+	struct flow_key dummy = flow_key4("198.18.250.1", 1, "198.18.250.2", 2,
+					  IPPROTO_UDP, if_wan);
+	struct flow_value zero = {};
+	bool ok = true;
+	int i;
+
+	if (!ASSERT_OK(bpf_map_update_elem(flows_fd, &dummy, &zero, BPF_NOEXIST),
+		       "insert a lone entry"))
+		return false;
+	for (i = 0; i < FLOW_CONNS - 1; i++)
+		if (!udp_out(41100 + i, 53, XDP_REDIRECT, XNAT_FWD_SLOW))
+			return false;
+	ok &= ASSERT_EQ(flows_count(), 2 * FLOW_CONNS - 1, "one slot left");
+	ok &= udp_out(41199, 53, XDP_PASS, XNAT_PASS_TABLE_FULL);
+	ok &= udp_out(41199, 53, XDP_PASS, XNAT_PASS_TABLE_FULL);
+	ok &= udp_out(41100, 53, XDP_REDIRECT, XNAT_FWD_FAST);
+	ok &= ASSERT_OK(bpf_map_delete_elem(flows_fd, &dummy), "delete lone entry");
+	ok &= udp_out(41199, 53, XDP_REDIRECT, XNAT_FWD_SLOW);
+	return ok;
+}
+
+/* A one-port range: the second connection to the same destination finds
+ * no free port and goes to the kernel; another destination reuses it. */
+static bool test_no_port(void)
+{
+	struct xnat_config c, saved;
+	struct fixture f = { .name = "first endpoint takes port 30000",
+			     UDP_OUT(1234, 53), .verdict = XDP_REDIRECT,
+			     .reason = XNAT_FWD_SLOW, UDP_OUT_NAT(30000, 53) };
+	bool ok;
+
+	if (!config_get(&saved))
+		return false;
+	c = saved;
+	c.port_min = c.port_max = 30000;
+	if (!config_set(&c))
+		return false;
+	ok = run_fixture(&f);
+	/* Another inside endpoint: the only port is taken, to any peer. */
+	ok &= udp_out(1235, 53, XDP_PASS, XNAT_PASS_NO_PORT);
+	ok &= udp_out(1235, 54, XDP_PASS, XNAT_PASS_NO_PORT);
+	/* The same endpoint to another peer uses its mapping. */
+	f.name = "same endpoint, other peer: same port";
+	f.in.dport = f.out.dport = 54;
+	ok &= run_fixture(&f);
+	ok &= ASSERT_EQ(flows_count(), 4, "entries of the two flows");
+	ok &= config_set(&saved);
+	return ok;
+}
+
+
+/*
+ * A connection the kernel forwarded (its conntrack has it) stays the
+ * kernel's: XDP must not open a second, differently NATed flow for it. The
+ * kernel sees one real packet: conntrack is switched on with an nft rule,
+ * the frame is sent into lan0 through its veth peer and waited for on
+ * wan0's peer (so the entry is confirmed), then the same tuple is run
+ * through the program from both sides.
+ */
+static bool test_kernel_flow(void)
+{
+	static const struct fixture lan = {
+		.name = "lan packet of a kernel flow", UDP_OUT(43000, 53),
+		.verdict = XDP_PASS, .reason = XNAT_PASS_KERNEL_FLOW };
+	static const struct fixture wan = {
+		.name = "wan reply of a kernel flow", .ingress = WAN,
+		.in = { FROM_WAN, .saddr = WAN_GW, .daddr = LAN_HOST,
+			.proto = IPPROTO_UDP, .sport = 53, .dport = 43000 },
+		.verdict = XDP_PASS, .reason = XNAT_PASS_KERNEL_FLOW };
+	struct timeval tv = { .tv_sec = 2 };
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+				   .sll_protocol = htons(ETH_P_ALL) };
+	uint8_t frame[PKT_MAX], buf[PKT_MAX];
+	int tx = -1, rx = -1, i;
+	struct pkt_spec in = lan.in;
+	bool seen = false, ok = false;
+	size_t len;
+
+	if (sh("nft add table ip xnat_test && "
+	       "nft add chain ip xnat_test forward_chain '{ type filter "
+	       "hook forward priority 0; policy accept; }' && "
+	       "nft add rule ip xnat_test forward_chain ct state new accept"))
+		return ASSERT_TRUE(false, "nft rules for conntrack");
+	tx = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	rx = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	if (!ASSERT_TRUE(tx >= 0 && rx >= 0, "packet sockets"))
+		goto out;
+	sll.sll_ifindex = if_nametoindex("wan0p");
+	if (!ASSERT_OK(bind(rx, (struct sockaddr *)&sll, sizeof(sll)), "bind wan0p") ||
+	    !ASSERT_OK(setsockopt(rx, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)),
+		       "SO_RCVTIMEO"))
+		goto out;
+	len = pkt_build(frame, &in);
+	sll.sll_ifindex = if_nametoindex("lan0p");
+	if (!ASSERT_EQ(sendto(tx, frame, len, 0, (struct sockaddr *)&sll,
+			      sizeof(sll)), (long long)len, "send into lan0"))
+		goto out;
+	/* Bounded: other frames (IPv6 ND, MLD) may come first. */
+	for (i = 0; i < 64 && !seen; i++) {
+		ssize_t n = recv(rx, buf, sizeof(buf), 0);
+		const struct pkt_v4_udp *p = (const void *)buf;
+
+		if (n < 0)
+			break;
+		seen = n >= (ssize_t)sizeof(*p) &&
+		       p->eth.h_proto == htons(ETH_P_IP) &&
+		       p->ip.protocol == IPPROTO_UDP &&
+		       p->udp.source == htons(43000);
+	}
+	if (!ASSERT_TRUE(seen, "the kernel forwarded the frame to wan0"))
+		goto out;
+	ok = run_fixture(&lan);
+	ok &= run_fixture(&wan);
+out:
+	if (tx >= 0)
+		close(tx);
+	if (rx >= 0)
+		close(rx);
+	sh("nft delete table ip xnat_test");
+	return ok;
+}
+
+/* Set the last-seen time of the flow entry KEY to 1 ns. */
+static bool flow_age(const struct flow_key *key)
+{
+	struct flow_value v;
+
+	if (!ASSERT_OK(bpf_map_lookup_elem(flows_fd, key, &v), "flow entry"))
+		return false;
+	v.last_seen_ns = 1;
+	return ASSERT_OK(bpf_map_update_elem(flows_fd, key, &v, BPF_EXIST),
+			 "flow entry update");
+}
+
+static bool flow_refreshed(const struct flow_key *key, bool want)
+{
+	struct flow_value v;
+
+	if (!ASSERT_OK(bpf_map_lookup_elem(flows_fd, key, &v), "flow entry"))
+		return false;
+	return want ? ASSERT_TRUE(v.last_seen_ns > 1, "entry refreshed") :
+		      ASSERT_EQ(v.last_seen_ns, 1, "entry not refreshed");
+}
+
+/*
+ * RFC 4787 REQ-6: outbound UDP keeps a flow (and so its mapping) alive,
+ * inbound only with [nat] inbound_refresh. Checked on the entries' last
+ * seen times, which the test sets back first: no clock involved.
+ */
+static bool test_udp_refresh(void)
+{
+	struct flow_key ok_ = flow_key4(LAN_HOST, 40000, WAN_GW, 53,
+					IPPROTO_UDP, if_lan);
+	struct flow_key rk = flow_key4(WAN_GW, 53, NAT_ADDR, 40000,
+				       IPPROTO_UDP, if_wan);
+	struct fixture r = { .name = "reply", UDP_REPLY(53, 40000),
+			     .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+			     UDP_REPLY_NAT(53, 40000) };
+	struct xnat_config c, saved;
+	bool ok = true;
+
+	if (!udp_out(40000, 53, XDP_REDIRECT, XNAT_FWD_SLOW) ||
+	    !flow_age(&ok_) || !flow_age(&rk))
+		return false;
+	ok &= run_fixture(&r);
+	ok &= flow_refreshed(&rk, false);
+	ok &= udp_out(40000, 53, XDP_REDIRECT, XNAT_FWD_FAST);
+	ok &= flow_refreshed(&ok_, true);
+	if (!config_get(&saved))
+		return false;
+	c = saved;
+	c.flags |= XNAT_F_INBOUND_REFRESH;
+	if (!config_set(&c))
+		return false;
+	ok &= run_fixture(&r);
+	ok &= flow_refreshed(&rk, true);
+	ok &= config_set(&saved);
+	return ok;
+}
+
+/* No NAT address: new LAN->WAN IPv4 connections go to the kernel. */
+static bool test_no_nat_addr(void)
+{
+	struct xnat_config c, saved;
+	bool ok;
+
+	if (!config_get(&saved))
+		return false;
+	c = saved;
+	c.nat_addr = 0;
+	if (!config_set(&c))
+		return false;
+	ok = udp_out(42000, 53, XDP_PASS, XNAT_PASS_NO_NAT_ADDR);
+	ok &= config_set(&saved);
+	ok &= udp_out(42000, 53, XDP_REDIRECT, XNAT_FWD_SLOW);
+	return ok;
+}
+
+static const struct test tests[] = {
+	{ "udp_snat_slow", true, STEPS(fx_udp_slow) },
+	{ "udp_snat_fast", false, STEPS(fx_udp_fast) },
+	{ "udp_snat_reply", false, STEPS(fx_udp_reply) },
+	{ "udp_port_outside_range", true, STEPS(fx_udp_port_map) },
+	{ "tcp_snat_flags", true, STEPS(fx_tcp) },
+	{ "icmp_echo_id", true, STEPS(fx_icmp) },
+	{ "wan_unsolicited", true, STEPS(fx_unsolicited) },
+	{ "wan_kernel_port", true, STEPS(fx_wan_in) },
+	{ "port_forward", true, STEPS(fx_forward) },
+	{ "port_range_bounds", true, STEPS(fx_port_bounds) },
+	{ "nat_mapping_and_filtering", true, STEPS(fx_eim_adf) },
+	{ "nat_filtering_endpoint_independent", true, .fn = test_filter_eif },
+	{ "nat_udp_refresh_outbound_only", true, .fn = test_udp_refresh },
+	{ "hairpin_to_port_forward", true, STEPS(fx_hairpin) },
+	{ "port_collision_two_hosts", true, STEPS(fx_collision) },
+	{ "ethernet_padding", true, STEPS(fx_padded) },
+	{ "table_full", true, .fn = test_table_full },
+	{ "table_full_rollback", true, .fn = test_table_full_rollback },
+	{ "no_nat_addr", true, .fn = test_no_nat_addr },
+	{ "no_free_port", true, .fn = test_no_port },
+	/* Last: it leaves a conntrack entry behind (port 43000 only). */
+	{ "kernel_owns_flow", true, .fn = test_kernel_flow },
+};
+
+FIXTURE_MAIN(tests)

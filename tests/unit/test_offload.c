@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests of offload mode's decision (bpf/offload.h, bpf/ct.h) with
+ * BPF_PROG_RUN against real conntrack entries: each test inserts the
+ * kernel's entry with conntrack -I in the fixture's network namespace
+ * (its tuples carry the NAT the kernel chose, its mark the bits the
+ * ruleset's chain would set), then sends packets: no entry (a connection
+ * the kernel has not confirmed is not in its table yet), the handshake,
+ * established TCP, one direction accepted, UDP one way, FIN and RST, the
+ * entry gone or alive when its timeout is refreshed, ICMP, IPv6, and the
+ * mark bits taken from the config. Fixtures and runner: fixture.h.
+ */
+#include <time.h>
+#include "fixture.h"
+
+#define MARK_ORIG  0x40000000u
+#define MARK_REPLY 0x80000000u
+#define EXT_PORT   30001 /* the kernel's masquerade port in the entries */
+
+static int offload_fd;
+
+/* Offload mode on, with the config's mark bits. */
+static bool offload_config(uint32_t orig, uint32_t reply, uint32_t tcp_est)
+{
+	struct xnat_offload_config oc = { .mark_orig = orig,
+					  .mark_reply = reply };
+	struct xnat_config c;
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(offload_fd, &zero, &oc, BPF_ANY)) {
+		fprintf(stderr, "  xnat_offload update: %s\n", strerror(errno));
+		return false;
+	}
+	if (!config_get(&c))
+		return false;
+	c.flags |= XNAT_F_OFFLOAD;
+	c.timeout_tcp_est = tcp_est;
+	return config_set(&c);
+}
+
+/* Clean slate: no flows, no conntrack entries, the default settings. */
+static bool reset(void)
+{
+	flows_clear();
+	sh("conntrack -F >/dev/null 2>&1");
+	return offload_config(MARK_ORIG, MARK_REPLY, 7440);
+}
+
+/* The kernel's entry of LAN_HOST:SPORT -> WAN_GW:443 masqueraded to
+ * NAT_ADDR:EXT_PORT, in STATE, with MARK. */
+static bool ct_tcp(uint16_t sport, const char *state, uint32_t mark)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "conntrack -I -p tcp -s %s -d %s --sport %u --dport 443 "
+		 "-r %s -q %s --reply-port-src 443 --reply-port-dst %u "
+		 "--state %s -u SEEN_REPLY,ASSURED -t 100 -m 0x%x >/dev/null 2>&1",
+		 LAN_HOST, WAN_GW, sport, WAN_GW, NAT_ADDR, EXT_PORT, state,
+		 mark);
+	return !sh(cmd);
+}
+
+/* The entry's line in `conntrack -L`, for its mark and timeout. */
+static bool ct_line(const char *filter, char *line, size_t len)
+{
+	char cmd[256];
+	FILE *f;
+	bool ok;
+
+	snprintf(cmd, sizeof(cmd), "conntrack -L %s 2>/dev/null", filter);
+	f = popen(cmd, "r");
+	if (!f)
+		return false;
+	ok = fgets(line, len, f) != NULL;
+	pclose(f);
+	if (!ok)
+		fprintf(stderr, "  conntrack -L %s: no entry\n", filter);
+	return ok;
+}
+
+static bool ct_mark_is(const char *filter, uint32_t want)
+{
+	char line[512], *m;
+	unsigned long mark;
+
+	if (!ct_line(filter, line, sizeof(line)))
+		return false;
+	m = strstr(line, "mark=");
+	mark = m ? strtoul(m + 5, NULL, 0) : ~0UL;
+	if (mark != want) {
+		fprintf(stderr, "  conntrack mark %lu, expected %u: %s", mark,
+			want, line);
+		return false;
+	}
+	return true;
+}
+
+static bool flows_are(int n)
+{
+	int got = flows_count();
+
+	if (got != n)
+		fprintf(stderr, "  %d flow entries, expected %d\n", got, n);
+	return got == n;
+}
+
+/* Packets of the entry ct_tcp() makes, in both directions. */
+#define ORIG_ACK(sp, fl)                                                     \
+	.ingress = LAN,                                                       \
+	.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,                 \
+		.proto = IPPROTO_TCP, .sport = sp, .dport = 443,              \
+		.tcp_flags = fl, .seq = 1000, .ack_seq = 2000, .ttl = 64,     \
+		.ip_id = 0x0101 }
+#define ORIG_OUT(fl)                                                         \
+	.has_out = true,                                                      \
+	.out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,                  \
+		 .proto = IPPROTO_TCP, .sport = EXT_PORT, .dport = 443,       \
+		 .tcp_flags = fl, .seq = 1000, .ack_seq = 2000, .ttl = 63,    \
+		 .ip_id = 0x0101 }
+#define REPLY_ACK(fl)                                                        \
+	.ingress = WAN,                                                       \
+	.in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,                 \
+		.proto = IPPROTO_TCP, .sport = 443, .dport = EXT_PORT,        \
+		.tcp_flags = fl, .seq = 2000, .ack_seq = 1000, .ttl = 60,     \
+		.ip_id = 0x0202 }
+#define REPLY_OUT(dp, fl)                                                    \
+	.has_out = true,                                                      \
+	.out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,                  \
+		 .proto = IPPROTO_TCP, .sport = 443, .dport = dp,             \
+		 .tcp_flags = fl, .seq = 2000, .ack_seq = 1000, .ttl = 59,    \
+		 .ip_id = 0x0202 }
+
+#define ACK TCP_ACK
+
+/*
+ * A hand-back: F goes up untouched, counted once under its reason, and
+ * (unlike any other XDP_PASS, which run_fixture() checks) takes the flow
+ * off the fast path: both of its entries are gone afterwards.
+ */
+static bool run_handback(const struct fixture *f)
+{
+	struct xnat_counter before[XNAT_REASON_MAX], after[XNAT_REASON_MAX];
+	uint8_t in[PKT_MAX], out[PKT_MAX];
+	uint32_t len = pkt_build(in, &f->in), out_len = sizeof(out), ret = 0;
+	bool ok = true;
+
+	stats_read(before);
+	if (!xdp_run(side_ifindex(f->ingress), in, len, 0, out, &out_len, &ret))
+		return false;
+	stats_read(after);
+	if (ret != XDP_PASS) {
+		check_fail("%s: verdict %s, expected XDP_PASS", f->name,
+			   verdict_name(ret));
+		ok = false;
+	}
+	for (int r = 0; r < XNAT_REASON_MAX; r++) {
+		__u64 want = r == f->reason, got = after[r].packets -
+						   before[r].packets;
+
+		if (got != want) {
+			check_fail("%s: counter %s moved by %llu, expected %llu",
+				   f->name, reason_name(r),
+				   (unsigned long long)got,
+				   (unsigned long long)want);
+			ok = false;
+		}
+	}
+	if (!expect_bytes(out, out_len, in, len, "handed back, yet modified"))
+		ok = false;
+	return ok && flows_are(0);
+}
+
+/* No conntrack entry: a new connection, or one whose first packet the
+ * kernel has not confirmed yet (only confirmed entries are in the table
+ * the kfunc searches). The packet goes up untouched, nothing installed. */
+static bool test_no_entry(void)
+{
+	static const struct fixture f = { .name = "ack without entry",
+		ORIG_ACK(40001, ACK), .verdict = XDP_PASS,
+		.reason = XNAT_PASS_CT_NONE };
+
+	return reset() && run_fixture(&f) && flows_are(0);
+}
+
+/* The handshake is conntrack's: a SYN never leaves it, and an entry not
+ * yet established keeps its packets up although both bits are set. */
+static bool test_handshake(void)
+{
+	static const struct fixture f[] = {
+		{ .name = "syn", ORIG_ACK(40002, TCP_SYN), .verdict = XDP_PASS,
+		  .reason = XNAT_PASS_CT_TCP_STATE },
+		{ .name = "ack in syn_recv", ORIG_ACK(40002, ACK),
+		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_TCP_STATE },
+		{ .name = "syn-ack", REPLY_ACK(TCP_SYN | ACK),
+		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_TCP_STATE },
+	};
+
+	return reset() && ct_tcp(40002, "SYN_RECV", MARK_ORIG | MARK_REPLY) &&
+	       run_fixtures(f, ARRAY_SIZE(f)) && flows_are(0);
+}
+
+/* Established, the ruleset has accepted the original direction only: the
+ * reply stays up; the original is offloaded with the kernel's masquerade
+ * (addresses, port, checksums), its mark bit consumed, then hits; once
+ * the reply's bit is there the reply is offloaded too, to the LAN host's
+ * own port. */
+static bool test_established_one_way_then_both(void)
+{
+	static const struct fixture f1[] = {
+		{ .name = "reply not accepted yet", REPLY_ACK(ACK),
+		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_UNMARKED },
+		{ .name = "orig offloaded", ORIG_ACK(40003, ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  ORIG_OUT(ACK) },
+		{ .name = "orig hit", ORIG_ACK(40003, ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+		  ORIG_OUT(ACK) },
+	};
+	static const struct fixture f2[] = {
+		{ .name = "reply offloaded", REPLY_ACK(ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  REPLY_OUT(40003, ACK) },
+		{ .name = "reply hit", REPLY_ACK(ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+		  REPLY_OUT(40003, ACK) },
+	};
+	char cmd[256];
+
+	if (!reset() || !ct_tcp(40003, "ESTABLISHED", MARK_ORIG) ||
+	    !run_fixtures(f1, ARRAY_SIZE(f1)) || !flows_are(1) ||
+	    !ct_mark_is("-p tcp --sport 40003", 0))
+		return false;
+	snprintf(cmd, sizeof(cmd),
+		 "conntrack -U -s %s -p tcp --sport 40003 -m 0x%x >/dev/null 2>&1",
+		 LAN_HOST, MARK_REPLY);
+	return !sh(cmd) && run_fixtures(f2, ARRAY_SIZE(f2)) && flows_are(2) &&
+	       ct_mark_is("-p tcp --sport 40003", 0);
+}
+
+/* FIN from the LAN host, RST from the WAN: each takes the whole flow off
+ * the fast path and goes up untouched for conntrack to see. */
+static bool test_fin_rst(void)
+{
+	static const struct fixture both[] = {
+		{ .name = "orig offloaded", ORIG_ACK(40004, ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  ORIG_OUT(ACK) },
+		{ .name = "reply offloaded", REPLY_ACK(ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  REPLY_OUT(40004, ACK) },
+	};
+	static const struct fixture fin = { .name = "fin",
+		ORIG_ACK(40004, TCP_FIN | ACK), .verdict = XDP_PASS,
+		.reason = XNAT_PASS_CT_TCP_END };
+	static const struct fixture rst = { .name = "rst",
+		REPLY_ACK(TCP_RST | ACK), .verdict = XDP_PASS,
+		.reason = XNAT_PASS_CT_TCP_END };
+
+	if (!reset() || !ct_tcp(40004, "ESTABLISHED", MARK_ORIG | MARK_REPLY) ||
+	    !run_fixtures(both, ARRAY_SIZE(both)) || !flows_are(2) ||
+	    !run_handback(&fin))
+		return false;
+	/* The bits were consumed; the kernel would set them again. */
+	if (!ct_mark_is("-p tcp --sport 40004", 0) ||
+	    sh("conntrack -U -s " LAN_HOST " -p tcp --sport 40004 "
+	       "-m 0xc0000000 >/dev/null 2>&1"))
+		return false;
+	return run_fixtures(both, ARRAY_SIZE(both)) && flows_are(2) &&
+	       run_handback(&rst);
+}
+
+/* Make the entry of the original direction due for its refresh. */
+static bool refresh_due(uint16_t sport)
+{
+	struct flow_key k = flow_key4(LAN_HOST, sport, WAN_GW, 443,
+				      IPPROTO_TCP, if_lan);
+	struct flow_value v;
+
+	if (bpf_map_lookup_elem(flows_fd, &k, &v)) {
+		fprintf(stderr, "  no flow entry for port %u\n", sport);
+		return false;
+	}
+	v.ct_refresh_s -= 10;
+	return !bpf_map_update_elem(flows_fd, &k, &v, BPF_EXIST);
+}
+
+/* With tcp_established = 10 s, an entry refreshed 10 s ago is due: the
+ * refresh finds the conntrack entry and resets its timeout to 10 s (it
+ * was inserted with 100), or finds it gone (conntrack -D) and takes the
+ * flow off the fast path. */
+static bool test_refresh_alive_and_gone(void)
+{
+	static const struct fixture off = { .name = "orig offloaded",
+		ORIG_ACK(40005, ACK), .verdict = XDP_REDIRECT,
+		.reason = XNAT_FWD_OFFLOAD, ORIG_OUT(ACK) };
+	static const struct fixture hit = { .name = "orig hit, refreshed",
+		ORIG_ACK(40005, ACK), .verdict = XDP_REDIRECT,
+		.reason = XNAT_FWD_FAST, ORIG_OUT(ACK) };
+	static const struct fixture gone = { .name = "entry gone",
+		ORIG_ACK(40005, ACK), .verdict = XDP_PASS,
+		.reason = XNAT_PASS_CT_GONE };
+	char line[512], *t;
+	long timeout;
+
+	if (!reset() || !offload_config(MARK_ORIG, MARK_REPLY, 10) ||
+	    !ct_tcp(40005, "ESTABLISHED", MARK_ORIG) || !run_fixture(&off) ||
+	    !refresh_due(40005) || !run_fixture(&hit) ||
+	    !ct_line("-p tcp --sport 40005", line, sizeof(line)))
+		return false;
+	/* "tcp 6 TIMEOUT ESTABLISHED ..." */
+	t = line + strcspn(line, "0123456789");
+	t += strcspn(t, " ");
+	timeout = strtol(t, NULL, 10);
+	if (timeout > 10) {
+		fprintf(stderr, "  conntrack timeout %ld, expected <= 10: %s",
+			timeout, line);
+		return false;
+	}
+	return !sh("conntrack -D -p tcp --sport 40005 >/dev/null 2>&1") &&
+	       refresh_due(40005) && run_handback(&gone);
+}
+
+/* UDP one way: an entry that never saw a reply, accepted in the original
+ * direction, is offloaded that way; its reply direction is not. */
+static bool test_udp_one_way(void)
+{
+	static const struct fixture f[] = {
+		{ .name = "udp orig offloaded", UDP_OUT(40006, 5000),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  UDP_OUT_NAT(EXT_PORT, 5000) },
+		{ .name = "udp orig hit", UDP_OUT(40006, 5000),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+		  UDP_OUT_NAT(EXT_PORT, 5000) },
+		{ .name = "udp reply not accepted", UDP_REPLY(5000, EXT_PORT),
+		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_UNMARKED },
+	};
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "conntrack -I -p udp -s %s -d %s --sport 40006 --dport 5000 "
+		 "-r %s -q %s --reply-port-src 5000 --reply-port-dst %u "
+		 "-t 100 -m 0x%x >/dev/null 2>&1",
+		 LAN_HOST, WAN_GW, WAN_GW, NAT_ADDR, EXT_PORT, MARK_ORIG);
+	return reset() && !sh(cmd) && run_fixtures(f, ARRAY_SIZE(f)) &&
+	       flows_are(1);
+}
+
+/* ICMP: the kfunc cannot look it up; the kernel forwards it. */
+static bool test_icmp(void)
+{
+	static const struct fixture f = { .name = "echo request",
+		.ingress = LAN,
+		.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
+			.proto = IPPROTO_ICMP, .icmp_type = 8, .icmp_id = 7,
+			.icmp_seq = 1 },
+		.verdict = XDP_PASS, .reason = XNAT_PASS_CT_PROTO };
+
+	return reset() && run_fixture(&f) && flows_are(0);
+}
+
+/* IPv6: routed without NAT; the entry's tuples are each other's reverse
+ * and the packet leaves unchanged but for the hop limit and MACs. */
+static bool test_ipv6(void)
+{
+	static const struct fixture f = { .name = "ipv6 tcp offloaded",
+		.ingress = LAN,
+		.in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
+			.proto = IPPROTO_TCP, .sport = 40007, .dport = 443,
+			.tcp_flags = ACK, .seq = 1, .ack_seq = 2, .ttl = 64 },
+		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		.has_out = true,
+		.out = { TO_WAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
+			 .proto = IPPROTO_TCP, .sport = 40007, .dport = 443,
+			 .tcp_flags = ACK, .seq = 1, .ack_seq = 2, .ttl = 63 } };
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "conntrack -I -p tcp -s %s -d %s --sport 40007 "
+		 "--dport 443 --state ESTABLISHED -u SEEN_REPLY,ASSURED "
+		 "-t 100 -m 0x%x >/dev/null 2>&1",
+		 LAN6_HOST, WAN6_GW, MARK_ORIG);
+	return reset() && !sh(cmd) && run_fixture(&f) && flows_are(1);
+}
+
+/* The bits come from [offload] ct_mark: with other bits configured, an
+ * entry carrying the default ones is not accepted, and its mark is left
+ * alone (the operator's bits are not xnat's to clear). */
+static bool test_mark_bits_configured(void)
+{
+	static const struct fixture f = { .name = "other bits",
+		ORIG_ACK(40008, ACK), .verdict = XDP_PASS,
+		.reason = XNAT_PASS_CT_UNMARKED };
+
+	return reset() && offload_config(0x1, 0x2, 7440) &&
+	       ct_tcp(40008, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
+	       run_fixture(&f) && flows_are(0) &&
+	       ct_mark_is("-p tcp --sport 40008", MARK_ORIG | MARK_REPLY);
+}
+
+/* The rest of the data path's tests run with offload off: leave it so. */
+static bool test_offload_off_again(void)
+{
+	struct xnat_config c;
+
+	flows_clear();
+	sh("conntrack -F >/dev/null 2>&1");
+	if (!config_get(&c))
+		return false;
+	c.flags &= ~XNAT_F_OFFLOAD;
+	c.timeout_tcp_est = 7440;
+	return config_set(&c);
+}
+
+static bool test_setup(void)
+{
+	offload_fd = bpf_map__fd(skel->maps.xnat_offload);
+	if (offload_fd < 0 || system("conntrack -F >/dev/null 2>&1")) {
+		fprintf(stderr, "  conntrack (conntrack-tools) is needed: scripts/deps.sh installs it\n");
+		return false;
+	}
+	return true;
+}
+
+static const struct test tests[] = {
+	{ .name = "offload_setup", .fn = test_setup },
+	{ .name = "no_entry", .fn = test_no_entry },
+	{ .name = "handshake", .fn = test_handshake },
+	{ .name = "established_one_way_then_both",
+	  .fn = test_established_one_way_then_both },
+	{ .name = "fin_rst", .fn = test_fin_rst },
+	{ .name = "refresh_alive_and_gone", .fn = test_refresh_alive_and_gone },
+	{ .name = "udp_one_way", .fn = test_udp_one_way },
+	{ .name = "icmp", .fn = test_icmp },
+	{ .name = "ipv6", .fn = test_ipv6 },
+	{ .name = "mark_bits_configured", .fn = test_mark_bits_configured },
+	{ .name = "offload_off_again", .fn = test_offload_off_again },
+};
+
+FIXTURE_MAIN(tests)

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The plan of a run: the frame sizes and what the generator makes of them,
+ * the profiles (frame size x flows x directions) and modes that --quick,
+ * --reps, --modes and --profiles select; and where the results of a run
+ * are kept (grow-and-append arrays, one cell per mode and profile).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bench_common.h"
+#include "log.h"
+
+const char *const bench_size_names[BS_MAX] = {
+	[BS_64] = "64B", [BS_500] = "500B", [BS_1500] = "1500B", [BS_IMIX] = "imix",
+};
+
+double bench_size_wire_bytes(enum bench_size s)
+{
+	switch (s) {
+	case BS_64: return 64;
+	case BS_500: return 500;
+	case BS_1500: return 1500;
+	default: return (7 * 64 + 4 * 576 + 1 * 1500) / 12.0;
+	}
+}
+
+void bench_size_gen(enum bench_size s, struct gen_config *cfg)
+{
+	/* The generator's sizes are frame lengths without the FCS. */
+	static const uint16_t imix[] = { 64 - FCS_LEN, 576 - FCS_LEN, 1500 - FCS_LEN };
+	static const uint8_t imix_w[] = { 7, 4, 1 };
+
+	memset(cfg->sizes, 0, sizeof(cfg->sizes));
+	memset(cfg->weights, 0, sizeof(cfg->weights));
+	if (s == BS_IMIX) {
+		for (int i = 0; i < 3; i++) {
+			cfg->sizes[i] = imix[i];
+			cfg->weights[i] = imix_w[i];
+		}
+		cfg->n_sizes = 3;
+		return;
+	}
+	cfg->sizes[0] = (uint16_t)bench_size_wire_bytes(s) - FCS_LEN;
+	cfg->weights[0] = 1;
+	cfg->n_sizes = 1;
+}
+
+/* ---- the plan ---------------------------------------------------------------- */
+
+/* Is TOK in the comma separated LIST? */
+static bool in_list(const char *list, const char *tok)
+{
+	size_t n = strlen(tok);
+
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len == n && !strncmp(p, tok, n))
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+/* Every token of LIST must be one of KNOWN (NULL-terminated). */
+static const char *unknown_token(const char *list, const char *const *known)
+{
+	static char tok[32];
+
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		bool ok = false;
+
+		for (int i = 0; known[i] && !ok; i++)
+			ok = strlen(known[i]) == len && !strncmp(p, known[i], len);
+		if (!ok) {
+			snprintf(tok, sizeof(tok), "%.*s", (int)(len < 31 ? len : 31), p);
+			return tok;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+static const char *const size_tok[BS_MAX] = { "64", "500", "1500", "imix" };
+
+/* What --quick (or its absence) sets. */
+static void plan_defaults(struct bench_plan *plan, bool quick, int reps)
+{
+	plan->quick = quick;
+	plan->reps = reps > 0 ? reps : quick ? 1 : 3;
+	plan->loss_max = 0.001;
+	plan->max_s = 1.0;
+	/* Half a second offers 100,000 frames or more in every mode here:
+	 * 0.1 % of that is 100, plenty to tell loss from none. */
+	plan->step_s = 0.5;
+	plan->search_steps = quick ? 3 : 6;
+	plan->newflow_flows = quick ? 100000 : 1000000;
+	plan->tcp_s = quick ? 3 : 10;
+	plan->tcp_all = !quick;
+	/* The machine has two CPUs: one generator each. The router's
+	 * receive work runs in softirq on the sending generator's CPU. */
+	plan->cpu_lan_gen = 0;
+	plan->cpu_wan_gen = 1;
+}
+
+/* --modes: the modes named, or all. */
+static int plan_modes(struct bench_plan *plan, const char *modes, char *err,
+		      size_t errlen)
+{
+	const char *names[BM_MAX + 1], *bad;
+
+	plan->modes = 0;
+	if (!modes) {
+		plan->modes = (1U << BM_MAX) - 1;
+		return 0;
+	}
+	for (int m = 0; m < BM_MAX; m++)
+		names[m] = bench_mode_names[m];
+	names[BM_MAX] = NULL;
+	bad = unknown_token(modes, names);
+	if (bad) {
+		snprintf(err, errlen, "--modes: unknown mode '%s' (kernel-fwd, "
+			 "kernel-nat, xdp-nat, xdp-nat-slow, xdp-fwd, drop)", bad);
+		return -1;
+	}
+	for (int m = 0; m < BM_MAX; m++)
+		if (in_list(modes, bench_mode_names[m]))
+			plan->modes |= 1U << m;
+	return 0;
+}
+
+/* The tests --profiles names (udp, newflow, tcp, micro), or all of them. */
+static void plan_kinds(struct bench_plan *plan, const char *profiles)
+{
+	plan->kinds = BK_UDP | BK_NEWFLOW | BK_TCP | BK_MICRO;
+	if (!profiles || !(in_list(profiles, "udp") || in_list(profiles, "newflow") ||
+			   in_list(profiles, "tcp") || in_list(profiles, "micro")))
+		return;
+	plan->kinds = 0;
+	if (in_list(profiles, "micro"))
+		plan->kinds |= BK_MICRO;
+	if (in_list(profiles, "udp"))
+		plan->kinds |= BK_UDP;
+	if (in_list(profiles, "newflow"))
+		plan->kinds |= BK_NEWFLOW;
+	if (in_list(profiles, "tcp"))
+		plan->kinds |= BK_TCP;
+}
+
+/* The UDP profiles: every size x flows x direction that --profiles
+ * selects; each group it does not name stays whole (--quick: 64 B and
+ * IMIX, up only). */
+static void plan_profiles(struct bench_plan *plan, const char *profiles)
+{
+	bool any_size = false, any_flows = false, any_dir = false;
+	bool quick = plan->quick;
+
+	if (profiles) {
+		for (int s = 0; s < BS_MAX; s++)
+			any_size |= in_list(profiles, size_tok[s]);
+		any_flows = in_list(profiles, "1") || in_list(profiles, "10k");
+		any_dir = in_list(profiles, "up") || in_list(profiles, "both");
+	}
+	plan->n_profiles = 0;
+	for (int s = 0; s < BS_MAX; s++) {
+		if (any_size ? !in_list(profiles, size_tok[s]) :
+			       quick && s != BS_64 && s != BS_IMIX)
+			continue;
+		for (int f = 0; f < 2; f++) {
+			if (any_flows && !in_list(profiles, f ? "10k" : "1"))
+				continue;
+			for (int d = 0; d < 2; d++) {
+				struct bench_profile *p;
+
+				if (any_dir ? !in_list(profiles, d ? "both" : "up") :
+					      quick && d)
+					continue;
+				p = &plan->profiles[plan->n_profiles++];
+				p->size = s;
+				p->flows = f ? 10000 : 1;
+				p->both = d;
+				snprintf(p->name, sizeof(p->name), "%s/%s/%s",
+					 bench_size_names[s], f ? "10k" : "1",
+					 d ? "both" : "up");
+			}
+		}
+	}
+}
+
+int bench_plan_init(struct bench_plan *plan, bool quick, int reps,
+		    const char *modes, const char *profiles, char *err,
+		    size_t errlen)
+{
+	static const char *const profile_tokens[] = {
+		"64", "500", "1500", "imix", "1", "10k", "up", "both",
+		"udp", "newflow", "tcp", "micro", NULL
+	};
+	const char *bad;
+
+	plan_defaults(plan, quick, reps);
+	if (plan_modes(plan, modes, err, errlen))
+		return -1;
+	if (profiles) {
+		bad = unknown_token(profiles, profile_tokens);
+		if (bad) {
+			snprintf(err, errlen, "--profiles: unknown '%s' (sizes 64, 500, "
+				 "1500, imix; flows 1, 10k; up, both; udp, newflow, tcp, micro)",
+				 bad);
+			return -1;
+		}
+	}
+	plan_kinds(plan, profiles);
+	plan_profiles(plan, profiles);
+	if (!plan->modes) {
+		snprintf(err, errlen, "--modes: no mode selected");
+		return -1;
+	}
+	if ((plan->kinds & BK_UDP) && !plan->n_profiles) {
+		snprintf(err, errlen, "--profiles: no UDP profile selected");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- results storage -------------------------------------------------------- */
+
+struct bench_cell *bench_cell(struct bench_results *r,
+			      const struct bench_plan *p, int rep,
+			      enum bench_mode m, int profile)
+{
+	return &r->cells[((size_t)rep * BM_MAX + m) * (p->n_profiles ?: 1) + profile];
+}
+
+int bench_results_init(struct bench_results *r, const struct bench_plan *p)
+{
+	memset(r, 0, sizeof(*r));
+	r->cells = calloc((size_t)p->reps * BM_MAX * (p->n_profiles ?: 1),
+			  sizeof(*r->cells));
+	r->micro_fast_ns = r->micro_slow_ns = r->micro_fwd_ns = -1;
+	r->micro_traced_ns = -1;
+	return r->cells ? 0 : -ENOMEM;
+}
+
+void bench_results_free(struct bench_results *r)
+{
+	free(r->samples);
+	free(r->cells);
+	free(r->newflow);
+	free(r->tcp);
+	memset(r, 0, sizeof(*r));
+}
+
+void *bench_array_push(void *arr, int *n, int *cap, size_t size, int first)
+{
+	void **a = arr;
+
+	if (*n == *cap) {
+		int c = *cap ? 2 * *cap : first;
+		void *grown = realloc(*a, (size_t)c * size);
+
+		if (!grown)
+			return NULL;
+		*a = grown;
+		*cap = c;
+	}
+	memset((char *)*a + (size_t)*n * size, 0, size);
+	return (char *)*a + (size_t)(*n)++ * size;
+}
+
+bool bench_plan_has_mode(const struct bench_plan *p, enum bench_mode m)
+{
+	return p->modes & (1U << m);
+}

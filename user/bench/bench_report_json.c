@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The bench's JSON document (docs/BENCHMARKS.md names its keys): the plan,
+ * every sample with the router's counters, the aggregated results and
+ * ratios, the new-flow and TCP tests and the microbenchmark.
+ */
+#include <stdio.h>
+#include "bench_aggregate.h"
+#include "json.h"
+#include "reasons.h"
+
+static void json_agg(struct json_writer *w, const char *key, struct agg a)
+{
+	if (!a.n) {
+		jsonw_null(w, key);
+		return;
+	}
+	jsonw_obj_begin(w, key);
+	jsonw_double(w, "median", a.med);
+	jsonw_double(w, "min", a.min);
+	jsonw_double(w, "max", a.max);
+	jsonw_i64(w, "n", a.n);
+	jsonw_obj_end(w);
+}
+
+/* xnat's counters that moved, by their stats names. */
+static void json_reasons(struct json_writer *w, const struct bench_router_counters *c)
+{
+	jsonw_obj_begin(w, "reasons");
+	for (int r = 0; r < XNAT_REASON_MAX; r++)
+		if (c->reason[r])
+			jsonw_u64(w, reasons[r].name, c->reason[r]);
+	jsonw_obj_end(w);
+}
+
+static void json_plan(struct json_writer *w, const struct bench_plan *p)
+{
+	jsonw_obj_begin(w, "plan");
+	jsonw_bool(w, "quick", p->quick);
+	jsonw_i64(w, "reps", p->reps);
+	jsonw_double(w, "max_s", p->max_s);
+	jsonw_double(w, "step_s", p->step_s);
+	jsonw_i64(w, "search_steps", p->search_steps);
+	jsonw_double(w, "loss_max", p->loss_max);
+	jsonw_i64(w, "newflow_flows", p->newflow_flows);
+	jsonw_double(w, "tcp_s", p->tcp_s);
+	jsonw_arr_begin(w, "modes");
+	for (int m = 0; m < BM_MAX; m++)
+		if (bench_plan_has_mode(p, m))
+			jsonw_str(w, NULL, bench_mode_names[m]);
+	jsonw_arr_end(w);
+	jsonw_arr_begin(w, "profiles");
+	for (int pi = 0; pi < p->n_profiles; pi++) {
+		const struct bench_profile *pr = &p->profiles[pi];
+
+		jsonw_obj_begin(w, NULL);
+		jsonw_str(w, "name", pr->name);
+		jsonw_str(w, "size", bench_size_names[pr->size]);
+		jsonw_double(w, "wire_bytes", bench_size_wire_bytes(pr->size));
+		jsonw_i64(w, "flows", pr->flows);
+		jsonw_i64(w, "reverse_flows", pr->both ? BENCH_REVERSE_FLOWS : 0);
+		jsonw_bool(w, "both", pr->both);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_obj_end(w);
+}
+
+static void json_samples(struct json_writer *w, const struct bench_plan *p,
+			 struct bench_results *r)
+{
+	jsonw_arr_begin(w, "samples");
+	for (int i = 0; i < r->n_samples; i++) {
+		const struct bench_sample *s = &r->samples[i];
+		const struct bench_router_counters *c = &s->router;
+
+		jsonw_obj_begin(w, NULL);
+		jsonw_i64(w, "rep", s->rep);
+		jsonw_str(w, "mode", bench_mode_names[s->mode]);
+		jsonw_str(w, "profile", p->profiles[s->profile].name);
+		jsonw_str(w, "kind", s->kind);
+		jsonw_double(w, "target_pps", s->target_pps);
+		jsonw_double(w, "seconds", s->seconds);
+		jsonw_u64(w, "offered", s->offered);
+		jsonw_u64(w, "forwarded", s->forwarded);
+		jsonw_i64(w, "lost", s->lost);
+		jsonw_u64(w, "offered_bytes", s->offered_bytes);
+		jsonw_u64(w, "forwarded_bytes", s->forwarded_bytes);
+		jsonw_arr_begin(w, "directions");
+		for (int d = 0; d < (p->profiles[s->profile].both ? 2 : 1); d++) {
+			jsonw_obj_begin(w, NULL);
+			jsonw_str(w, "dir", d ? "wan-lan" : "lan-wan");
+			jsonw_u64(w, "offered", s->dir_offered[d]);
+			jsonw_u64(w, "forwarded", s->dir_forwarded[d]);
+			jsonw_obj_end(w);
+		}
+		jsonw_arr_end(w);
+		jsonw_obj_begin(w, "router");
+		jsonw_u64(w, "fwd_fast", c->fwd_fast);
+		jsonw_u64(w, "fwd_slow", c->fwd_slow);
+		jsonw_u64(w, "fwd_routed", c->fwd_routed);
+		jsonw_u64(w, "passed", c->passed);
+		jsonw_u64(w, "dropped", c->dropped);
+		jsonw_u64(w, "drop_seen", c->drop_seen);
+		jsonw_u64(w, "kernel_forwarded", c->kernel_fwd);
+		if (c->conntrack >= 0)
+			jsonw_i64(w, "conntrack", c->conntrack);
+		else
+			jsonw_null(w, "conntrack");
+		json_reasons(w, c);
+		jsonw_obj_end(w);
+		jsonw_bool(w, "verified", s->verified);
+		jsonw_str(w, "note", s->note);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+}
+
+static void json_results(struct json_writer *w, const struct bench_plan *p,
+			 struct bench_results *r)
+{
+	jsonw_arr_begin(w, "results");
+	for (int m = 0; m < BM_MAX; m++) {
+		if (!bench_plan_has_mode(p, m))
+			continue;
+		for (int pi = 0; pi < p->n_profiles; pi++) {
+			struct result_row row;
+
+			if (!result_row(p, r, m, pi, &row))
+				continue;
+			jsonw_obj_begin(w, NULL);
+			jsonw_str(w, "mode", bench_mode_names[m]);
+			jsonw_str(w, "profile", row.pr->name);
+			json_agg(w, "max_pps", row.mx);
+			json_agg(w, "max_mbps", row.mb);
+			json_agg(w, "noloss_pps", m == BM_DROP ? (struct agg){ 0 } : row.nl);
+			json_agg(w, "chain_pps", cell_agg(p, r, m, pi, CS_CHAIN_PPS));
+			json_agg(w, "chain_ns", cell_agg(p, r, m, pi, CS_CHAIN_NS));
+			json_agg(w, "router_ns", m == BM_DROP ? (struct agg){ 0 } :
+				cell_agg(p, r, m, pi, CS_ROUTER_NS));
+			jsonw_double(w, "max_pct_1g", 100 * row.mx.med / line_pps(LINE_1G, row.wire));
+			jsonw_double(w, "max_pct_10g", 100 * row.mx.med / line_pps(LINE_10G, row.wire));
+			if (row.nl.n && m != BM_DROP) {
+				jsonw_double(w, "noloss_pct_1g", 100 * row.nl.med / line_pps(LINE_1G, row.wire));
+				jsonw_double(w, "noloss_pct_10g", 100 * row.nl.med / line_pps(LINE_10G, row.wire));
+			} else {
+				jsonw_null(w, "noloss_pct_1g");
+				jsonw_null(w, "noloss_pct_10g");
+			}
+			jsonw_obj_end(w);
+		}
+	}
+	jsonw_arr_end(w);
+
+	jsonw_arr_begin(w, "ratios");
+	for (int pi = 0; pi < p->n_profiles; pi++)
+		for (size_t i = 0; i < BENCH_N_RATIOS; i++) {
+			struct agg a = ratio_agg(p, r, bench_ratios[i].a, bench_ratios[i].b, pi);
+
+			if (!a.n)
+				continue;
+			jsonw_obj_begin(w, NULL);
+			jsonw_str(w, "profile", p->profiles[pi].name);
+			jsonw_str(w, "mode", bench_mode_names[bench_ratios[i].a]);
+			jsonw_str(w, "over", bench_mode_names[bench_ratios[i].b]);
+			json_agg(w, "ratio", a);
+			jsonw_obj_end(w);
+		}
+	jsonw_arr_end(w);
+}
+
+static void json_newflow(struct json_writer *w, const struct bench_plan *p,
+			 struct bench_results *r)
+{
+	jsonw_obj_begin(w, "newflow");
+	jsonw_i64(w, "flows", p->newflow_flows);
+	jsonw_arr_begin(w, "samples");
+	for (int i = 0; i < r->n_newflow; i++) {
+		const struct bench_newflow *n = &r->newflow[i];
+
+		jsonw_obj_begin(w, NULL);
+		jsonw_i64(w, "rep", n->rep);
+		jsonw_str(w, "mode", bench_mode_names[n->mode]);
+		jsonw_u64(w, "flows_offered", n->flows_offered);
+		jsonw_u64(w, "flows_set_up", n->flows_set_up);
+		jsonw_u64(w, "forwarded", n->forwarded);
+		jsonw_double(w, "seconds", n->seconds);
+		jsonw_double(w, "flows_per_s", n->rate);
+		jsonw_double(w, "offered_pps", n->offered_pps);
+		jsonw_str(w, "counted_by", n->how);
+		jsonw_obj_begin(w, "router");
+		jsonw_u64(w, "fwd_fast", n->router.fwd_fast);
+		jsonw_u64(w, "fwd_slow", n->router.fwd_slow);
+		jsonw_u64(w, "passed", n->router.passed);
+		jsonw_u64(w, "dropped", n->router.dropped);
+		json_reasons(w, &n->router);
+		jsonw_obj_end(w);
+		jsonw_bool(w, "verified", n->verified);
+		jsonw_str(w, "note", n->note);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_arr_begin(w, "results");
+	for (int m = 0; m < BM_MAX; m++) {
+		struct agg a = newflow_agg(r, m);
+
+		if (!a.n)
+			continue;
+		jsonw_obj_begin(w, NULL);
+		jsonw_str(w, "mode", bench_mode_names[m]);
+		json_agg(w, "flows_per_s", a);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_obj_end(w);
+}
+
+static void json_tcp(struct json_writer *w, const struct bench_plan *p,
+		     struct bench_results *r)
+{
+	jsonw_obj_begin(w, "tcp");
+	jsonw_double(w, "seconds", p->tcp_s);
+	jsonw_arr_begin(w, "samples");
+	for (int i = 0; i < r->n_tcp; i++) {
+		const struct bench_tcp *t = &r->tcp[i];
+
+		jsonw_obj_begin(w, NULL);
+		jsonw_i64(w, "rep", t->rep);
+		jsonw_str(w, "mode", bench_mode_names[t->mode]);
+		jsonw_str(w, "test", bench_tcp_names[t->test]);
+		jsonw_double(w, "seconds", t->seconds);
+		jsonw_double(w, "mbps", t->mbps);
+		jsonw_double(w, "mbps_down", t->mbps_down);
+		jsonw_double(w, "mbps_up", t->mbps_up);
+		if (t->ping_median_ms >= 0)
+			jsonw_double(w, "ping_median_ms", t->ping_median_ms);
+		else
+			jsonw_null(w, "ping_median_ms");
+		jsonw_i64(w, "ping_sent", t->ping_sent);
+		jsonw_i64(w, "ping_received", t->ping_recv);
+		if (t->udp_median_ms >= 0)
+			jsonw_double(w, "udp_median_ms", t->udp_median_ms);
+		else
+			jsonw_null(w, "udp_median_ms");
+		jsonw_i64(w, "udp_sent", t->udp_sent);
+		jsonw_i64(w, "udp_received", t->udp_recv);
+		jsonw_bool(w, "ok", t->ok);
+		jsonw_str(w, "note", t->note);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_arr_begin(w, "results");
+	for (int m = 0; m < BM_MAX; m++)
+		for (int t = 0; t < BT_MAX; t++) {
+			struct agg a = tcp_agg(r, m, t, 0);
+
+			if (!a.n)
+				continue;
+			jsonw_obj_begin(w, NULL);
+			jsonw_str(w, "mode", bench_mode_names[m]);
+			jsonw_str(w, "test", bench_tcp_names[t]);
+			json_agg(w, "mbps", a);
+			json_agg(w, "ping_ms", tcp_agg(r, m, t, 1));
+			json_agg(w, "udp_ms", tcp_agg(r, m, t, 2));
+			jsonw_obj_end(w);
+		}
+	jsonw_arr_end(w);
+	jsonw_obj_end(w);
+}
+
+void bench_report_json(FILE *f, const struct bench_plan *p,
+		       struct bench_results *r)
+{
+	struct json_writer w;
+
+	jsonw_init(&w, f, true);
+	jsonw_obj_begin(&w, NULL);
+	jsonw_str(&w, "tool", "xnat bench");
+	jsonw_i64(&w, "format", 1);
+	jsonw_str(&w, "command", p->command);
+	jsonw_str(&w, "date", r->date);
+	jsonw_str(&w, "kernel", r->kernel);
+	jsonw_str(&w, "xnat_version", r->xnat_version);
+	jsonw_str(&w, "cpu_model", r->cpu_model);
+	jsonw_i64(&w, "cpus", r->ncpus);
+	jsonw_bool(&w, "complete", !r->interrupted);
+	jsonw_double(&w, "elapsed_s", r->elapsed_s);
+	json_plan(&w, p);
+	jsonw_obj_begin(&w, "cpu");
+	jsonw_i64(&w, "lan_generator", p->cpu_lan_gen);
+	jsonw_i64(&w, "wan_generator", p->cpu_wan_gen);
+	jsonw_str(&w, "router", "softirq on the sending generator's CPU (veth)");
+	jsonw_str(&w, "control", "not pinned");
+	jsonw_obj_end(&w);
+	jsonw_obj_begin(&w, "framing");
+	jsonw_i64(&w, "fcs_bytes", FCS_LEN);
+	jsonw_i64(&w, "overhead_bytes", WIRE_OVERHEAD);
+	jsonw_str(&w, "overhead", "preamble 7 + SFD 1 + inter-frame gap 12; frame sizes include the FCS");
+	jsonw_obj_end(&w);
+	json_samples(&w, p, r);
+	json_results(&w, p, r);
+	json_newflow(&w, p, r);
+	json_tcp(&w, p, r);
+	jsonw_obj_begin(&w, "microbench");
+	if (r->micro_fast_ns >= 0) {
+		jsonw_double(&w, "fast_path_ns", r->micro_fast_ns);
+		jsonw_double(&w, "fast_path_off_ns", r->micro_slow_ns);
+		jsonw_double(&w, "bare_forwarder_ns", r->micro_fwd_ns);
+		jsonw_double(&w, "fast_path_traced_ns", r->micro_traced_ns);
+	} else {
+		jsonw_null(&w, "fast_path_ns");
+		jsonw_null(&w, "fast_path_off_ns");
+		jsonw_null(&w, "bare_forwarder_ns");
+		jsonw_null(&w, "fast_path_traced_ns");
+	}
+	jsonw_str(&w, "note", r->micro_note);
+	jsonw_obj_end(&w);
+	jsonw_obj_end(&w);
+	jsonw_done(&w);
+}

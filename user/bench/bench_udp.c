@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The UDP profiles: the saturation trial and the bounded binary search for
+ * the highest offered rate with loss under 0.1 %, each trial checked
+ * against the mode it claims to measure.
+ *
+ * A trial's numbers are always consistent: offered comes from the
+ * generators, forwarded from the sinks, lost is their difference. Each is
+ * also checked against the router's own counters, so a mode that silently
+ * fell back to another path (an XDP program passing everything to the
+ * kernel, say) is flagged rather than reported under the wrong name.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "bench_trial.h"
+#include "log.h"
+
+static struct bench_sample *new_sample(struct bench_results *r)
+{
+	return bench_array_push(&r->samples, &r->n_samples, &r->cap_samples,
+				sizeof(*r->samples), 256);
+}
+
+
+static void verify(struct bench *b, struct bench_sample *s, uint64_t kfwd)
+{
+	const struct bench_router_counters *c = &s->router;
+	enum bench_mode m = s->mode;
+
+	s->verified = false;
+	if (m == BM_DROP) {
+		if (s->forwarded)
+			snprintf(s->note, sizeof(s->note), "drop mode forwarded %llu",
+				 (unsigned long long)s->forwarded);
+		else if (!c->drop_seen)
+			snprintf(s->note, sizeof(s->note), "xdp_drop saw nothing");
+		else
+			s->verified = true;
+		return;
+	}
+	if (!s->forwarded) {
+		snprintf(s->note, sizeof(s->note), "nothing forwarded");
+		return;
+	}
+	for (int d = 0; d < 2; d++)
+		if (s->dir_offered[d] && !s->dir_forwarded[d]) {
+			snprintf(s->note, sizeof(s->note), "%s: nothing forwarded",
+				 d ? "WAN->LAN" : "LAN->WAN");
+			return;
+		}
+	switch (m) {
+	case BM_KERNEL_FWD:
+	case BM_KERNEL_NAT:
+		/* The kernel forwarded (nearly) all of it. */
+		if (kfwd < s->forwarded * 9 / 10) {
+			snprintf(s->note, sizeof(s->note),
+				 "kernel forwarded %llu of %llu",
+				 (unsigned long long)kfwd,
+				 (unsigned long long)s->forwarded);
+			return;
+		}
+		if (m == BM_KERNEL_NAT && c->conntrack < 1) {
+			snprintf(s->note, sizeof(s->note), "no conntrack entries");
+			return;
+		}
+		break;
+	case BM_XDP_NAT:
+	case BM_XDP_NAT_SLOW: {
+		/* The fast path's own count, or (fast path off) the slow
+		 * path's: at least half of what arrived, and none of the
+		 * other. */
+		bool fast = m == BM_XDP_NAT;
+		uint64_t on = fast ? c->fwd_fast : c->fwd_routed;
+		uint64_t off = fast ? c->fwd_routed : c->fwd_fast;
+
+		if (off || on < s->forwarded / 2) {
+			snprintf(s->note, sizeof(s->note),
+				 "fwd_fast %llu, fwd_routed %llu of %llu",
+				 (unsigned long long)c->fwd_fast,
+				 (unsigned long long)c->fwd_routed,
+				 (unsigned long long)s->forwarded);
+			return;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	if (m >= BM_XDP_NAT && kfwd > s->forwarded / 100) {
+		/* XDP passed traffic up and the kernel forwarded it. */
+		snprintf(s->note, sizeof(s->note), "kernel forwarded %llu of %llu",
+			 (unsigned long long)kfwd, (unsigned long long)s->forwarded);
+		return;
+	}
+	s->verified = true;
+}
+
+/*
+ * One trial of profile P at SCALE times the per-direction rates RATE[]
+ * (SCALE 0: as fast as possible) for SECS. Appends a sample (KIND) unless
+ * KIND is NULL (warm-up).
+ */
+static int trial(struct bench *b, struct bench_results *r, int rep, int pi,
+		 const char *kind, const double rate[2], double scale,
+		 double secs, bool lan_only, struct bench_sample **out)
+{
+	const struct bench_profile *p = &b->plan->profiles[pi];
+	struct bench_sample *s;
+	struct trial t = {};
+	double sec = 0;
+	int err;
+
+	t.n = p->both && !lan_only ? 2 : 1;
+	for (int d = 0; d < t.n; d++) {
+		trial_gen_setup(b, p, d, &t.job[d].cfg);
+		t.job[d].cfg.rate_pps = scale > 0 ? scale * rate[d] : 0;
+		t.job[d].cfg.duration_s = secs;
+	}
+	err = trial_run(b, &t, 0.05);
+	if (err || !kind)
+		return err;
+
+	s = new_sample(r);
+	if (!s)
+		return -ENOMEM;
+	s->rep = rep;
+	s->mode = b->mode;
+	s->profile = pi;
+	s->kind = kind;
+	for (int d = 0; d < t.n; d++) {
+		s->dir_offered[d] = t.job[d].res.packets;
+		s->dir_forwarded[d] = t.sink_after[d] - t.sink_before[d];
+		s->offered += s->dir_offered[d];
+		s->forwarded += s->dir_forwarded[d];
+		s->offered_bytes += t.job[d].res.bytes;
+		s->forwarded_bytes += t.bytes_after[d] - t.bytes_before[d];
+		s->target_pps += t.job[d].cfg.rate_pps;
+		if (t.job[d].res.seconds > sec)
+			sec = t.job[d].res.seconds;
+	}
+	s->seconds = sec;
+	s->lost = (int64_t)s->offered - (int64_t)s->forwarded;
+	bench_router_delta(&t.rb, &t.ra, &s->router);
+	s->router.kernel_fwd = t.kfwd_after - t.kfwd_before;
+	verify(b, s, s->router.kernel_fwd);
+	if (!s->verified)
+		bench_progress("  WARNING: %s %s: mode not verified: %s",
+			       bench_mode_names[s->mode], p->name, s->note);
+	if (out)
+		*out = s;
+	return 0;
+}
+
+static double pps(uint64_t n, double s)
+{
+	return s > 0 ? n / s : 0;
+}
+
+/*
+ * Saturation, then the loss search: rates are the saturation's forwarded
+ * rate per direction times a scale in (0, 1], bisected. The first step
+ * tries the full rate: when the chain is not lossy at saturation (one CPU
+ * serialises generator and router), that is the answer and the search
+ * ends there.
+ */
+int bench_udp_profile(struct bench *b, struct bench_results *r, int rep, int pi)
+{
+	const struct bench_plan *plan = b->plan;
+	const struct bench_profile *p = &plan->profiles[pi];
+	struct bench_cell *cell = bench_cell(r, plan, rep, b->mode, pi);
+	struct bench_sample *s;
+	double rate[2] = { 0, 0 }, lo = 0, hi = 1, scale = 1;
+	int err;
+
+	err = trial(b, r, rep, pi, "max", rate, 0, plan->max_s, false, &s);
+	if (err)
+		return err;
+	cell->ran = true;
+	cell->max_pps = pps(s->forwarded, s->seconds);
+	cell->max_mbps = (s->forwarded_bytes + (double)FCS_LEN * s->forwarded) *
+			 8 / 1e6 / (s->seconds > 0 ? s->seconds : 1);
+	if (b->mode == BM_DROP) {
+		/* Nothing is forwarded: the chain's rate is what the
+		 * router's XDP_DROP saw. No loss search: all is loss. */
+		cell->chain_pps = pps(s->router.drop_seen, s->seconds);
+		bench_progress("  rep %d %-12s %-15s chain %.3f Mpps (dropped by the router)",
+			       rep + 1, bench_mode_names[b->mode], p->name,
+			       cell->chain_pps / 1e6);
+		return 0;
+	}
+	cell->chain_pps = cell->max_pps;
+	for (int d = 0; d < 2; d++)
+		rate[d] = pps(s->dir_forwarded[d], s->seconds);
+
+	for (int step = 0; step < plan->search_steps && rate[0] > 0; step++) {
+		double loss;
+
+		err = trial(b, r, rep, pi, "search", rate, scale, plan->step_s,
+			    false, &s);
+		if (err)
+			return err;
+		loss = s->offered ? (double)s->lost / s->offered : 1;
+		if (loss < plan->loss_max) {
+			double offered = pps(s->offered, s->seconds);
+
+			if (!cell->noloss_valid || offered > cell->noloss_pps)
+				cell->noloss_pps = offered;
+			cell->noloss_valid = true;
+			lo = scale;
+			if (step == 0)
+				break;
+		} else {
+			hi = scale;
+		}
+		scale = (lo + hi) / 2;
+	}
+	if (!cell->noloss_valid)
+		cell->noloss_pps = 0;
+	bench_progress("  rep %d %-12s %-15s %.3f Mpps forwarded, loss-free at %.3f Mpps",
+		       rep + 1, bench_mode_names[b->mode], p->name,
+		       cell->max_pps / 1e6, cell->noloss_pps / 1e6);
+	return 0;
+}
+
+int bench_udp_warm(struct bench *b, struct bench_results *r, int pi)
+{
+	double rate[2] = { 0, 0 };
+
+	return trial(b, r, 0, pi, NULL, rate, 0, 0.1, true, NULL);
+}

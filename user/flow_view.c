@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The flow table as connections; see flow_view.h. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "flow_view.h"
+
+static const char *const tcp_states[] = { "syn_sent", "established",
+					  "closing", "closed" };
+
+int flow_filter_parse(int argc, char **argv, struct flow_filter *f, char *err,
+		      size_t errlen)
+{
+	memset(f, 0, sizeof(*f));
+	for (int i = 0; i < argc; i++) {
+		const char *word = argv[i], *arg;
+
+		if (!strcmp(word, "and"))
+			continue;
+		if (i + 1 >= argc) {
+			snprintf(err, errlen, "filter: '%s' needs a value "
+				 "(host ADDR, port N, proto P, state S)", word);
+			return -EINVAL;
+		}
+		arg = argv[++i];
+		if (!strcmp(word, "host")) {
+			if (inet_pton(AF_INET, arg, &f->host.v4) == 1) {
+				f->family = XNAT_AF_INET;
+			} else if (inet_pton(AF_INET6, arg, f->host.v6) == 1) {
+				f->family = XNAT_AF_INET6;
+			} else {
+				snprintf(err, errlen, "filter: host '%s' is not an "
+					 "IPv4 or IPv6 address", arg);
+				return -EINVAL;
+			}
+			f->match |= FLOW_MATCH_HOST;
+		} else if (!strcmp(word, "port")) {
+			unsigned long n;
+			char *end;
+
+			errno = 0;
+			n = strtoul(arg, &end, 10);
+			if (errno || end == arg || *end || n < 1 || n > 65535) {
+				snprintf(err, errlen, "filter: port '%s' is not a "
+					 "number in [1, 65535]", arg);
+				return -EINVAL;
+			}
+			f->port = htons(n);
+			f->match |= FLOW_MATCH_PORT;
+		} else if (!strcmp(word, "proto")) {
+			if (!strcmp(arg, "tcp"))
+				f->proto = IPPROTO_TCP;
+			else if (!strcmp(arg, "udp"))
+				f->proto = IPPROTO_UDP;
+			else if (!strcmp(arg, "icmp"))
+				f->proto = IPPROTO_ICMP;
+			else if (!strcmp(arg, "icmpv6"))
+				f->proto = IPPROTO_ICMPV6;
+			else {
+				snprintf(err, errlen, "filter: proto '%s' is not "
+					 "tcp, udp, icmp or icmpv6", arg);
+				return -EINVAL;
+			}
+			f->match |= FLOW_MATCH_PROTO;
+		} else if (!strcmp(word, "state")) {
+			bool known = !strcmp(arg, "expired");
+
+			for (int s = 0; s < 4; s++)
+				known |= !strcmp(arg, tcp_states[s]);
+			if (!known) {
+				snprintf(err, errlen, "filter: state '%s' is not "
+					 "syn_sent, established, closing, closed "
+					 "or expired", arg);
+				return -EINVAL;
+			}
+			f->state = arg;
+			f->match |= FLOW_MATCH_STATE;
+		} else {
+			snprintf(err, errlen, "filter: unknown word '%s' (host, "
+				 "port, proto, state)", word);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int flow_sort_parse(const char *s, enum flow_sort *out)
+{
+	static const char *const names[] = { "", "bytes", "packets", "age",
+					     "idle" };
+
+	for (int i = 1; i < 5; i++) {
+		if (!strcmp(s, names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const struct flow_key *conn_key(const struct conn *c)
+{
+	return c->has_orig ? &c->okey : &c->rkey;
+}
+
+const struct flow_value *conn_value(const struct conn *c)
+{
+	return c->has_orig ? &c->ov : &c->rv;
+}
+
+const char *conn_state(const struct conn *c)
+{
+	const struct flow_value *o = c->has_orig ? &c->ov : NULL;
+	const struct flow_value *r = c->has_reply ? &c->rv : NULL;
+	__u8 st;
+
+	if ((o && o->expired) || (r && r->expired))
+		return "expired";
+	if (conn_key(c)->proto != IPPROTO_TCP)
+		return "-";
+	/* Offloaded: conntrack holds the state. Only established TCP is
+	 * offloaded, and it leaves the table on its first FIN or RST. */
+	if ((o ? o : r)->nat == FLOW_NAT_CT)
+		return tcp_states[FLOW_TCP_ESTABLISHED];
+	st = flow_tcp_state(o, r);
+	return st < 4 ? tcp_states[st] : "?";
+}
+
+__u64 conn_packets(const struct conn *c)
+{
+	return (c->has_orig ? c->ov.packets : 0) +
+	       (c->has_reply ? c->rv.packets : 0);
+}
+
+__u64 conn_bytes(const struct conn *c)
+{
+	return (c->has_orig ? c->ov.bytes : 0) + (c->has_reply ? c->rv.bytes : 0);
+}
+
+__u64 conn_age_ns(const struct conn *c, __u64 now)
+{
+	__u64 t = conn_value(c)->created_ns;
+
+	return now > t ? now - t : 0;
+}
+
+__u64 conn_idle_ns(const struct conn *c, __u64 now)
+{
+	__u64 last = c->has_orig ? c->ov.last_seen_ns : 0;
+
+	if (c->has_reply && c->rv.last_seen_ns > last)
+		last = c->rv.last_seen_ns;
+	return now > last ? now - last : 0;
+}
+
+static bool addr_is(const union xnat_addr *a, const struct flow_filter *f)
+{
+	return f->family == XNAT_AF_INET ? a->v4 == f->host.v4 :
+					   !memcmp(a->v6, f->host.v6, 16);
+}
+
+/* One entry against the host and port terms (its key and its rewrite). */
+static bool entry_has_host(const struct flow_key *k, const struct flow_value *v,
+			   const struct flow_filter *f)
+{
+	return k->family == f->family &&
+	       (addr_is(&k->saddr, f) || addr_is(&k->daddr, f) ||
+		addr_is(&v->new_saddr, f) || addr_is(&v->new_daddr, f));
+}
+
+static bool entry_has_port(const struct flow_key *k, const struct flow_value *v,
+			   const struct flow_filter *f)
+{
+	return (k->proto == IPPROTO_TCP || k->proto == IPPROTO_UDP) &&
+	       (k->sport == f->port || k->dport == f->port ||
+		v->new_sport == f->port || v->new_dport == f->port);
+}
+
+bool conn_match(const struct conn *c, const struct flow_filter *f)
+{
+	if ((f->match & FLOW_MATCH_PROTO) && conn_key(c)->proto != f->proto)
+		return false;
+	if ((f->match & FLOW_MATCH_HOST) &&
+	    !(c->has_orig && entry_has_host(&c->okey, &c->ov, f)) &&
+	    !(c->has_reply && entry_has_host(&c->rkey, &c->rv, f)))
+		return false;
+	if ((f->match & FLOW_MATCH_PORT) &&
+	    !(c->has_orig && entry_has_port(&c->okey, &c->ov, f)) &&
+	    !(c->has_reply && entry_has_port(&c->rkey, &c->rv, f)))
+		return false;
+	if ((f->match & FLOW_MATCH_STATE) && strcmp(conn_state(c), f->state))
+		return false;
+	return true;
+}
+
+int conns_read(int fd, struct conn **out, size_t *n)
+{
+	struct flow_key key, next, other;
+	struct flow_value v, ov;
+	struct conn *list = NULL, *c;
+	size_t len = 0, cap = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		/* Gone between the two calls: expired meanwhile. */
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;
+		/* Each direction's rewrite leads to the other's key. */
+		flow_reply_key(&key, &v, &other);
+		if (v.dir != FLOW_DIR_ORIG && !bpf_map_lookup_elem(fd, &other, &ov) &&
+		    ov.dir == FLOW_DIR_ORIG)
+			continue; /* listed with its ORIG entry */
+		if (len == cap) {
+			struct conn *bigger;
+
+			cap = cap ? 2 * cap : 256;
+			bigger = realloc(list, cap * sizeof(*list));
+			if (!bigger) {
+				free(list);
+				return -ENOMEM;
+			}
+			list = bigger;
+		}
+		c = &list[len++];
+		memset(c, 0, sizeof(*c));
+		if (v.dir == FLOW_DIR_ORIG) {
+			c->okey = key;
+			c->ov = v;
+			c->has_orig = true;
+			c->rkey = other;
+			c->has_reply = !bpf_map_lookup_elem(fd, &other, &c->rv);
+		} else {
+			c->rkey = key;
+			c->rv = v;
+			c->has_reply = true;
+		}
+	}
+	*out = list;
+	*n = len;
+	return 0;
+}
+
+static enum flow_sort sort_by;
+static __u64 sort_now;
+
+static int cmp_u64_desc(__u64 a, __u64 b)
+{
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+static int cmp_conn(const void *pa, const void *pb)
+{
+	const struct conn *a = pa, *b = pb;
+
+	switch (sort_by) {
+	case FLOW_SORT_BYTES:
+		return cmp_u64_desc(conn_bytes(a), conn_bytes(b));
+	case FLOW_SORT_PACKETS:
+		return cmp_u64_desc(conn_packets(a), conn_packets(b));
+	case FLOW_SORT_AGE:
+		return cmp_u64_desc(conn_age_ns(a, sort_now),
+				    conn_age_ns(b, sort_now));
+	case FLOW_SORT_IDLE:
+		return cmp_u64_desc(conn_idle_ns(a, sort_now),
+				    conn_idle_ns(b, sort_now));
+	default:
+		return 0;
+	}
+}
+
+void conns_sort(struct conn *c, size_t n, enum flow_sort by, __u64 now_ns)
+{
+	if (by == FLOW_SORT_NONE || n < 2)
+		return;
+	sort_by = by;
+	sort_now = now_ns;
+	qsort(c, n, sizeof(*c), cmp_conn);
+}

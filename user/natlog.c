@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The NAT event log of `xnat run`; see natlog.h. Times are wall-clock UTC
+ * (RFC 3339), converted from the data path's monotonic clock with the
+ * offset measured when the log opened.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "log.h"
+#include "natlog.h"
+#include "pins.h"
+#include "xnat_common.h"
+
+struct natlog {
+	FILE *out;
+	int cfg_fd, cpu_fd, rb_fd;
+	struct ring_buffer *rb;
+	__s64 realtime_off_ns;
+	__u64 lost_reported;
+};
+
+static __u64 clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static const char *proto_name(__u8 proto)
+{
+	return proto == IPPROTO_TCP ? "tcp" : proto == IPPROTO_UDP ? "udp" :
+	       proto == IPPROTO_ICMP ? "icmp" : "?";
+}
+
+static void endpoint(char *buf, size_t len, __be32 addr, __be16 port)
+{
+	char ip[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &addr, ip, sizeof(ip));
+	snprintf(buf, len, "%s:%u", ip, ntohs(port));
+}
+
+static void rfc3339(char *buf, size_t len, __u64 wall_ns)
+{
+	time_t secs = wall_ns / 1000000000ULL;
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&secs, &tm);
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%06lluZ",
+		 (unsigned long long)(wall_ns % 1000000000ULL) / 1000);
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	const struct natlog_event *e = data;
+	struct natlog *l = ctx;
+	char when[40], in[32], ext[32], rem[32];
+
+	if (len < sizeof(*e))
+		return 0;
+	rfc3339(when, sizeof(when), e->ts_ns + l->realtime_off_ns);
+	endpoint(in, sizeof(in), e->inside_addr, e->inside_port);
+	endpoint(ext, sizeof(ext), e->ext_addr, e->ext_port);
+	fprintf(l->out, "{\"time\":\"%s\",\"event\":\"%s\",\"proto\":\"%s\","
+		"\"inside\":\"%s\",\"external\":\"%s\"", when,
+		e->type == NATLOG_CREATED ? "mapping_created" : "mapping_expired",
+		proto_name(e->proto), in, ext);
+	if (e->type == NATLOG_CREATED) {
+		endpoint(rem, sizeof(rem), e->remote_addr, e->remote_port);
+		fprintf(l->out, ",\"remote\":\"%s\"", rem);
+	}
+	fprintf(l->out, "}\n");
+	return 0;
+}
+
+static __u64 lost_sum(struct natlog *l)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 per[ncpu > 0 ? ncpu : 1], n = 0;
+	__u32 zero = 0;
+
+	if (ncpu <= 0 || bpf_map_lookup_elem(l->cpu_fd, &zero, per))
+		return l->lost_reported;
+	for (int c = 0; c < ncpu; c++)
+		n += per[c];
+	return n;
+}
+
+static void report_lost(struct natlog *l, int always)
+{
+	__u64 lost = lost_sum(l);
+	char when[40];
+
+	if (!always && lost <= l->lost_reported)
+		return;
+	rfc3339(when, sizeof(when), clock_ns(CLOCK_REALTIME));
+	fprintf(l->out, "{\"time\":\"%s\",\"event\":\"%s\",\"lost\":%llu}\n",
+		when, always ? "log_closed" : "events_lost",
+		(unsigned long long)lost);
+	l->lost_reported = lost;
+}
+
+static int set_active(struct natlog *l, __u32 on)
+{
+	struct natlog_config c = { .active = on };
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(l->cfg_fd, &zero, &c, BPF_ANY) ? -errno : 0;
+}
+
+struct natlog *natlog_open(FILE *out)
+{
+	struct natlog *l = calloc(1, sizeof(*l));
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 zero = 0;
+	int err;
+
+	if (!l)
+		return NULL;
+	l->out = out;
+	l->cfg_fd = pins_map_open(MAP_NATLOG_CFG);
+	l->cpu_fd = pins_map_open(MAP_NATLOG_CPU);
+	l->rb_fd = pins_map_open(MAP_NATLOG_RB);
+	if (l->cfg_fd < 0 || l->cpu_fd < 0 || l->rb_fd < 0 || ncpu <= 0) {
+		pr_warn("xnat run: no NAT event log (the data path has no %s)\n",
+			MAP_NATLOG_RB);
+		goto fail;
+	}
+	{
+		__u64 zeros[ncpu];
+
+		memset(zeros, 0, sizeof(zeros));
+		bpf_map_update_elem(l->cpu_fd, &zero, zeros, BPF_ANY);
+	}
+	l->rb = ring_buffer__new(l->rb_fd, on_event, l, NULL);
+	if (!l->rb) {
+		pr_warn("xnat run: failed to open ring buffer %s: %s\n",
+			MAP_NATLOG_RB, strerror(errno));
+		goto fail;
+	}
+	l->realtime_off_ns = (__s64)(clock_ns(CLOCK_REALTIME) -
+				     clock_ns(CLOCK_MONOTONIC));
+	err = set_active(l, 1);
+	if (err) {
+		pr_warn("xnat run: failed to switch the NAT event log on: %s\n",
+			strerror(-err));
+		goto fail;
+	}
+	return l;
+fail:
+	natlog_close(l);
+	return NULL;
+}
+
+void natlog_wait(struct natlog *l, int ms)
+{
+	__u64 end = clock_ns(CLOCK_MONOTONIC) + (__u64)ms * 1000000ULL;
+
+	for (;;) {
+		__u64 now = clock_ns(CLOCK_MONOTONIC);
+		int err;
+
+		if (now >= end)
+			break;
+		err = ring_buffer__poll(l->rb, (int)((end - now) / 1000000ULL) + 1);
+		fflush(l->out);
+		if (err == -EINTR)
+			break; /* a signal: the caller looks at it */
+		if (err < 0) {
+			pr_warn("xnat run: reading the NAT event log: %s\n",
+				strerror(-err));
+			usleep(100000);
+		}
+	}
+	report_lost(l, 0);
+	fflush(l->out);
+}
+
+void natlog_close(struct natlog *l)
+{
+	if (!l)
+		return;
+	if (l->cfg_fd >= 0 && l->rb) {
+		set_active(l, 0);
+		ring_buffer__consume(l->rb);
+		report_lost(l, 1);
+		fflush(l->out);
+	}
+	ring_buffer__free(l->rb);
+	if (l->rb_fd >= 0)
+		close(l->rb_fd);
+	if (l->cpu_fd >= 0)
+		close(l->cpu_fd);
+	if (l->cfg_fd >= 0)
+		close(l->cfg_fd);
+	free(l);
+}

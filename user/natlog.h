@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The NAT event log of `xnat run`: mapping created / expired, read from the
+ * data path's ring buffer (bpf/natlog.h) and written as JSON lines, one
+ * event a line, with the count of events the ring could not hold:
+ *
+ *   {"time":"2026-11-30T10:52:01.123456Z","event":"mapping_created",
+ *    "proto":"udp","inside":"198.18.1.10:40001",
+ *    "external":"198.19.0.1:40001","remote":"198.19.0.2:5001"}
+ *   {"time":...,"event":"mapping_expired",...}
+ *   {"time":...,"event":"events_lost","lost":3}   (total so far, when it grows)
+ */
+#ifndef XNAT_USER_NATLOG_H
+#define XNAT_USER_NATLOG_H
+
+#include <stdio.h>
+
+struct natlog;
+
+/* Switch the log on and open its ring; events go to OUT. NULL with a
+ * warning printed when the router has no log maps (an older data path). */
+struct natlog *natlog_open(FILE *out);
+/* Write events as they come for up to MS milliseconds; returns early on a
+ * signal. */
+void natlog_wait(struct natlog *l, int ms);
+/* Switch the log off, write what is left and the final lost count. */
+void natlog_close(struct natlog *l);
+
+#endif /* XNAT_USER_NATLOG_H */

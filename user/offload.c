@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Offload mode's userspace side (see offload.h): the nftables chain that
+ * tells XDP what the ruleset accepted, the [offload] settings and the
+ * ports' shaping qdiscs in the maps, and the watch `xnat run` keeps on
+ * conntrack and nftables so that flows leave the fast path when their
+ * conntrack entry is destroyed or the rules change.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
+#include <libnetfilter_conntrack/libnetfilter_conntrack.h>
+#include <bpf/bpf.h>
+#include "iface.h"
+#include "pins.h"
+#include "log.h"
+#include "offload.h"
+
+
+/* The lower set bit of the mask is the original direction's. */
+static uint32_t mark_orig(const struct config *cfg)
+{
+	return cfg->offload_mark & -cfg->offload_mark;
+}
+
+static uint32_t mark_reply(const struct config *cfg)
+{
+	return cfg->offload_mark & ~mark_orig(cfg);
+}
+
+/* { "wan", "lan0", ... }: the ports XDP may carry traffic between. */
+static void emit_port_set(FILE *f, const struct config *cfg)
+{
+	fprintf(f, "{ \"%s\"", cfg->wan.name);
+	for (int i = 0; i < cfg->n_lan; i++)
+		fprintf(f, ", \"%s\"", cfg->lan[i].name);
+	fprintf(f, " }");
+}
+
+/*
+ * The last word on every forwarded packet: at the highest priority of the
+ * postrouting hook, after the forward filter of every table (xnat's and
+ * the operator's) and after NAT, a packet that gets here was accepted.
+ * Its connection gets the bit of its direction in the conntrack mark,
+ * which is what XDP offloads on (nf_flow_table's `flow add` does the same
+ * from the forward hook). Other bits of the mark are left alone.
+ */
+void offload_emit_nft(FILE *f, const struct config *cfg)
+{
+	static const char *const dirs[] = { "original", "reply" };
+	uint32_t bits[2] = { mark_orig(cfg), mark_reply(cfg) };
+
+	fprintf(f, "\tchain mark_accepted {\n"
+		   "\t\ttype filter hook postrouting priority 2147483647; policy accept;\n");
+	for (int d = 0; d < 2; d++) {
+		fprintf(f, "\t\tiifname ");
+		emit_port_set(f, cfg);
+		fprintf(f, " oifname ");
+		emit_port_set(f, cfg);
+		fprintf(f, " meta l4proto { tcp, udp } ct direction %s ct mark set ct mark or 0x%08x\n",
+			dirs[d], bits[d]);
+	}
+	fprintf(f, "\t}\n");
+}
+
+struct qdisc_query {
+	int ifindex;
+	int shaped;
+	char kind[16];
+};
+
+/* Root qdiscs that shape or schedule: an XDP redirect bypasses them. The
+ * others (noqueue, pfifo_fast, mq, fq...) keep no policy XDP would break. */
+static int kind_shapes(const char *kind)
+{
+	static const char *const shapers[] = {
+		"htb", "hfsc", "tbf", "cake", "cbq", "fq_codel", "fq_pie",
+		"codel", "pie", "sfq", "red", "netem", "drr", "qfq", "ets",
+	};
+
+	for (size_t i = 0; i < sizeof(shapers) / sizeof(*shapers); i++)
+		if (!strcmp(kind, shapers[i]))
+			return 1;
+	return 0;
+}
+
+static int qdisc_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct qdisc_query *q = data;
+	struct tcmsg *tc = mnl_nlmsg_get_payload(nlh);
+	struct nlattr *attr;
+
+	if (tc->tcm_ifindex != q->ifindex || tc->tcm_parent != TC_H_ROOT)
+		return MNL_CB_OK;
+	mnl_attr_for_each(attr, nlh, sizeof(*tc)) {
+		if (mnl_attr_get_type(attr) != TCA_KIND ||
+		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+			continue;
+		snprintf(q->kind, sizeof(q->kind), "%s",
+			 mnl_attr_get_str(attr));
+		q->shaped = kind_shapes(q->kind);
+	}
+	return MNL_CB_OK;
+}
+
+int offload_port_shaped(int ifindex, char kind[16])
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct qdisc_query q = { .ifindex = ifindex };
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	struct tcmsg *tc;
+	unsigned int seq = 1, portid;
+	int ret;
+
+	nl = mnl_socket_open(NETLINK_ROUTE);
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	portid = mnl_socket_get_portid(nl);
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETQDISC;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	tc = mnl_nlmsg_put_extra_header(nlh, sizeof(*tc));
+	tc->tcm_family = AF_UNSPEC;
+	tc->tcm_ifindex = ifindex;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	do {
+		ret = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (ret <= 0)
+			break;
+		ret = mnl_cb_run(buf, ret, seq, portid, qdisc_cb, &q);
+	} while (ret > 0);
+	ret = ret < 0 ? -errno : q.shaped;
+	snprintf(kind, 16, "%s", q.kind[0] ? q.kind : "none");
+out:
+	mnl_socket_close(nl);
+	return ret;
+}
+
+/* A port is shaped when its own root qdisc is, or, for a VLAN device,
+ * the physical port's is: XDP transmits on the physical port directly. */
+static int name_shaped(const char *name)
+{
+	struct iface_hw hw;
+	char kind[16];
+	int shaped = offload_port_shaped(if_nametoindex(name), kind);
+
+	if (shaped > 0 || iface_query(name, &hw) || !hw.vid)
+		return shaped > 0;
+	return offload_port_shaped(if_nametoindex(hw.lower), kind) > 0;
+}
+
+static int sync_shaping(const struct config *cfg)
+{
+	int fd = pins_map_open(MAP_IFACES), err = 0;
+
+	if (fd < 0)
+		return fd;
+	for (int i = -1; i < cfg->n_lan && !err; i++) {
+		const struct config_iface *ci = i < 0 ? &cfg->wan : &cfg->lan[i];
+		struct iface_info info;
+		__u32 flags;
+
+		if (bpf_map_lookup_elem(fd, &ci->ifindex, &info))
+			continue;
+		flags = info.flags & ~XNAT_IFACE_SHAPED;
+		if (name_shaped(ci->name))
+			flags |= XNAT_IFACE_SHAPED;
+		if (flags == info.flags)
+			continue;
+		info.flags = flags;
+		if (bpf_map_update_elem(fd, &ci->ifindex, &info, BPF_EXIST))
+			err = -errno;
+	}
+	close(fd);
+	return err;
+}
+
+int offload_sync(const struct config *cfg)
+{
+	struct xnat_offload_config oc = {
+		.mark_orig = mark_orig(cfg),
+		.mark_reply = mark_reply(cfg),
+		.flags = cfg->offload_shaped ? XNAT_OFFLOAD_F_SHAPED : 0,
+	};
+	__u32 zero = 0;
+	int fd, err;
+
+	err = sync_shaping(cfg);
+	if (err)
+		return err;
+	fd = pins_map_open(MAP_OFFLOAD);
+	if (fd < 0)
+		return fd;
+	err = bpf_map_update_elem(fd, &zero, &oc, BPF_ANY) ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+static void tuple_str(char *buf, size_t len, __u8 family,
+		      const union xnat_addr *src, const union xnat_addr *dst,
+		      __be16 sport, __be16 dport)
+{
+	int af = family == XNAT_AF_INET ? AF_INET : AF_INET6;
+	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
+
+	inet_ntop(af, src, s, sizeof(s));
+	inet_ntop(af, dst, d, sizeof(d));
+	snprintf(buf, len, "src=%s dst=%s sport=%u dport=%u", s, d,
+		 ntohs(sport), ntohs(dport));
+}
+
+void offload_ct_tuple(char *buf, size_t len, const struct flow_key *k,
+		      const struct flow_value *v)
+{
+	char pkt[128], other[128];
+
+	/* The entry's key is its direction's tuple; the other direction's
+	 * is the reverse of the rewrite. */
+	tuple_str(pkt, sizeof(pkt), k->family, &k->saddr, &k->daddr, k->sport,
+		  k->dport);
+	tuple_str(other, sizeof(other), k->family, &v->new_daddr,
+		  &v->new_saddr, v->new_dport, v->new_sport);
+	snprintf(buf, len, "%s %s", v->dir == FLOW_DIR_ORIG ? pkt : other,
+		 v->dir == FLOW_DIR_ORIG ? other : pkt);
+}
+
+/* Delete the offloaded entries for which MATCH says yes (NULL: all). */
+static int flush_matching(int fd, int (*match)(const struct flow_key *k,
+						 const void *arg),
+			  const void *arg)
+{
+	struct flow_key key, next;
+	struct flow_value v;
+	void *prev = NULL;
+	int n = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v) || v.nat != FLOW_NAT_CT ||
+		    (match && !match(&key, arg)))
+			continue;
+		if (!bpf_map_delete_elem(fd, &key)) {
+			n++;
+			/* The deleted key cannot anchor the walk. */
+			prev = NULL;
+		}
+	}
+	return n;
+}
+
+int offload_flush(void)
+{
+	int fd = pins_map_open(MAP_FLOWS), n;
+
+	if (fd < 0)
+		return fd;
+	n = flush_matching(fd, NULL, NULL);
+	close(fd);
+	return n;
+}
+
+/* Where offloaded packets enter: the physical port and VLAN id of every
+ * router port, the part of a flow key conntrack does not know. */
+struct ingress {
+	__u32 ifindex;
+	__u16 vid;
+};
+
+struct offload_watch {
+	struct nfct_handle *ct;     /* conntrack destroy events */
+	struct mnl_socket *nft;     /* nftables ruleset changes */
+	int flows_fd;
+	int n_in;
+	struct ingress in[1 + CONFIG_MAX_LAN];
+};
+
+/* Delete the entry of one direction of a destroyed connection, whichever
+ * port it entered by. */
+static void forget_tuple(struct offload_watch *w, struct flow_key *k)
+{
+	struct flow_value v;
+
+	for (int i = 0; i < w->n_in; i++) {
+		k->ifindex = w->in[i].ifindex;
+		k->vid = w->in[i].vid;
+		if (!bpf_map_lookup_elem(w->flows_fd, k, &v) &&
+		    v.nat == FLOW_NAT_CT)
+			bpf_map_delete_elem(w->flows_fd, k);
+	}
+}
+
+static void ct_key(const struct nf_conntrack *ct, int reply,
+		   struct flow_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->proto = nfct_get_attr_u8(ct, ATTR_L4PROTO);
+	if (nfct_get_attr_u8(ct, ATTR_L3PROTO) == AF_INET) {
+		k->family = XNAT_AF_INET;
+		k->saddr.v4 = nfct_get_attr_u32(ct, reply ? ATTR_REPL_IPV4_SRC :
+							   ATTR_IPV4_SRC);
+		k->daddr.v4 = nfct_get_attr_u32(ct, reply ? ATTR_REPL_IPV4_DST :
+							   ATTR_IPV4_DST);
+	} else {
+		k->family = XNAT_AF_INET6;
+		memcpy(&k->saddr, nfct_get_attr(ct, reply ? ATTR_REPL_IPV6_SRC :
+							   ATTR_IPV6_SRC), 16);
+		memcpy(&k->daddr, nfct_get_attr(ct, reply ? ATTR_REPL_IPV6_DST :
+							   ATTR_IPV6_DST), 16);
+	}
+	k->sport = nfct_get_attr_u16(ct, reply ? ATTR_REPL_PORT_SRC :
+						 ATTR_PORT_SRC);
+	k->dport = nfct_get_attr_u16(ct, reply ? ATTR_REPL_PORT_DST :
+						 ATTR_PORT_DST);
+}
+
+static int on_destroy(enum nf_conntrack_msg_type type, struct nf_conntrack *ct,
+		      void *data)
+{
+	struct offload_watch *w = data;
+	struct flow_key k;
+	__u8 proto = nfct_get_attr_u8(ct, ATTR_L4PROTO);
+
+	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
+		return NFCT_CB_CONTINUE;
+	for (int reply = 0; reply < 2; reply++) {
+		ct_key(ct, reply, &k);
+		forget_tuple(w, &k);
+	}
+	return NFCT_CB_CONTINUE;
+}
+
+static void watch_ports(struct offload_watch *w, const struct config *cfg)
+{
+	for (int i = -1; i < cfg->n_lan; i++) {
+		const struct config_iface *ci = i < 0 ? &cfg->wan : &cfg->lan[i];
+		struct iface_hw hw;
+
+		if (iface_query(ci->name, &hw))
+			continue;
+		w->in[w->n_in].ifindex = if_nametoindex(hw.lower);
+		w->in[w->n_in].vid = hw.vid;
+		w->n_in++;
+	}
+}
+
+void offload_watch_close(struct offload_watch *w)
+{
+	if (!w)
+		return;
+	if (w->ct)
+		nfct_close(w->ct);
+	if (w->nft)
+		mnl_socket_close(w->nft);
+	if (w->flows_fd >= 0)
+		close(w->flows_fd);
+	free(w);
+}
+
+struct offload_watch *offload_watch_open(const struct config *cfg)
+{
+	struct offload_watch *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->flows_fd = pins_map_open(MAP_FLOWS);
+	if (w->flows_fd < 0)
+		goto fail;
+	watch_ports(w, cfg);
+	w->ct = nfct_open(CONNTRACK, NF_NETLINK_CONNTRACK_DESTROY);
+	if (!w->ct)
+		goto fail;
+	if (nfct_callback_register(w->ct, NFCT_T_DESTROY, on_destroy, w) ||
+	    fcntl(nfct_fd(w->ct), F_SETFL, O_NONBLOCK))
+		goto fail;
+	w->nft = mnl_socket_open(NETLINK_NETFILTER);
+	if (!w->nft || mnl_socket_bind(w->nft, 1 << (NFNLGRP_NFTABLES - 1),
+				       MNL_SOCKET_AUTOPID) < 0 ||
+	    fcntl(mnl_socket_get_fd(w->nft), F_SETFL, O_NONBLOCK))
+		goto fail;
+	return w;
+fail:
+	pr_warn("xnat: cannot watch conntrack and nftables events (%s): "
+		"offloaded flows leave the fast path only when they end, "
+		"expire or find their conntrack entry gone\n", strerror(errno));
+	offload_watch_close(w);
+	return NULL;
+}
+
+/* Drain the nftables socket; nonzero if anything was there. */
+static int nft_changed(struct offload_watch *w)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	int any = 0;
+
+	while (mnl_socket_recvfrom(w->nft, buf, sizeof(buf)) > 0 ||
+	       errno == ENOBUFS)
+		any = 1;
+	return any;
+}
+
+void offload_watch_wait(struct offload_watch *w, int timeout_ms)
+{
+	struct pollfd pfd[2];
+	int n;
+
+	if (!w) {
+		usleep(timeout_ms * 1000);
+		return;
+	}
+	pfd[0] = (struct pollfd){ .fd = nfct_fd(w->ct), .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = mnl_socket_get_fd(w->nft),
+				  .events = POLLIN };
+	if (poll(pfd, 2, timeout_ms) <= 0)
+		return; /* timeout, or a signal for the caller */
+	if (pfd[0].revents) {
+		/* Non-blocking: returns once the socket is drained. Lost
+		 * events (ENOBUFS) could leave a dead connection on the fast
+		 * path: start over from a clean table. */
+		if (nfct_catch(w->ct) < 0 && errno == ENOBUFS) {
+			n = flush_matching(w->flows_fd, NULL, NULL);
+			pr_info("xnat: conntrack events lost; %d offloaded flow entries back to the kernel\n",
+				n);
+		}
+	}
+	if (pfd[1].revents && nft_changed(w)) {
+		n = flush_matching(w->flows_fd, NULL, NULL);
+		pr_debug("nftables ruleset changed: %d offloaded flow entries back to the kernel\n",
+			 n);
+	}
+}

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Pin paths of the router's maps; see pins.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <bpf/bpf.h>
+#include "netns.h"
+#include "pins.h"
+#include "xnat_common.h"
+
+int pins_dir_of(unsigned long netns_ino, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%lu", XNAT_PIN_ROOT_DIR, netns_ino);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int pins_map_path_of(unsigned long netns_ino, const char *name, char *buf,
+		     size_t len)
+{
+	int n = snprintf(buf, len, "%s/%lu/%s", XNAT_PIN_ROOT_DIR, netns_ino,
+			 name);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int pins_map_open_of(unsigned long netns_ino, const char *name)
+{
+	char path[160];
+	int fd, err;
+
+	err = pins_map_path_of(netns_ino, name, path, sizeof(path));
+	if (err)
+		return err;
+	fd = bpf_obj_get(path);
+	return fd < 0 ? -errno : fd;
+}
+
+const char *pins_dir(void)
+{
+	static char dir[64];
+
+	pins_dir_of(netns_id(), dir, sizeof(dir));
+	return dir;
+}
+
+int pins_map_open(const char *name)
+{
+	return pins_map_open_of(netns_id(), name);
+}

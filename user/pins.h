@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Where the router's maps are pinned, and under which names: one place for
+ * the loader (which pins them), the commands and maps.c (which open them)
+ * and the bench (which reads a router in another namespace). A router's
+ * maps live in XNAT_PIN_ROOT_DIR/<netns inode>/<map name>: the inode of its
+ * network namespace names it the same way whether xnat got there with
+ * --netns or under `ip netns exec`.
+ */
+#ifndef XNAT_PINS_H
+#define XNAT_PINS_H
+
+#include <stddef.h>
+
+/* Names of the maps, as pinned (the map names in bpf/maps.h). */
+#define MAP_FLOWS    "xnat_flows"
+#define MAP_CONFIG   "xnat_config"
+#define MAP_IFACES   "xnat_ifaces"
+#define MAP_TX_PORTS "xnat_tx_ports"
+#define MAP_FORWARDS "xnat_forwards"
+#define MAP_STATS    "xnat_stats"
+#define MAP_VLANS    "xnat_vlans"
+#define MAP_MAPPINGS "xnat_mappings"
+#define MAP_PORTS    "xnat_ports"
+#define MAP_PEERS    "xnat_peers"
+#define MAP_OFFLOAD  "xnat_offload"
+#define MAP_TRACE_CFG "xnat_trace_cfg"
+#define MAP_TRACE_CPU "xnat_trace_cpu"
+#define MAP_TRACE_RB  "xnat_trace_rb"
+#define MAP_NATLOG_CFG "xnat_natlog_cfg"
+#define MAP_NATLOG_CPU "xnat_natlog_cpu"
+#define MAP_NATLOG_RB  "xnat_natlog_rb"
+
+/* The pin directory of the router in the network namespace with inode
+ * NETNS_INO, in BUF. 0, or -ENAMETOOLONG. */
+int pins_dir_of(unsigned long netns_ino, char *buf, size_t len);
+/* The pinned map NAME of that router, in BUF. 0, or -ENAMETOOLONG. */
+int pins_map_path_of(unsigned long netns_ino, const char *name, char *buf,
+		     size_t len);
+/* Open the pinned map NAME of that router: an fd, or -errno (-ENOENT: not
+ * up there). */
+int pins_map_open_of(unsigned long netns_ino, const char *name);
+
+/* The same for the router of the current network namespace. */
+const char *pins_dir(void);
+int pins_map_open(const char *name);
+
+#endif /* XNAT_PINS_H */

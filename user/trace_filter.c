@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * `xnat trace`'s filter parser and event helpers; see trace_filter.h.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include "reasons.h"
+#include "trace_filter.h"
+
+static int proto_parse(const char *s, __u8 *proto)
+{
+	static const struct { const char *name; __u8 num; } names[] = {
+		{ "tcp", IPPROTO_TCP }, { "udp", IPPROTO_UDP },
+		{ "icmp", IPPROTO_ICMP }, { "icmpv6", IPPROTO_ICMPV6 },
+	};
+	unsigned long n;
+	char *end;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(s, names[i].name)) {
+			*proto = names[i].num;
+			return 0;
+		}
+	}
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno || end == s || *end || n > 255)
+		return -EINVAL;
+	*proto = n;
+	return 0;
+}
+
+int trace_filter_parse(int argc, char **argv, struct trace_config *tc,
+		       char *err, size_t errlen)
+{
+	__u64 reasons_set = 0;
+	int i;
+
+	memset(tc, 0, sizeof(*tc));
+	tc->rate = TRACE_DEFAULT_RATE;
+	for (i = 0; i < argc; i++) {
+		const char *word = argv[i], *arg;
+
+		if (!strcmp(word, "and"))
+			continue;
+		if (i + 1 >= argc) {
+			snprintf(err, errlen, "filter: '%s' needs a value "
+				 "(host ADDR, port N, proto P, reason GLOB)", word);
+			return -EINVAL;
+		}
+		arg = argv[++i];
+		if (!strcmp(word, "host")) {
+			if (inet_pton(AF_INET, arg, &tc->host.v4) == 1) {
+				tc->host_family = XNAT_AF_INET;
+			} else if (inet_pton(AF_INET6, arg, tc->host.v6) == 1) {
+				tc->host_family = XNAT_AF_INET6;
+			} else {
+				snprintf(err, errlen, "filter: host '%s' is not an "
+					 "IPv4 or IPv6 address", arg);
+				return -EINVAL;
+			}
+			tc->match |= XNAT_TRACE_HOST;
+		} else if (!strcmp(word, "port")) {
+			unsigned long n;
+			char *end;
+
+			errno = 0;
+			n = strtoul(arg, &end, 10);
+			if (errno || end == arg || *end || n < 1 || n > 65535) {
+				snprintf(err, errlen, "filter: port '%s' is not a "
+					 "number in [1, 65535]", arg);
+				return -EINVAL;
+			}
+			tc->port = htons(n);
+			tc->match |= XNAT_TRACE_PORT;
+		} else if (!strcmp(word, "proto")) {
+			if (proto_parse(arg, &tc->proto)) {
+				snprintf(err, errlen, "filter: proto '%s' is not "
+					 "tcp, udp, icmp, icmpv6 or a number", arg);
+				return -EINVAL;
+			}
+			tc->match |= XNAT_TRACE_PROTO;
+		} else if (!strcmp(word, "reason")) {
+			__u64 set = 0;
+
+			for (int r = 0; r < XNAT_REASON_MAX; r++)
+				if (!fnmatch(arg, reasons[r].name, 0))
+					set |= 1ULL << r;
+			if (!set) {
+				snprintf(err, errlen, "filter: reason '%s' matches "
+					 "no counter of `xnat stats`", arg);
+				return -EINVAL;
+			}
+			reasons_set |= set;
+		} else {
+			snprintf(err, errlen, "filter: unknown word '%s' (host, "
+				 "port, proto, reason)", word);
+			return -EINVAL;
+		}
+	}
+	tc->reasons = reasons_set ? reasons_set : ~0ULL;
+	return 0;
+}
+
+const char *trace_path(const struct trace_event *e)
+{
+	switch (e->action) {
+	case XDP_REDIRECT:
+	case XDP_TX:
+		/* An ICMP error rides its flow's entry: a table hit. */
+		return e->reason == XNAT_FWD_FAST ||
+		       e->reason == XNAT_FWD_ICMP_ERROR ? "fast" : "slow";
+	case XDP_PASS:
+		return "kernel";
+	}
+	return "dropped";
+}
+
+static void endpoint(char *buf, __u8 family, const union xnat_addr *a,
+		     __be16 port)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	inet_ntop(family == XNAT_AF_INET ? AF_INET : AF_INET6, a, ip, sizeof(ip));
+	snprintf(buf, 64, family == XNAT_AF_INET ? "%s:%u" : "[%s]:%u", ip,
+		 ntohs(port));
+}
+
+void trace_endpoints(const struct trace_event *e, char src[64], char dst[64],
+		     char nsrc[64], char ndst[64])
+{
+	__u8 f = e->key.family;
+
+	endpoint(src, f, &e->key.saddr, e->key.sport);
+	endpoint(dst, f, &e->key.daddr, e->key.dport);
+	endpoint(nsrc, f, &e->new_saddr, e->new_sport);
+	endpoint(ndst, f, &e->new_daddr, e->new_dport);
+}
+
+const char *trace_nat_name(__u8 nat)
+{
+	return nat == FLOW_NAT_SNAT ? "snat" :
+	       nat == FLOW_NAT_DNAT ? "dnat" :
+	       nat == FLOW_NAT_HAIRPIN ? "hairpin" :
+	       nat == FLOW_NAT_INBOUND ? "inbound" : "none";
+}
