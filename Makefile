@@ -59,14 +59,23 @@ else
 	msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-.PHONY: all deps test unit integration demo bench install uninstall clean help FORCE
-all: xnat $(UNIT_BINS)
+# `make fuzz` (tests/fuzz/): the data path built again with -DXNAT_FUZZ
+# (bpf/fuzz.h counts its branches), its skeleton under the router's name so
+# that the unit fixture links against it, and the libFuzzer harness.
+FUZZ_DIR  := $(OUTPUT)/fuzz
+FUZZ_BIN  := $(FUZZ_DIR)/fuzz_xdp
+FUZZ_SRCS := tests/fuzz/fuzz_xdp.c tests/unit/fixture.c tests/unit/check.c
+
+.PHONY: all deps test unit integration demo bench fuzz fuzz-corpus install uninstall clean help FORCE
+all: xnat $(UNIT_BINS) $(FUZZ_BIN)
 
 help:
 	@echo 'make            build bpf/ objects, skeletons, ./xnat and unit tests'
 	@echo 'make deps       install missing Debian packages (scripts/deps.sh)'
 	@echo 'make test       deps, build, unit + integration tests (as root)'
 	@echo 'make demo       deps, build, a namespace testbed with traffic'
+	@echo 'make fuzz       deps, build, the data-path fuzzer: FUZZ_PACKETS (10 million)'
+	@echo '                mutated frames by BPF_PROG_RUN (as root; tests/fuzz/)'
 	@echo 'make bench      deps, build, ./xnat bench: every mode measured (as root,'
 	@echo '                under 30 min; results in bench-results/)'
 	@echo 'make install    xnat, man page, systemd unit, bash completion under PREFIX'
@@ -125,6 +134,40 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(UNIT_LIB_OBJS) $(
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Iuser/bench $< $(UNIT_LIB_OBJS) $(LIB_OBJS) $(LDLIBS) -o $@
 
+$(FUZZ_DIR):
+	$(Q)mkdir -p $@
+
+$(FUZZ_DIR)/xnat.bpf.o: bpf/xnat.bpf.c $(BPF_HDRS) | $(FUZZ_DIR)
+	$(Q)$(call need_tools,$(CLANG) $(BPFTOOL))
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DXNAT_FUZZ -c $< -o $@
+
+$(FUZZ_DIR)/xnat.skel.h: $(FUZZ_DIR)/xnat.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name xnat_bpf > $@
+
+# Only the program is instrumented (extra counters), not the harness: its
+# sources are compiled without -fsanitize, which only the link (libFuzzer's
+# main) gets.
+FUZZ_OBJS := $(addprefix $(FUZZ_DIR)/,$(notdir $(FUZZ_SRCS:.c=.o)))
+vpath %.c tests/fuzz tests/unit
+$(FUZZ_DIR)/%.o: %.c $(wildcard tests/unit/*.h) $(FUZZ_DIR)/xnat.skel.h $(BPF_HDRS)
+	$(call msg,CC,$@)
+	$(Q)$(CLANG) -I$(FUZZ_DIR) $(CFLAGS) -Itests/unit -c $< -o $@
+
+$(FUZZ_BIN): $(FUZZ_OBJS) $(LIB_OBJS)
+	$(call msg,FUZZER,$@)
+	$(Q)$(CLANG) -fsanitize=fuzzer $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# The seed corpus is in the repository; this rewrites it from its source.
+$(FUZZ_DIR)/corpus_gen: tests/fuzz/corpus_gen.c $(wildcard tests/unit/*.h) $(SKELS) | $(FUZZ_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Wno-missing-field-initializers -Itests/unit $< -o $@
+
+fuzz-corpus: $(FUZZ_DIR)/corpus_gen
+	$(Q)rm -rf tests/fuzz/corpus && mkdir -p tests/fuzz/corpus
+	$(Q)$(FUZZ_DIR)/corpus_gen tests/fuzz/corpus
+
 # The targets that install what is missing build in a second make, so that
 # nothing of the build (not even a variable) is decided before deps ran.
 test: deps
@@ -140,6 +183,10 @@ integration: all
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh
+
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/fuzz/run.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -37,9 +37,11 @@ static __always_inline __u32 offload_timeout(const struct xnat_config *cfg,
 	return proto == IPPROTO_TCP ? cfg->timeout_tcp_est : cfg->timeout_udp;
 }
 
-static __always_inline __u32 now_s(void)
+/* The clock of flow_value.ct_refresh: a shift, not a division, on
+ * every packet of an offloaded flow. */
+static __always_inline __u32 refresh_clock(__u64 ns)
 {
-	return bpf_ktime_get_coarse_ns() / NSEC_PER_SEC;
+	return ns >> XNAT_CT_REFRESH_SHIFT;
 }
 
 /*
@@ -100,13 +102,15 @@ static __always_inline int offload_refresh(struct xdp_md *ctx, struct pkt *p,
 					   struct flow_value *v,
 					   const struct xnat_config *cfg)
 {
-	__u32 timeout = offload_timeout(cfg, p->key.proto), now = now_s();
+	__u32 timeout = offload_timeout(cfg, p->key.proto);
+	__u32 now = refresh_clock(bpf_ktime_get_coarse_ns());
 	struct flow_value t;
 	struct nf_conn *ct;
 	__u8 dir;
 	int ok;
 
-	if (now - v->ct_refresh_s < timeout / 2)
+	/* Half the timeout in the clock's units: multiply and shift. */
+	if (now - v->ct_refresh < refresh_clock(timeout * (NSEC_PER_SEC / 2)))
 		return 0;
 	ct = ct_lookup(ctx, p, &dir);
 	if (!ct)
@@ -121,7 +125,7 @@ static __always_inline int offload_refresh(struct xdp_md *ctx, struct pkt *p,
 	bpf_ct_release(ct);
 	if (!ok)
 		return -1;
-	v->ct_refresh_s = now;
+	v->ct_refresh = now;
 	return 0;
 }
 
@@ -224,7 +228,7 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 	__builtin_memcpy(ov->ingress_mac, p->eth->h_dest, ETH_ALEN);
 	ov->created_ns = now;
 	ov->last_seen_ns = now;
-	ov->ct_refresh_s = now / NSEC_PER_SEC;
+	ov->ct_refresh = refresh_clock(now);
 	ov->packets = 1;
 	ov->bytes = p->len;
 	flow_set_deltas(&nf->okey, ov);

@@ -20,6 +20,7 @@
 #include <linux/in.h>
 #include <bpf/bpf_endian.h>
 #include "xnat_common.h"
+#include "fuzz.h"
 
 /* 802.1Q tag, after the MACs; h_proto of the frame says 0x8100. */
 struct vlan_hdr {
@@ -81,6 +82,11 @@ static __always_inline int pkt_stop(struct pkt *p, int action, __u32 reason)
 	p->reason = reason;
 	return action;
 }
+
+#ifdef XNAT_FUZZ
+/* Every place that stops a packet is a branch of its own (fuzz.h). */
+#define pkt_stop(p, action, reason) (XNAT_COV(), pkt_stop(p, action, reason))
+#endif
 
 static __always_inline int icmp_is_error(__u8 proto, __u8 type)
 {

@@ -48,15 +48,19 @@ static __always_inline int forward(struct xdp_md *ctx, struct pkt *p,
 	 * mapping first so the fragments leave with the flow's addresses. */
 	if (bpf_check_mtu(ctx, v->egress_ifindex, &mtu_len, 0, 0)) {
 		if (p->ip4 && p->l4 && !(p->ip4->frag_off & bpf_htons(IP_DF)) &&
-		    v->nat != FLOW_NAT_NONE)
+		    v->nat != FLOW_NAT_NONE) {
+			XNAT_COV();
 			kernel_adopt_flow(ctx, p, v);
+		}
 		return count(p, XNAT_PASS_MTU, XDP_PASS);
 	}
 	/* A first fragment whose followers overtook it and went up: the
 	 * kernel must reassemble the datagram, and NAT it as this flow. */
 	if (frag_went_up(p)) {
-		if (v->nat != FLOW_NAT_NONE)
+		if (v->nat != FLOW_NAT_NONE) {
+			XNAT_COV();
 			kernel_adopt_flow(ctx, p, v);
+		}
 		return count(p, XNAT_PASS_FRAGMENT, XDP_PASS);
 	}
 	/* Only a first fragment XDP forwards may lead the rest: one that
@@ -134,6 +138,7 @@ int xdp_xnat(struct xdp_md *ctx)
 			frag_mark_up(&p);
 			return count(&p, XNAT_PASS_FRAGMENT, XDP_PASS);
 		}
+		XNAT_COV();
 		p.key = *fk;
 	}
 	v = bpf_map_lookup_elem(&xnat_flows, &p.key);
@@ -151,6 +156,8 @@ int xdp_xnat(struct xdp_md *ctx)
 		return redirect(&p, v->egress_ifindex, XNAT_FWD_ICMP_ERROR);
 	}
 	if (v && !(cfg->flags & XNAT_F_FASTPATH_OFF)) {
+		if (p.frag == FRAG_FIRST)
+			XNAT_COV();
 		flow_touch(v, &p, cfg);
 		return forward(ctx, &p, v, XNAT_FWD_FAST);
 	}
@@ -178,5 +185,18 @@ int xdp_xnat(struct xdp_md *ctx)
 		rc = slow_from_lan(ctx, &p, nf, cfg, in);
 	if (rc != XNAT_CONTINUE)
 		return count(&p, p.reason, rc);
+	if (nf->ov.nat == FLOW_NAT_SNAT)
+		XNAT_COV();
+	else if (nf->ov.nat == FLOW_NAT_DNAT)
+		XNAT_COV();
+	else if (nf->ov.nat == FLOW_NAT_INBOUND)
+		XNAT_COV();
+	else if (nf->ov.nat == FLOW_NAT_HAIRPIN)
+		XNAT_COV();
 	return forward(ctx, &p, &nf->ov, XNAT_FWD_SLOW);
 }
+
+#ifdef XNAT_FUZZ
+/* How many branches fuzz.h counts: every XNAT_COV() is above this line. */
+const volatile __u32 xnat_fuzz_sites = __COUNTER__;
+#endif

@@ -108,8 +108,9 @@ struct flow_value {
 	__u8 expired;
 	__u8 pad[2];
 	/* FLOW_NAT_CT: when this entry last reset the conntrack entry's
-	 * timeout, in seconds of bpf_ktime_get_coarse_ns(). Zero otherwise. */
-	__u32 ct_refresh_s;
+	 * timeout: bpf_ktime_get_coarse_ns() >> XNAT_CT_REFRESH_SHIFT (units
+	 * of about a second, no division per packet). Zero otherwise. */
+	__u32 ct_refresh;
 	__u64 created_ns;  /* bpf_ktime_get_ns() */
 	__u64 last_seen_ns;
 	/* Updated without atomics: exact per CPU, approximate when one flow is
@@ -139,6 +140,9 @@ struct iface_info {
 	__u32 parent; /* physical port carrying it; its own ifindex if none */
 };
 _Static_assert(sizeof(struct iface_info) == 20, "iface_info layout");
+
+/* flow_value.ct_refresh counts 2^30 ns (1.07 s). */
+#define XNAT_CT_REFRESH_SHIFT 30
 
 /* Bits of iface_info.flags. */
 /* The port's root qdisc shapes or schedules (htb, tbf, cake, fq_codel...):
@@ -458,7 +462,8 @@ struct trace_event {
 	__u8 action;               /* XDP_* verdict */
 	__u8 nat;                  /* enum flow_nat of the entry applied */
 	__u8 tcp_flags;            /* byte 13 of the TCP header, else 0 */
-	__u8 new_flow;             /* 1: this packet installed its flow */
+	__u8 new_flow;             /* 1: this packet installed its flow
+				      (fwd_slow, fwd_offload) */
 	__u16 pad;
 	__u32 reason;              /* enum xnat_reason, as counted */
 	__u32 len;                 /* frame length */

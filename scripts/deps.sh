@@ -6,6 +6,7 @@ set -euo pipefail
 
 pkgs=(
 	make gcc clang llvm pkg-config      # build
+	libclang-rt-14-dev                  # libFuzzer for make fuzz (clang-14)
 	libbpf-dev libxdp-dev bpftool       # BPF loading, skeletons
 	libelf-dev zlib1g-dev
 	libinih-dev                         # config file

@@ -33,15 +33,8 @@
 #include "offload.h"
 #include "pins.h"
 #include "state.h"
+#include "trace_filter.h"
 
-static const char *nat_name(__u8 nat)
-{
-	return nat == FLOW_NAT_SNAT ? "snat" :
-	       nat == FLOW_NAT_DNAT ? "dnat" :
-	       nat == FLOW_NAT_HAIRPIN ? "hairpin" :
-	       nat == FLOW_NAT_INBOUND ? "inbound" :
-	       nat == FLOW_NAT_CT ? "ct" : "none";
-}
 
 /* "addr:port" or "[addr]:port"; for ICMP the port is the echo id. */
 static void endpoint(char *buf, size_t len, __u8 family,
@@ -90,7 +83,7 @@ static void json_entry(const struct conn *c, const struct flow_key *k,
 	json_u64("family", k->family);
 	json_str("proto", proto_name(k->proto));
 	json_str("dir", v->dir == FLOW_DIR_ORIG ? "orig" : "reply");
-	json_str("nat", nat_name(v->nat));
+	json_str("nat", trace_nat_name(v->nat));
 	json_str("ingress", ifname_of(k->ifindex, in));
 	json_str("egress", ifname_of(v->egress_ifindex, out));
 	json_str("src", src);
@@ -122,7 +115,7 @@ static void json_conn(const struct conn *c, __u64 now)
 	json_obj_begin(NULL);
 	json_u64("family", k->family);
 	json_str("proto", proto_name(k->proto));
-	json_str("nat", nat_name(v->nat));
+	json_str("nat", trace_nat_name(v->nat));
 	json_str("ingress", ifname_of(k->ifindex, in));
 	json_str("egress", ifname_of(v->egress_ifindex, out));
 	json_str("src", src);
@@ -171,7 +164,7 @@ static void text_conn(const struct conn *c, __u64 now)
 	endpoint(ndst, sizeof(ndst), k->family, &v->new_daddr, v->new_dport);
 	/* Widths fit IPv4; IPv6 lines run longer. */
 	printf("%-6s %-11s %-7s %-6s %-21s %-21s %-6s %-21s %-21s %8s %8s %6llu %6llu%s%s%s\n",
-	       proto_name(k->proto), conn_state(c), nat_name(v->nat),
+	       proto_name(k->proto), conn_state(c), trace_nat_name(v->nat),
 	       ifname_of(k->ifindex, in), src, dst, ifname_of(v->egress_ifindex, out),
 	       nsrc, ndst, human(conn_packets(c), p), human(conn_bytes(c), b),
 	       (unsigned long long)(conn_age_ns(c, now) / 1000000000ULL),

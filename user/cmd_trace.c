@@ -94,6 +94,10 @@ static void decision(const struct trace_event *e, const char *src,
 		snprintf(buf, len, "inbound: through the mapping %s -> %s",
 			 dst, ndst);
 		break;
+	case FLOW_NAT_CT:
+		snprintf(buf, len, "offloaded: the kernel's conntrack entry, "
+			 "%s > %s as %s > %s", src, dst, nsrc, ndst);
+		break;
 	default:
 		snprintf(buf, len, "routed, no NAT");
 	}

@@ -126,7 +126,7 @@ static const struct opt_def options[N_OPTS] = {
 	[OPT_REPS] = INT(0, "reps", "N", reps, 1, 50,
 		"repetitions (3; --quick 1)"),
 	[OPT_MODES] = STRING(0, "modes", "LIST", modes,
-		"kernel-fwd,kernel-nat,xdp-nat,xdp-nat-slow,xdp-fwd,drop (all)"),
+		"kernel-fwd,kernel-nat,xdp-nat,xdp-nat-slow,xdp-offload,xdp-fwd,drop (all)"),
 	[OPT_PROFILES] = STRING(0, "profiles", "LIST", profiles,
 		"64,500,1500,imix 1,10k up,both udp,newflow,tcp,micro (each group filters; all by default)"),
 };

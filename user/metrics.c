@@ -25,8 +25,6 @@
 #include "reasons.h"
 #include "state.h"
 
-#define MAP_MAPPINGS "xnat_mappings"
-#define MAP_PORTS    "xnat_ports"
 
 static void family(FILE *f, const char *name, const char *type,
 		   const char *help)

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "log.h"
+#include "names.h"
 #include "natlog.h"
 #include "pins.h"
 #include "xnat_common.h"
@@ -32,12 +33,6 @@ static __u64 clock_ns(clockid_t c)
 
 	clock_gettime(c, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static const char *proto_name(__u8 proto)
-{
-	return proto == IPPROTO_TCP ? "tcp" : proto == IPPROTO_UDP ? "udp" :
-	       proto == IPPROTO_ICMP ? "icmp" : "?";
 }
 
 static void endpoint(char *buf, size_t len, __be32 addr, __be16 port)

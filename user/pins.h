@@ -22,7 +22,6 @@
 #define MAP_VLANS    "xnat_vlans"
 #define MAP_MAPPINGS "xnat_mappings"
 #define MAP_PORTS    "xnat_ports"
-#define MAP_PEERS    "xnat_peers"
 #define MAP_OFFLOAD  "xnat_offload"
 #define MAP_TRACE_CFG "xnat_trace_cfg"
 #define MAP_TRACE_CPU "xnat_trace_cpu"

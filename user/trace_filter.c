@@ -147,5 +147,6 @@ const char *trace_nat_name(__u8 nat)
 	return nat == FLOW_NAT_SNAT ? "snat" :
 	       nat == FLOW_NAT_DNAT ? "dnat" :
 	       nat == FLOW_NAT_HAIRPIN ? "hairpin" :
-	       nat == FLOW_NAT_INBOUND ? "inbound" : "none";
+	       nat == FLOW_NAT_INBOUND ? "inbound" :
+	       nat == FLOW_NAT_CT ? "ct" : "none";
 }

@@ -21,7 +21,20 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-300}
-MODES_ALL="kernel-fwd kernel-nat xdp-nat xdp-nat-slow xdp-fwd drop"
+BENCH_TESTS="bench_ran json_keys all_modes_ran counters_consistent
+	forwarding_modes_forward modes_verified newflow_ran tcp_ran
+	outputs_written nothing_left sigint_cleanup nothing_left_after_sigint"
+
+# tests/run.sh asks each suite which of its tests a filter selects
+# (`--list FILTER`) before running it: answer without running the bench.
+# The checks all read one bench run, so a selected suite runs them all.
+if [ "${1:-}" = --list ]; then
+	for t in $BENCH_TESTS; do
+		case $t in *"${2:-}"*) echo "$t" ;; esac
+	done
+	exit 0
+fi
+MODES_ALL="kernel-fwd kernel-nat xdp-nat xdp-nat-slow xdp-offload xdp-fwd drop"
 OUT=
 JSON=
 N=0 PASS=0 FAILED=0 SKIPPED=0
@@ -163,8 +176,10 @@ t_modes_verified() {
 	        bad.append(f"{what}: no fwd_fast")
 	    if s["mode"] == "xdp-nat-slow" and not r["fwd_routed"] > 0:
 	        bad.append(f"{what}: no fwd_routed")
-	    if s["mode"] == "kernel-nat" and not (r["conntrack"] or 0) > 0:
+	    if s["mode"] in ("kernel-nat", "xdp-offload") and not (r["conntrack"] or 0) > 0:
 	        bad.append(f"{what}: no conntrack entries")
+	    if s["mode"] == "xdp-offload" and not r["fwd_fast"] > 0:
+	        bad.append(f"{what}: no fwd_fast")
 	    if s["mode"].startswith("kernel") and not r["kernel_forwarded"] > 0:
 	        bad.append(f"{what}: the kernel forwarded nothing")
 	EOF
@@ -172,7 +187,7 @@ t_modes_verified() {
 
 t_newflow_ran() {
 	jcheck <<-'EOF'
-	for m in ("kernel-nat", "xdp-nat"):
+	for m in ("kernel-nat", "xdp-nat", "xdp-offload"):
 	    if not any(s["mode"] == m for s in j["newflow"]["samples"]):
 	        bad.append(f"new flows: no sample for {m}")
 	for s in j["newflow"]["samples"]:
@@ -186,7 +201,7 @@ t_newflow_ran() {
 
 t_tcp_ran() {
 	jcheck <<-'EOF'
-	for m in ("kernel-nat", "xdp-nat"):
+	for m in ("kernel-nat", "xdp-nat", "xdp-offload"):
 	    if not any(s["mode"] == m for s in j["tcp"]["samples"]):
 	        bad.append(f"tcp: no sample for {m}")
 	for s in j["tcp"]["samples"]:

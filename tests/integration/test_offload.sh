@@ -175,6 +175,52 @@ test_conntrack_delete() {
 		fail "a ruleset change left the flow on the fast path"
 }
 
+# conntrack does not see what XDP carries: XDP keeps the kernel's entry
+# alive. With tcp_established = 6 s, a paced stream of 14 s keeps one and
+# the same conntrack entry (same id) to the end, no flow is handed back as
+# gone, and the stream stays offloaded. Without the refresh the entry
+# would expire after 6 s.
+TEST_MODES[conntrack_kept_alive]=offload
+test_conntrack_kept_alive() {
+	local cfg=$TB_WORK/short.ini id0 id1 gone0 gone1 fast0 fast1 flag=$TB_WORK/streaming pid
+	sed 's/^tcp_established = [0-9]*/tcp_established = 6/' "$TB_CONFIG" >"$cfg"
+	grep -q '^tcp_established = 6' "$cfg" || fail "could not write $cfg"
+	check xnat up -c "$cfg"
+	check on_rtr sysctl -n net.netfilter.nf_conntrack_tcp_timeout_established
+	[ "$CHECK_OUT" = 6 ] || fail "conntrack's established timeout is $CHECK_OUT, not 6"
+
+	random_file "$TB_WORK/chunk.bin" 16K
+	tcp_server_recv "$NS_WAN" $SRV_PORT "$TB_WORK/stream.recv" || fail "no server"
+	gone0=$(counter pass_ct_gone)
+	fast0=$(xdp_forwarded)
+	touch "$flag"
+	timeout 40 bash -c '
+		while [ -e "$1" ]; do cat "$2"; sleep 0.1; done |
+		ip netns exec "$3" socat -u - "TCP:$4"
+	' _ "$flag" "$TB_WORK/chunk.bin" "$NS_LAN" "$WAN_HOST4:$SRV_PORT" \
+		</dev/null >/dev/null 2>&1 &
+	pid=$!
+	echo "$pid" >>"$TB_WORK/pids"
+	wait_offloaded -eq 2 "dst=$WAN_HOST4" "dport=$SRV_PORT" ||
+		fail "the stream was not offloaded both ways"
+	check on_rtr conntrack -L -p tcp --orig-dst "$WAN_HOST4" --dport "$SRV_PORT" -o id
+	id0=$(grep -o 'id=[0-9]*' <<<"$CHECK_OUT")
+	[ -n "$id0" ] || fail "no conntrack entry for the stream"
+	sleep 14
+	check on_rtr conntrack -L -p tcp --orig-dst "$WAN_HOST4" --dport "$SRV_PORT" -o id
+	id1=$(grep -o 'id=[0-9]*' <<<"$CHECK_OUT")
+	rm -f "$flag"
+	bg_wait "$pid" || fail "the stream failed"
+	bg_wait "$BG_PID" || fail "server did not finish"
+	gone1=$(counter pass_ct_gone)
+	fast1=$(xdp_forwarded)
+	echo "conntrack entry: $id0 at the start, $id1 after 14 s; pass_ct_gone $gone0 -> $gone1; XDP forwarded $((fast1 - fast0))"
+	[ "$id0" = "$id1" ] || fail "the conntrack entry did not survive (6 s timeout)"
+	[ "$gone1" = "$gone0" ] || fail "flows were handed back as gone"
+	# 14 s at 10 writes of 16 KB a second: over 1,500 data segments.
+	[ $((fast1 - fast0)) -ge 1500 ] || fail "the stream left the fast path"
+}
+
 # The LAN link's MTU (1280) is below the WAN's (1500) and the LAN host
 # announces MSS 1460: the WAN host's full-size segments must be refused by
 # the router's kernel with "fragmentation needed", after which the

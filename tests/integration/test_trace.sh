@@ -18,6 +18,8 @@ TEST_MODES[trace_ping]="xdp"
 TEST_MODES[trace_filter]="xdp"
 TEST_MODES[trace_lost_counted]="xdp"
 TEST_MODES[trace_kernel_mode]="kernel"
+TEST_MODES[trace_one_at_a_time]="xdp"
+TEST_MODES[trace_offload]="offload"
 
 trace_cfg_pin() { echo "/sys/fs/bpf/xnat/$TB_RTR_INO/xnat_trace_cfg"; }
 
@@ -144,6 +146,45 @@ test_trace_lost_counted() {
 	expect "$f" "S['shown'] == len(E) and S['shown'] >= 1 and S['shown'] < 40"
 	expect "$f" "S['not_shown'] == 40 - S['shown'] and S['over_rate_or_ring_full'] == S['not_shown']"
 	expect "$f" "len(N) >= 1 and max(N) <= S['not_shown']"
+}
+
+# A ring buffer has one reader: a second tracer is refused, and says why;
+# the lock goes with the first one.
+test_trace_one_at_a_time() {
+	local f=$TB_WORK/first.json out rc
+	trace_start "$f" proto udp
+	out=$(xnat trace -c 1 2>&1)
+	rc=$?
+	echo "$out"
+	[ $rc -eq 2 ] && grep -q 'another xnat trace runs' <<<"$out" ||
+		fail "second tracer: exit $rc"
+	trace_stop "$f"
+	[ ! -e "/run/xnat/$TB_RTR_INO/trace.lock" ] || fail "lock file left behind"
+}
+
+# Offload mode: a UDP exchange starts in the kernel (path kernel, with the
+# reason it is not offloaded yet), each direction moves to XDP once
+# conntrack has accepted it (fwd_offload, the kernel's NAT as the
+# decision) and then stays on the fast path.
+test_trace_offload() {
+	local f=$TB_WORK/offload.json
+	echo_server "$NS_WAN" udp 5001 || fail "no server"
+	trace_start "$f" proto udp
+	for _ in 1 2 3 4 5 6; do echo x; sleep 0.2; done |
+		timeout 10 ip netns exec "$NS_LAN" socat -t 1 - \
+			"UDP:$WAN_HOST4:5001,sourceport=40001" >/dev/null
+	sleep 0.3
+	trace_stop "$f"
+	cat "$f"
+	expect "$f" "len(E) == 12 and S['matched'] == 12 and S['not_shown'] == 0"
+	expect "$f" "E[0]['path'] == 'kernel'"
+	expect "$f" "E[0]['reason'].startswith('pass_ct_')"
+	expect "$f" "sorted(e['ingress'] for e in E if e['reason'] == 'fwd_offload') == ['$RTR_LAN_IF', '$RTR_WAN_IF']"
+	expect "$f" "[e['new_flow']['nat'] for e in E if 'new_flow' in e] == ['ct', 'ct']"
+	expect "$f" "[e for e in E if e['reason'] == 'fwd_offload' and e['ingress'] == '$RTR_LAN_IF'][0]['new_src'] == '$RTR_WAN4:40001'"
+	# After the move, nothing goes back to the kernel.
+	expect "$f" "all(e['path'] == 'fast' for e in E[max(i for i, e in enumerate(E) if e['reason'] == 'fwd_offload') + 1:])"
+	expect "$f" "sum(e['path'] == 'fast' and e['ingress'] == '$RTR_WAN_IF' for e in E) >= 2"
 }
 
 # Kernel mode: XDP sees nothing; the command says what does.

@@ -690,6 +690,18 @@ static int setup_bpf(void)
 	return 0;
 }
 
+/* The testbed and the loaded program, without the test runner (for the
+ * fuzzer, tests/fuzz/). 0 or -1 with the failure reported. */
+int fixture_setup(void)
+{
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	if (geteuid()) {
+		fprintf(stderr, "fixture: must run as root\n");
+		return -1;
+	}
+	return setup_netns() || setup_bpf() ? -1 : 0;
+}
+
 /* ---- The runner ------------------------------------------------------ */
 
 static int n_run, n_pass, n_fail;

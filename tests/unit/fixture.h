@@ -254,6 +254,10 @@ struct test {
 
 #define STEPS(a) .steps = a, .nsteps = ARRAY_SIZE(a)
 
+/* Build the testbed and load the program, without running tests (the
+ * fuzzer's start); 0 or -1. */
+int fixture_setup(void);
+
 /* Build the testbed, run the N tests of T in order, report; the exit code
  * of the binary. */
 int fixture_main(const char *prog, const struct test *t, size_t n);

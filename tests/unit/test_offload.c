@@ -281,7 +281,8 @@ static bool refresh_due(uint16_t sport)
 		fprintf(stderr, "  no flow entry for port %u\n", sport);
 		return false;
 	}
-	v.ct_refresh_s -= 10;
+	/* 10 units of 1.07 s: more than half of a 10 s timeout ago. */
+	v.ct_refresh -= 10;
 	return !bpf_map_update_elem(flows_fd, &k, &v, BPF_EXIST);
 }
 

@@ -10,6 +10,8 @@ const struct bench_ratio bench_ratios[BENCH_N_RATIOS] = {
 	{ BM_XDP_NAT, BM_XDP_FWD },
 	{ BM_XDP_NAT, BM_XDP_NAT_SLOW },
 	{ BM_KERNEL_NAT, BM_KERNEL_FWD },
+	{ BM_XDP_OFFLOAD, BM_XDP_NAT },
+	{ BM_XDP_OFFLOAD, BM_KERNEL_NAT },
 };
 
 /* Frames per second that fill a link of BPS with frames of WIRE bytes. */

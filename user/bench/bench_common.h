@@ -25,6 +25,8 @@ enum bench_mode {
 	BM_KERNEL_NAT,     /* xnat mode = kernel: nftables masquerade */
 	BM_XDP_NAT,        /* xnat mode = xdp, fast path on */
 	BM_XDP_NAT_SLOW,   /* xnat mode = xdp, XNAT_F_FASTPATH_OFF */
+	BM_XDP_OFFLOAD,    /* xnat mode = offload: nftables decide, XDP
+			      carries the accepted connections */
 	BM_XDP_FWD,        /* bare XDP forwarder, no NAT */
 	BM_DROP,           /* XDP_DROP on the router's ingress: the chain floor */
 	BM_MAX,

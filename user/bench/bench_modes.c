@@ -8,6 +8,8 @@
  *   xdp-nat       `xnat up` with mode = xdp
  *   xdp-nat-slow  the same with XNAT_F_FASTPATH_OFF in the pinned config
  *                 map: every packet of a known flow is routed again
+ *   xdp-offload   `xnat up` with mode = offload (nftables masquerade and
+ *                 conntrack decide, XDP carries what they accepted)
  *   xdp-fwd       the bare forwarder bpf/bench/xnat_fwd.bpf.c on both ports
  *   drop          xdp_drop on the router's ports: the chain's floor
  *
@@ -40,6 +42,7 @@ const char *const bench_mode_names[BM_MAX] = {
 	[BM_KERNEL_NAT] = "kernel-nat",
 	[BM_XDP_NAT] = "xdp-nat",
 	[BM_XDP_NAT_SLOW] = "xdp-nat-slow",
+	[BM_XDP_OFFLOAD] = "xdp-offload",
 	[BM_XDP_FWD] = "xdp-fwd",
 	[BM_DROP] = "drop",
 };
@@ -66,8 +69,8 @@ static int write_config(struct bench *b, enum bench_mode m, uint32_t flows_max,
 		   "ports   = 20000-65535\n"
 		   "\n[flows]\n"
 		   "max = %u\n",
-		bench_mode_names[m], m == BM_KERNEL_NAT ? "kernel" : "xdp",
-		flows_max);
+		bench_mode_names[m], m == BM_KERNEL_NAT ? "kernel" :
+		m == BM_XDP_OFFLOAD ? "offload" : "xdp", flows_max);
 	if (fclose(f))
 		return -errno;
 	return 0;
@@ -258,6 +261,7 @@ int bench_mode_enter(struct bench *b, enum bench_mode mode,
 	case BM_KERNEL_NAT:
 	case BM_XDP_NAT:
 	case BM_XDP_NAT_SLOW:
+	case BM_XDP_OFFLOAD:
 		err = write_config(b, mode, flows_max, config, sizeof(config));
 		if (err)
 			break;
@@ -294,7 +298,8 @@ int bench_mode_leave(struct bench *b)
 		b->xnat_up = false;
 	}
 	/* What we attached ourselves (xnat down removed its own). */
-	if (b->mode != BM_XDP_NAT && b->mode != BM_XDP_NAT_SLOW)
+	if (b->mode != BM_XDP_NAT && b->mode != BM_XDP_NAT_SLOW &&
+	    b->mode != BM_XDP_OFFLOAD)
 		detach_all(b);
 	if (b->fwd) {
 		xnat_fwd_bpf__destroy(b->fwd);
@@ -324,8 +329,8 @@ static int read_xnat_stats(struct bench *b, struct bench_router_counters *c)
 		c->reason[r] = n;
 		if (r == XNAT_FWD_FAST)
 			c->fwd_fast += n;
-		else if (r == XNAT_FWD_SLOW)
-			c->fwd_slow += n;
+		else if (r == XNAT_FWD_SLOW || r == XNAT_FWD_OFFLOAD)
+			c->fwd_slow += n; /* offload mode's miss */
 		else if (r == XNAT_FWD_ROUTED)
 			c->fwd_routed += n;
 		else if (!strncmp(reasons[r].name, "pass_", 5))
@@ -351,11 +356,12 @@ int bench_router_read(struct bench *b, struct bench_router_counters *c)
 
 	memset(c, 0, sizeof(*c));
 	c->conntrack = -1;
-	if (b->mode == BM_XDP_NAT || b->mode == BM_XDP_NAT_SLOW)
+	if (b->mode == BM_XDP_NAT || b->mode == BM_XDP_NAT_SLOW ||
+	    b->mode == BM_XDP_OFFLOAD)
 		err = read_xnat_stats(b, c);
 	if (b->mode == BM_DROP)
 		c->drop_seen = read_drop_seen(b);
-	if (b->mode == BM_KERNEL_NAT)
+	if (b->mode == BM_KERNEL_NAT || b->mode == BM_XDP_OFFLOAD)
 		c->conntrack = bench_sysctl_read(b, NS_RTR,
 						 "net/netfilter/nf_conntrack_count");
 	return err;

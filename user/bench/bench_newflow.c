@@ -11,6 +11,14 @@
 #include "bench_trial.h"
 #include "log.h"
 
+/* Modes whose new connections the kernel sets up (conntrack, nftables):
+ * counted at the sink, one packet per flow. Offload mode's XDP only
+ * carries connections after that. */
+static bool kernel_sets_up(enum bench_mode m)
+{
+	return m == BM_KERNEL_NAT || m == BM_XDP_OFFLOAD;
+}
+
 static struct bench_newflow *new_newflow(struct bench_results *r)
 {
 	return bench_array_push(&r->newflow, &r->n_newflow, &r->cap_newflow,
@@ -111,7 +119,7 @@ static int nf_one(struct nf_run *x, const char *src, uint16_t sport,
 	bench_router_delta(&t.rb, &t.ra, &d);
 	/* Kernel: each flow's one packet at the sink is one conntrack entry
 	 * created (and NATed). */
-	set_up = x->b->mode == BM_KERNEL_NAT ?
+	set_up = kernel_sets_up(x->b->mode) ?
 		 t.sink_after[0] - t.sink_before[0] : d.fwd_slow;
 	if (set_up > *sent)
 		set_up = *sent;
@@ -153,7 +161,7 @@ static void nf_conclude(struct nf_run *x, long long ct_before)
 			 "only %llu of %llu flows set up",
 			 (unsigned long long)nf->flows_set_up,
 			 (unsigned long long)nf->flows_offered);
-	if (b->mode == BM_KERNEL_NAT && !nf->note[0]) {
+	if (kernel_sets_up(b->mode) && !nf->note[0]) {
 		long long ct = bench_sysctl_read(b, NS_RTR,
 						 "net/netfilter/nf_conntrack_count");
 
@@ -178,7 +186,7 @@ int bench_newflow(struct bench *b, struct bench_results *r, int rep,
 		return -ENOMEM;
 	nf->rep = rep;
 	nf->mode = b->mode;
-	nf->how = b->mode == BM_KERNEL_NAT ? "sink" : "fwd_slow";
+	nf->how = kernel_sets_up(b->mode) ? "sink" : "fwd_slow";
 	nf->offered_pps = offer_pps;
 	ct_before = bench_sysctl_read(b, NS_RTR, "net/netfilter/nf_conntrack_count");
 

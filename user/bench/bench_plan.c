@@ -125,7 +125,8 @@ static int plan_modes(struct bench_plan *plan, const char *modes, char *err,
 	bad = unknown_token(modes, names);
 	if (bad) {
 		snprintf(err, errlen, "--modes: unknown mode '%s' (kernel-fwd, "
-			 "kernel-nat, xdp-nat, xdp-nat-slow, xdp-fwd, drop)", bad);
+			 "kernel-nat, xdp-nat, xdp-nat-slow, xdp-offload, xdp-fwd, drop)",
+			 bad);
 		return -1;
 	}
 	for (int m = 0; m < BM_MAX; m++)

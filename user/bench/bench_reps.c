@@ -97,11 +97,13 @@ static double saturation(const struct bench_plan *p, struct bench_results *r,
 
 static int newflow_rep(struct bench *b, struct bench_results *r, int rep)
 {
-	static const enum bench_mode modes[] = { BM_KERNEL_NAT, BM_XDP_NAT };
+	static const enum bench_mode modes[] = { BM_KERNEL_NAT, BM_XDP_NAT,
+						 BM_XDP_OFFLOAD };
 	const struct bench_plan *p = b->plan;
 	int err = 0;
 
-	for (size_t i = 0; i < 2 && !err && !bench_stop; i++) {
+	for (size_t i = 0; i < sizeof(modes) / sizeof(*modes) && !err &&
+			   !bench_stop; i++) {
 		double sat = saturation(p, r, rep, modes[i]);
 
 		if (!bench_plan_has_mode(p, modes[i]))
@@ -122,13 +124,15 @@ static int newflow_rep(struct bench *b, struct bench_results *r, int rep)
 
 static int tcp_rep(struct bench *b, struct bench_results *r, int rep)
 {
-	static const enum bench_mode modes[] = { BM_KERNEL_NAT, BM_XDP_NAT };
+	static const enum bench_mode modes[] = { BM_KERNEL_NAT, BM_XDP_NAT,
+						 BM_XDP_OFFLOAD };
 	const struct bench_plan *p = b->plan;
 	int err = 0;
 
 	/* The sinks would swallow the TCP segments. */
 	bench_sinks_close(b);
-	for (size_t i = 0; i < 2 && !err && !bench_stop; i++) {
+	for (size_t i = 0; i < sizeof(modes) / sizeof(*modes) && !err &&
+			   !bench_stop; i++) {
 		if (!bench_plan_has_mode(p, modes[i]))
 			continue;
 		bench_progress("rep %d/%d: %s, TCP", rep + 1, p->reps,

@@ -34,7 +34,7 @@ void trial_gen_setup(struct bench *b, const struct bench_profile *p, int dir,
 		     struct gen_config *cfg)
 {
 	bool nat = b->mode == BM_KERNEL_NAT || b->mode == BM_XDP_NAT ||
-		   b->mode == BM_XDP_NAT_SLOW;
+		   b->mode == BM_XDP_NAT_SLOW || b->mode == BM_XDP_OFFLOAD;
 
 	memset(cfg, 0, sizeof(*cfg));
 	bench_size_gen(p->size, cfg);

@@ -65,6 +65,18 @@ static void verify(struct bench *b, struct bench_sample *s, uint64_t kfwd)
 			return;
 		}
 		break;
+	case BM_XDP_OFFLOAD:
+		/* The kernel's connections, carried by XDP after their
+		 * first packets. */
+		if (c->fwd_fast < s->forwarded / 2 || c->conntrack < 1) {
+			snprintf(s->note, sizeof(s->note),
+				 "fwd_fast %llu of %llu, conntrack %lld",
+				 (unsigned long long)c->fwd_fast,
+				 (unsigned long long)s->forwarded,
+				 (long long)c->conntrack);
+			return;
+		}
+		break;
 	case BM_XDP_NAT:
 	case BM_XDP_NAT_SLOW: {
 		/* The fast path's own count, or (fast path off) the slow

@@ -220,7 +220,8 @@ static int finish(const struct opts *o, const struct bench_plan *plan,
 	bool written = false;
 	char msg[256];
 
-	if (res->n_samples || res->n_newflow || res->n_tcp) {
+	if (res->n_samples || res->n_newflow || res->n_tcp ||
+	    res->micro_fast_ns >= 0 || res->micro_note[0]) {
 		write_outputs(plan, res, o->json);
 		written = true;
 	}
