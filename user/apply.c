@@ -14,6 +14,7 @@
 #include "loader.h"
 #include "log.h"
 #include "maps.h"
+#include "redirect_err.h"
 #include "sysctl.h"
 
 struct undo {
@@ -93,6 +94,8 @@ static int step_attach(const struct plan *plan, struct undo *u, char *err)
 	if (ret)
 		snprintf(err, CONFIG_ERR_LEN, "failed to attach XDP to the "
 			 "ports of %s: %s", plan->cfg.path, strerror(-ret));
+	else
+		redirect_err_attach(); /* not fatal: it warns */
 	return ret;
 }
 

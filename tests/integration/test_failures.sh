@@ -426,6 +426,21 @@ test_bridge_kernel_mode() {
 	wait_until 10 udp_from "$NS_LAN" 40007 "$tok" || fail "no NAT through the bridge"
 }
 
+# A veth whose peer has neither XDP nor GRO refuses redirected frames:
+# they are counted as drop_redirect and status warns.
+TEST_MODES[redirect_drops_warned]=xdp
+test_redirect_drops_warned() {
+	check on_lan ethtool -K "$HOST_IF" gro off
+	udp_echo_wan || fail "no server"
+	udp_from "$NS_LAN" 40008 x || true
+	udp_from "$NS_LAN" 40008 y || true
+	[ "$(counter drop_redirect)" -ge 1 ] ||
+		fail "drop_redirect not counted: $(xnat stats)"
+	xnat_rc status
+	grep -q "drop_redirect" <<<"$OUT" || fail "status does not warn"
+	check on_lan ethtool -K "$HOST_IF" gro on
+}
+
 # ---- upgrades ---------------------------------------------------------------------
 
 # A binary whose config-derived map has another layout re-creates it (the
