@@ -66,8 +66,12 @@ FUZZ_DIR  := $(OUTPUT)/fuzz
 FUZZ_BIN  := $(FUZZ_DIR)/fuzz_xdp
 FUZZ_SRCS := tests/fuzz/fuzz_xdp.c tests/unit/fixture.c tests/unit/check.c
 
-.PHONY: all deps test unit integration demo bench fuzz fuzz-corpus install uninstall clean help FORCE
-all: xnat $(UNIT_BINS) $(FUZZ_BIN)
+.PHONY: all deps test unit integration demo bench fuzz fuzz-build fuzz-corpus install uninstall clean help FORCE
+all: xnat $(UNIT_BINS)
+
+# Not part of all: a second build of the program that only the fuzzer and
+# its test need (tests/integration/test_fuzz.sh builds it).
+fuzz-build: $(FUZZ_BIN)
 
 help:
 	@echo 'make            build bpf/ objects, skeletons, ./xnat and unit tests'
@@ -159,19 +163,20 @@ $(FUZZ_BIN): $(FUZZ_OBJS) $(LIB_OBJS)
 	$(call msg,FUZZER,$@)
 	$(Q)$(CLANG) -fsanitize=fuzzer $(CFLAGS) $^ $(LDLIBS) -o $@
 
-# The seed corpus is in the repository; this rewrites it from its source.
+# The seed corpus is in the repository; this rewrites the hand-made seeds
+# from their source (the regress-* inputs of past findings stay).
 $(FUZZ_DIR)/corpus_gen: tests/fuzz/corpus_gen.c $(wildcard tests/unit/*.h) $(SKELS) | $(FUZZ_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Wno-missing-field-initializers -Itests/unit $< -o $@
 
 fuzz-corpus: $(FUZZ_DIR)/corpus_gen
-	$(Q)rm -rf tests/fuzz/corpus && mkdir -p tests/fuzz/corpus
+	$(Q)mkdir -p tests/fuzz/corpus
 	$(Q)$(FUZZ_DIR)/corpus_gen tests/fuzz/corpus
 
 # The targets that install what is missing build in a second make, so that
 # nothing of the build (not even a variable) is decided before deps ran.
 test: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all fuzz-build
 	$(Q)tests/run.sh
 
 unit: all
@@ -185,7 +190,7 @@ demo: deps
 	$(Q)scripts/demo.sh
 
 fuzz: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all fuzz-build
 	$(Q)tests/fuzz/run.sh
 
 bench: deps

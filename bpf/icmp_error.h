@@ -62,8 +62,9 @@ static __always_inline int icmp_error_inner4(struct pkt *p,
 	d = csum_delta16(d, l4[1], r->new_sport);
 	l4[0] = r->new_dport;
 	l4[1] = r->new_sport;
-	/* The quoted L4 checksum, where the quote reaches it: the pseudo
-	 * header and ports change by the same delta as the flow's. */
+	/* The quoted L4 checksum, where the quote reaches it (within the
+	 * IP packet: the outer checksum covers nothing after it): the
+	 * pseudo header and ports change by the same delta as the flow's. */
 	if (in->protocol == IPPROTO_UDP) {
 		old = l4[3];
 		if (old) {
@@ -72,7 +73,8 @@ static __always_inline int icmp_error_inner4(struct pkt *p,
 				l4[3] = 0xffff;
 			d = csum_delta16(d, old, l4[3]);
 		}
-	} else if ((void *)(l4 + 9) <= end) {
+	} else if ((void *)(l4 + 9) <= end && p->ip4 &&
+		   (void *)(l4 + 9) - (void *)p->ip4 <= p->l3_len) {
 		old = l4[8]; /* TCP checksum, bytes 16-17 */
 		l4[8] = csum_apply(old, r->l4_csum_delta);
 		d = csum_delta16(d, old, l4[8]);

@@ -177,7 +177,7 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_STATE);
 	ocfg = bpf_map_lookup_elem(&xnat_offload, &zero);
 	if (!ocfg)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_UNMARKED);
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_INTERNAL);
 	in = ingress_get(p);
 	if (!in)
 		return pkt_stop(p, XDP_PASS, p->key.vid ? XNAT_PASS_VLAN :
@@ -196,6 +196,8 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 		bpf_ct_release(ct);
 		return pkt_stop(p, XDP_PASS, why);
 	}
+	/* Only now: most misses (new connections) never get here. */
+	__builtin_memset(ov, 0, sizeof(*ov));
 	ct_translation(ct, dir, ov);
 	/* XDP's packets bypass conntrack: give the entry its full timeout
 	 * now, and again whenever half of it has run out. */
@@ -284,8 +286,7 @@ static __always_inline int offload_packet(struct xdp_md *ctx, struct pkt *p,
 	}
 	nf = bpf_map_lookup_elem(&xnat_scratch, &zero);
 	if (!nf)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_NONE);
-	__builtin_memset(nf, 0, sizeof(*nf));
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_INTERNAL);
 	rc = offload_miss(ctx, p, nf, cfg);
 	*fwd = &nf->ov;
 	*reason = XNAT_FWD_OFFLOAD;

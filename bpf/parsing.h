@@ -102,10 +102,12 @@ static __always_inline int icmp_is_error(__u8 proto, __u8 type)
  * packet's reply: the flow entry found is the one whose rewrite the error
  * needs (RFC 5508 section 4.2). Only quotes the data path could have made
  * are keyed: option-less IPv4 or plain IPv6 with TCP, UDP or an echo
- * request; anything else goes to the kernel.
+ * request; anything else goes to the kernel. The quote is QUOTE_LEN bytes,
+ * up to the end of the IP packet: bytes after it in the frame (padding, a
+ * trailer) are not part of it.
  */
 static __always_inline int parse_icmp_error(struct pkt *p, __u8 proto,
-					    void *inner)
+					    void *inner, __u32 quote_len)
 {
 	void *end = p->data_end;
 	__u8 inner_proto, echo_req;
@@ -114,7 +116,8 @@ static __always_inline int parse_icmp_error(struct pkt *p, __u8 proto,
 	if (proto == IPPROTO_ICMP) {
 		struct iphdr *ip = inner;
 
-		if ((void *)(ip + 1) > end || ip->ihl != 5 || ip->version != 4)
+		if ((void *)(ip + 1) > end || ip->ihl != 5 || ip->version != 4 ||
+		    quote_len < sizeof(*ip) + 8)
 			return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
 		inner_proto = ip->protocol;
 		p->key.saddr.v4 = ip->daddr;
@@ -124,7 +127,8 @@ static __always_inline int parse_icmp_error(struct pkt *p, __u8 proto,
 	} else {
 		struct ipv6hdr *ip6 = inner;
 
-		if ((void *)(ip6 + 1) > end || ip6->version != 6)
+		if ((void *)(ip6 + 1) > end || ip6->version != 6 ||
+		    quote_len < sizeof(*ip6) + 8)
 			return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);
 		inner_proto = ip6->nexthdr;
 		__builtin_memcpy(p->key.saddr.v6, &ip6->daddr, 16);
@@ -195,7 +199,8 @@ static __always_inline int parse_l4(struct pkt *p, __u8 proto, void *l4,
 		if ((void *)(ih + 1) > end || l4_len < sizeof(*ih))
 			return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
 		if (icmp_is_error(proto, ih->type))
-			return parse_icmp_error(p, proto, ih + 1);
+			return parse_icmp_error(p, proto, ih + 1,
+						l4_len - sizeof(*ih));
 		/* ND, router advertisements, timestamps: the kernel's. */
 		if (ih->type != req && ih->type != rep)
 			return pkt_stop(p, XDP_PASS, XNAT_PASS_PROTO);

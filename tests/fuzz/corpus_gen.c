@@ -19,12 +19,15 @@
 
 #define WAN_IN 1
 
+/* A payload that makes a 1514-byte frame: over the ports' MTU of 1500. */
+static const char big[1480 - 8 + 1];
+
 struct seed {
 	const char *name;
 	uint8_t ctl;
 	struct pkt_spec spec;
 	enum { PLAIN, CSUM0, BAD_L4, BAD_IP, FRAG_FIRST, FRAG_LATER, OPTS,
-	       VLAN, ARP, GRE, ICMP_ERR } kind;
+	       VLAN, ARP, GRE, ICMP_ERR, NO_DF } kind;
 	struct pkt_spec quote; /* ICMP_ERR: the quoted packet */
 };
 
@@ -80,6 +83,17 @@ static const struct seed seeds[] = {
 	{ "lan-icmp6-echo", 0, { LAN6(IPPROTO_ICMPV6, 0, 0), .icmp_type = 128,
 	  .icmp_id = 40005, .icmp_seq = 1 } },
 
+	{ "lan-udp4-no-route", 0, { FROM_LAN, .saddr = LAN_HOST,
+	  .daddr = "198.18.200.5", .proto = IPPROTO_UDP, .sport = 40000,
+	  .dport = 53 } },
+	{ "lan-udp4-no-neigh", 0, { FROM_LAN, .saddr = LAN_HOST,
+	  .daddr = WAN_NONEIGH, .proto = IPPROTO_UDP, .sport = 40000,
+	  .dport = 53 } },
+	{ "lan-udp4-too-big-df", 0, { LAN4(IPPROTO_UDP, 40000, 53),
+	  .payload = big, .payload_len = sizeof(big) } },
+	{ "lan-udp4-too-big", 0, { LAN4(IPPROTO_UDP, 40000, 53),
+	  .payload = big, .payload_len = sizeof(big) }, NO_DF },
+
 	/* From the WAN. */
 	{ "wan-udp4-reply", WAN_IN, { WAN4(IPPROTO_UDP, 53, 40000) } },
 	{ "wan-udp4-reply-nocsum", WAN_IN, { WAN4(IPPROTO_UDP, 53, 40000) }, CSUM0 },
@@ -90,6 +104,11 @@ static const struct seed seeds[] = {
 	{ "wan-udp4-reply-frag-later", WAN_IN, { WAN4(IPPROTO_UDP, 53, 40000),
 	  .ip_id = 99 }, FRAG_LATER },
 	{ "wan-udp4-unsolicited", WAN_IN, { WAN4(IPPROTO_UDP, 53, 30000) } },
+	{ "wan-udp4-other-peer", WAN_IN, { FROM_WAN, .saddr = "198.19.0.7",
+	  .daddr = NAT_ADDR, .proto = IPPROTO_UDP, .sport = 53,
+	  .dport = 40000 } },
+	{ "wan-udp4-reply-too-big", WAN_IN, { WAN4(IPPROTO_UDP, 53, 40000),
+	  .payload = big, .payload_len = sizeof(big) }, NO_DF },
 	{ "wan-udp4-kernel-port", WAN_IN, { WAN4(IPPROTO_UDP, 53, 1000) } },
 	{ "wan-udp4-to-lan-host", WAN_IN, { FROM_WAN, .saddr = WAN_GW,
 	  .daddr = LAN_HOST, .proto = IPPROTO_UDP, .sport = 53, .dport = 40000 } },
@@ -163,6 +182,10 @@ static size_t build(uint8_t *buf, const struct seed *s)
 		break;
 	case BAD_IP:
 		p->ip.check ^= htons(0x0101);
+		break;
+	case NO_DF:
+		p->ip.frag_off = 0;
+		pkt_ipv4_fix_csum(&p->ip);
 		break;
 	case FRAG_FIRST: /* MF, offset 0: the UDP header and 16 bytes */
 		p->ip.frag_off = htons(0x2000);

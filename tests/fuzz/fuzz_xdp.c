@@ -17,7 +17,8 @@
  * Input: byte 0 selects the port (bit 0: WAN) and config flags for this
  * packet (bit 1 fast path off, bit 2 endpoint-independent filtering, bit 3
  * inbound refresh, bit 4 offload mode, bits 5 and 6 make the IPv4 header
- * and the L4 checksums valid before the run); the rest is the frame.
+ * and the L4 checksums valid before the run, bit 7 clears the NAT address
+ * as before the WAN has one); the rest is the frame.
  *
  * Every run is checked (an independent parser below, checksums by
  * tests/unit/csum_oracle.h), and a violation aborts, which libFuzzer
@@ -60,6 +61,8 @@
  * fuzzer gets past the IPv4 header check and the L4 one. */
 #define CTL_FIX_IP (1u << 5)
 #define CTL_FIX_L4 (1u << 6)
+/* The WAN address not known yet ([nat] address = auto before DHCP). */
+#define CTL_NO_NAT_ADDR (1u << 7)
 #define CTL_FLAGS_MASK (XNAT_F_FASTPATH_OFF | XNAT_F_FILTER_EIF | \
 			XNAT_F_INBOUND_REFRESH | XNAT_F_OFFLOAD)
 
@@ -69,6 +72,7 @@ static uint8_t extra_counters[COV_SLOTS + 2 * XNAT_REASON_MAX];
 static uint32_t sites;              /* XNAT_COV() expansions in the program */
 static uint8_t ever[COV_SLOTS];     /* reached at least once */
 static uint64_t reason_runs[XNAT_REASON_MAX]; /* by the harness's count */
+static bool reason_ever[XNAT_REASON_MAX];       /* over the whole campaign */
 static struct xnat_counter stats_base[XNAT_REASON_MAX];
 static uint64_t runs, since_reset;
 static struct xnat_config base_cfg;
@@ -653,7 +657,9 @@ static void set_flags(uint32_t flags)
 
 	if (flags == cur_flags)
 		return;
-	c.flags = (base_cfg.flags & ~CTL_FLAGS_MASK) | flags;
+	c.flags = (base_cfg.flags & ~CTL_FLAGS_MASK) | (flags & CTL_FLAGS_MASK);
+	if (flags & CTL_NO_NAT_ADDR)
+		c.nat_addr = 0;
 	if (!config_set(&c))
 		violation("writing the config map failed");
 	cur_flags = flags;
@@ -678,7 +684,8 @@ static void run_packet(const uint8_t *data, size_t size)
 	if (len < 14)
 		len = 14; /* the kernel refuses shorter frames */
 	fix_checksums(frame, len, ctl);
-	set_flags((ctl >> CTL_FLAGS_SHIFT) & CTL_FLAGS_MASK);
+	set_flags(((ctl >> CTL_FLAGS_SHIFT) & CTL_FLAGS_MASK) |
+		  (ctl & CTL_NO_NAT_ADDR));
 	parse(&pin, frame, len);
 	if (side && pin.family && !pin.malformed) {
 		keyed = wan_key(&pin, &key);
@@ -707,6 +714,7 @@ static void run_packet(const uint8_t *data, size_t size)
 	if (cur_reason >= XNAT_REASON_MAX)
 		violation("reason %u out of range", cur_reason);
 	reason_runs[cur_reason]++;
+	reason_ever[cur_reason] = true;
 	if (retval == XDP_ABORTED)
 		violation("XDP_ABORTED");
 	if (!reason_fits(cur_reason, retval))
@@ -851,20 +859,22 @@ static void prelude(const char *path)
 static void report(void)
 {
 	uint32_t i, reached = 0, reasons_seen = 0;
-	uint64_t total[XNAT_REASON_MAX] = {};
 
 	if (!skel)
 		return;
 	stats_check();
 	for (i = 0; i < sites; i++)
 		reached += ever[i];
-	(void)total;
 	for (i = 0; i < XNAT_REASON_MAX; i++)
-		reasons_seen += !!reason_runs[i];
-	fprintf(stderr, "fuzz: %llu packets, %u of %u branches of the data "
-		"path reached, invariants held\n", (unsigned long long)runs,
-		reached, sites);
-	(void)reasons_seen;
+		reasons_seen += reason_ever[i];
+	fprintf(stderr, "fuzz: reasons never counted:");
+	for (i = 0; i < XNAT_REASON_MAX; i++)
+		if (!reason_ever[i])
+			fprintf(stderr, " %s", reason_name(i));
+	fprintf(stderr, "\nfuzz: %llu packets, %u of %u branches of the data "
+		"path reached, %u of %u reasons, invariants held\n",
+		(unsigned long long)runs, reached, sites, reasons_seen,
+		XNAT_REASON_MAX);
 }
 
 /* An XDP program attached nowhere makes every BPF_PROG_RUN pay for adding

@@ -21,8 +21,16 @@ out=$(mktemp -d /tmp/xnat-fuzz-test.XXXXXX) || exit 1
 trap 'rm -rf -- "$out"' EXIT
 
 log=$out/log
+# The fuzz build is not part of `make all` (a second build of the
+# program): build it here, so that a stale fuzzer never tests old code.
+if ! timeout 900 make -s --no-print-directory fuzz-build >"$log" 2>&1; then
+	sed 's/^/    /' "$log" | tail -20
+	echo "#1 fuzz_short:FAIL"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
 FUZZ_PACKETS=$packets FUZZ_OUT=$out/artifacts timeout -k 10 600 \
-	tests/fuzz/run.sh >"$log" 2>&1
+	tests/fuzz/run.sh >>"$log" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && grep -qE "^fuzz: $packets packets, [0-9]+ of [0-9]+ branches" "$log"; then
 	grep -E '^fuzz: ' "$log"
