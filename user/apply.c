@@ -21,14 +21,14 @@ struct undo {
 	const struct plan *old;
 	int nft;                         /* table replaced */
 	int n_sysctls;                   /* values before this apply */
-	struct plan_sysctl prior[PLAN_MAX_SYSCTLS];
+	struct kernel_sysctl prior[KERNEL_MAX_SYSCTLS];
 	int maps;                        /* maps pinned (and written) */
 	struct loader_undo loader;
 };
 
 static int step_nft(const struct plan *plan, struct undo *u, char *err)
 {
-	int ret = kernel_nft_apply(plan->nft, err);
+	int ret = kernel_nft_apply(plan->kernel.nft, err);
 
 	u->nft = !ret;
 	return ret;
@@ -37,12 +37,12 @@ static int step_nft(const struct plan *plan, struct undo *u, char *err)
 static int step_sysctls(const struct plan *plan, struct xnat_state *st,
 			struct undo *u, char *err)
 {
-	const struct plan_sysctl *s;
-	struct plan_sysctl *p;
+	const struct kernel_sysctl *s;
+	struct kernel_sysctl *p;
 	int i, ret;
 
-	for (i = 0; i < plan->n_sysctls; i++) {
-		s = &plan->sysctls[i];
+	for (i = 0; i < plan->kernel.n_sysctls; i++) {
+		s = &plan->kernel.sysctls[i];
 		p = &u->prior[u->n_sysctls];
 		ret = sysctl_read(s->path, p->value, sizeof(p->value));
 		if (ret == -ENOENT && s->optional) {
@@ -87,6 +87,16 @@ static void flush_dropped(const struct plan *plan, const struct plan *old)
 			maps_flush_port(old->ports[i].ifindex);
 }
 
+/* The counters of failed redirects write into the stats map: a re-created
+ * one needs them attached anew. Not fatal: redirect_err_attach warns. */
+static void attach_counters(const struct loader_undo *lu)
+{
+	for (int i = 0; i < lu->n_replaced; i++)
+		if (!strcmp(lu->replaced[i].name, MAP_STATS))
+			redirect_err_detach();
+	redirect_err_attach();
+}
+
 static int step_attach(const struct plan *plan, struct undo *u, char *err)
 {
 	int ret = loader_attach(plan, &u->loader);
@@ -95,7 +105,7 @@ static int step_attach(const struct plan *plan, struct undo *u, char *err)
 		snprintf(err, CONFIG_ERR_LEN, "failed to attach XDP to the "
 			 "ports of %s: %s", plan->cfg.path, strerror(-ret));
 	else
-		redirect_err_attach(); /* not fatal: it warns */
+		attach_counters(&u->loader);
 	return ret;
 }
 
@@ -113,7 +123,8 @@ static void undo(struct undo *u)
 		if (sysctl_write(u->prior[i].path, u->prior[i].value))
 			pr_warn("Could not restore sysctl %s to %s\n",
 				u->prior[i].path, u->prior[i].value);
-	if (u->nft && u->old && kernel_nft_apply(u->old->nft, err))
+	if (u->nft && u->old &&
+	    kernel_nft_apply(u->old->kernel.nft, err))
 		pr_warn("Could not restore the old nft table: %s\n", err);
 	else if (u->nft && !u->old)
 		kernel_nft_remove();
@@ -157,7 +168,7 @@ void apply_finish(const struct plan *plan, const struct plan *old)
 
 int apply_refresh(const struct plan *plan, char err[CONFIG_ERR_LEN])
 {
-	int ret = kernel_nft_apply(plan->nft, err);
+	int ret = kernel_nft_apply(plan->kernel.nft, err);
 
 	if (!ret && plan->xdp && (ret = maps_write(plan)))
 		snprintf(err, CONFIG_ERR_LEN, "failed to update the maps: %s",

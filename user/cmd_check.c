@@ -32,8 +32,8 @@ static char *plan_check(const struct config *cfg, char *err)
 	}
 	if (!plan_build(cfg, plan, err) &&
 	    !(plan->xdp && loader_check(plan, err))) {
-		cmds = plan->nft;
-		plan->nft = NULL;
+		cmds = plan->kernel.nft;
+		plan->kernel.nft = NULL;
 	}
 	plan_free(plan);
 	free(plan);

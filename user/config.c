@@ -134,6 +134,7 @@ void config_init(struct config *cfg)
 	cfg->timeout_tcp_trans = 240;
 	cfg->timeout_udp = 300;
 	cfg->timeout_icmp = 60;
+	cfg->timeout_udp_dns = 30;
 	cfg->flows_max = 1048576;
 	cfg->fastpath = 1;
 	cfg->offload_mark = CONFIG_OFFLOAD_MARK;
@@ -375,21 +376,76 @@ static int parse_lan(struct parser *p, const struct key_def *k, const char *v)
 	}
 }
 
+/* One item of an address list: "A" or "A-B", appended to the pool. */
+static int add_pool_item(struct parser *p, char *item, const char *whole)
+{
+	struct config *cfg = p->cfg;
+	char *dash = strchr(item, '-');
+	uint32_t lo, hi, h, a;
+	int i;
+
+	if (dash)
+		*dash = '\0';
+	if (parse_ipv4(trim(item), &lo) ||
+	    (dash && parse_ipv4(trim(dash + 1), &hi)))
+		return perr(p, p->lineno,
+			    "bad address '%s': expected auto, or unicast IPv4 addresses and ranges A-B, comma separated",
+			    whole);
+	if (!dash)
+		hi = lo;
+	if (ntohl(lo) > ntohl(hi))
+		return perr(p, p->lineno,
+			    "bad address range in '%s': the first address is above the last",
+			    whole);
+	for (h = ntohl(lo); h <= ntohl(hi); h++) {
+		a = htonl(h);
+		for (i = 0; i < cfg->n_pool; i++)
+			if (cfg->pool[i] == a)
+				return perr(p, p->lineno,
+					    "address %s is listed twice in '%s'",
+					    inet_ntoa((struct in_addr){ a }), whole);
+		if (cfg->n_pool == XNAT_MAX_POOL)
+			return perr(p, p->lineno,
+				    "too many addresses in '%s' (at most %d)",
+				    whole, XNAT_MAX_POOL);
+		cfg->pool[cfg->n_pool++] = a;
+		if (h == 0xffffffff)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * "auto", one address, or a pool: addresses and ranges, comma separated
+ * ("198.19.0.1, 198.19.0.10-198.19.0.20"). The first address is the one
+ * port forwards and hairpinning use.
+ */
 static int parse_address(struct parser *p, const struct key_def *k,
 			 const char *v)
 {
 	struct config *cfg = p->cfg;
+	char buf[1024], *s, *comma;
 
 	cfg->nat_addr_line = p->lineno;
+	cfg->n_pool = 0;
 	if (!strcmp(v, "auto")) {
 		cfg->nat_addr_auto = 1;
 		cfg->nat_addr = 0;
 		return 0;
 	}
-	if (parse_ipv4(v, &cfg->nat_addr))
-		return perr(p, p->lineno,
-			    "bad address '%s': expected a unicast IPv4 address or auto",
-			    v);
+	if (strlen(v) >= sizeof(buf))
+		return perr(p, p->lineno, "address list too long");
+	strcpy(buf, v);
+	for (s = buf; ; s = comma + 1) {
+		comma = strchr(s, ',');
+		if (comma)
+			*comma = '\0';
+		if (add_pool_item(p, s, v))
+			return -1;
+		if (!comma)
+			break;
+	}
+	cfg->nat_addr = cfg->pool[0];
 	cfg->nat_addr_auto = 0;
 	return 0;
 }
@@ -519,6 +575,8 @@ static const struct key_def keys[] = {
 	U32_KEY("timeouts", "tcp_transitory", timeout_tcp_trans, 1, TIMEOUT_MAX),
 	U32_KEY("timeouts", "udp", timeout_udp, 1, TIMEOUT_MAX),
 	U32_KEY("timeouts", "icmp", timeout_icmp, 1, TIMEOUT_MAX),
+	U32_KEY("timeouts", "udp_dns", timeout_udp_dns, 1, TIMEOUT_MAX),
+	U32_KEY("nat", "ports_per_host", ports_per_host, 0, 65535),
 	U32_KEY("flows", "max", flows_max, 1, FLOWS_MAX),
 	KEY("offload", "ct_mark", parse_offload_mark),
 	KEY("offload", "shaped", parse_offload_shaped),
@@ -831,8 +889,12 @@ int config_resolve_all(struct config *cfg, struct config_errors *errs)
 	ret = wan_err;
 	for (i = 0; i < cfg->n_lan; i++)
 		ret |= resolve_iface(cfg, &cfg->lan[i], errs);
-	if (!wan_err && cfg->nat_addr_auto)
-		ret |= resolve_wan_addr(cfg, errs);
+	if (!wan_err && cfg->nat_addr_auto && !resolve_wan_addr(cfg, errs)) {
+		cfg->pool[0] = cfg->nat_addr;
+		cfg->n_pool = 1;
+	} else if (!wan_err && cfg->nat_addr_auto) {
+		ret = -1;
+	}
 	return ret ? -1 : 0;
 }
 

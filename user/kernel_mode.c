@@ -3,7 +3,7 @@
  * The kernel's part of the router (see kernel_mode.h): the nftables table
  * "inet xnat", written as one libnftables transaction that deletes any old
  * copy and adds the new one, so a reload never leaves a moment without
- * rules; and the list of sysctls the plan sets (apply.c sets them, through
+ * rules; and the list of sysctls the router sets (apply.c sets them, through
  * state.c so that `xnat down` restores them). Everything acts on the
  * current network namespace.
  */
@@ -20,7 +20,6 @@
 #include "log.h"
 #include "names.h"
 #include "offload.h"
-#include "plan.h"
 
 #define SYSCTL_IP_FORWARD "net/ipv4/ip_forward"
 #define SYSCTL_IP6_FORWARD "net/ipv6/conf/all/forwarding"
@@ -123,10 +122,23 @@ static void emit_prerouting(FILE *f, const struct config *cfg)
 static void emit_postrouting(FILE *f, const struct config *cfg,
 			     const uint16_t knat[2])
 {
-	char to[64] = "masquerade";
+	char to[64 + XNAT_MAX_POOL * 24] = "masquerade";
 	char addr[INET_ADDRSTRLEN];
+	size_t n;
 
-	if (!cfg->nat_addr_auto) {
+	if (!cfg->nat_addr_auto && cfg->n_pool > 1) {
+		/* Paired pooling, the same choice as XDP's (see
+		 * xnat_pool_hash() in bpf/xnat_common.h). */
+		n = snprintf(to, sizeof(to),
+			     "snat ip to jhash ip saddr mod %d seed %#x map {",
+			     cfg->n_pool, XNAT_POOL_SEED);
+		for (int i = 0; i < cfg->n_pool && n < sizeof(to); i++)
+			n += snprintf(to + n, sizeof(to) - n, "%s %d : %s", i ? "," : "",
+				      i, inet_ntop(AF_INET, &cfg->pool[i], addr,
+						   sizeof(addr)));
+		if (n < sizeof(to))
+			snprintf(to + n, sizeof(to) - n, " }");
+	} else if (!cfg->nat_addr_auto) {
 		inet_ntop(AF_INET, &cfg->nat_addr, addr, sizeof(addr));
 		snprintf(to, sizeof(to), "snat ip to %s", addr);
 	}
@@ -250,10 +262,10 @@ int kernel_ruleset_check(const char *cmds, char err[CONFIG_ERR_LEN])
 	return nft_exec(cmds, true, err);
 }
 
-static void add_sysctl(struct plan *plan, const char *path,
+static void add_sysctl(struct kernel_setup *k, const char *path,
 		       const char *value, int optional)
 {
-	struct plan_sysctl *s = &plan->sysctls[plan->n_sysctls++];
+	struct kernel_sysctl *s = &k->sysctls[k->n_sysctls++];
 
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	snprintf(s->value, sizeof(s->value), "%s", value);
@@ -267,16 +279,16 @@ static void add_sysctl(struct plan *plan, const char *path,
  * files exist once conntrack runs in the netns, which the NAT table
  * guarantees, but a kernel without them is not an error.
  */
-static void add_ct_timeout(struct plan *plan, const char *name, uint32_t secs)
+static void add_ct_timeout(struct kernel_setup *k, const char *name, uint32_t secs)
 {
 	char path[96], val[16];
 
 	snprintf(path, sizeof(path), "net/netfilter/nf_conntrack_%s", name);
 	snprintf(val, sizeof(val), "%u", secs);
-	add_sysctl(plan, path, val, 1);
+	add_sysctl(k, path, val, 1);
 }
 
-static void add_ct_timeouts(const struct config *cfg, struct plan *plan)
+static void add_ct_timeouts(const struct config *cfg, struct kernel_setup *k)
 {
 	static const char *const transitory[] = {
 		"tcp_timeout_syn_sent", "tcp_timeout_syn_recv",
@@ -284,15 +296,15 @@ static void add_ct_timeouts(const struct config *cfg, struct plan *plan)
 		"tcp_timeout_last_ack", "tcp_timeout_time_wait",
 	};
 
-	add_ct_timeout(plan, "tcp_timeout_established", cfg->timeout_tcp_est);
+	add_ct_timeout(k, "tcp_timeout_established", cfg->timeout_tcp_est);
 	for (size_t i = 0; i < sizeof(transitory) / sizeof(*transitory); i++)
-		add_ct_timeout(plan, transitory[i], cfg->timeout_tcp_trans);
-	add_ct_timeout(plan, "udp_timeout", cfg->timeout_udp);
-	add_ct_timeout(plan, "udp_timeout_stream", cfg->timeout_udp);
-	add_ct_timeout(plan, "icmp_timeout", cfg->timeout_icmp);
+		add_ct_timeout(k, transitory[i], cfg->timeout_tcp_trans);
+	add_ct_timeout(k, "udp_timeout", cfg->timeout_udp);
+	add_ct_timeout(k, "udp_timeout_stream", cfg->timeout_udp);
+	add_ct_timeout(k, "icmp_timeout", cfg->timeout_icmp);
 }
 
-int kernel_plan(const struct config *cfg, struct plan *plan,
+int kernel_plan(const struct config *cfg, struct kernel_setup *k,
 		char err[CONFIG_ERR_LEN])
 {
 	uint16_t local[2] = { 0 }, knat[2] = { 0 };
@@ -301,36 +313,36 @@ int kernel_plan(const struct config *cfg, struct plan *plan,
 	if (cfg->mode == MODE_XDP &&
 	    config_kernel_ranges(cfg, local, knat, err))
 		return -EINVAL;
-	plan->nft = ruleset(cfg, knat);
-	if (!plan->nft) {
+	k->nft = ruleset(cfg, knat);
+	if (!k->nft) {
 		snprintf(err, CONFIG_ERR_LEN, "nft ruleset: %s",
 			 strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	plan->n_sysctls = 0;
-	add_ct_timeouts(cfg, plan);
+	k->n_sysctls = 0;
+	add_ct_timeouts(cfg, k);
 	/* In xdp mode a stray TCP segment of an XDP flow that has expired
 	 * must not be picked up mid-stream by conntrack and NATed with a
 	 * kernel port (a stale mapping resurrected with the wrong port):
 	 * only a SYN opens a connection, in both paths. */
 	if (cfg->mode == MODE_XDP)
-		add_ct_timeout(plan, "tcp_loose", 0);
+		add_ct_timeout(k, "tcp_loose", 0);
 	/* Offload mode: conntrack does not see the packets XDP carries, so
 	 * its TCP window is stale when a flow comes back (FIN, RST, a
 	 * packet the fast path cannot take). nf_flow_table marks such
 	 * connections "be liberal"; BPF may not write that flag, so the
 	 * whole namespace is liberal (only out-of-window RSTs are invalid). */
 	if (cfg->mode == MODE_OFFLOAD)
-		add_ct_timeout(plan, "tcp_be_liberal", 1);
+		add_ct_timeout(k, "tcp_be_liberal", 1);
 	/* The local port range before forwarding: the router never forwards
 	 * before its port split is in place. */
 	if (cfg->mode == MODE_XDP) {
 		snprintf(range, sizeof(range), "%u %u", local[0], local[1]);
-		add_sysctl(plan, SYSCTL_LOCAL_PORTS, range, 0);
+		add_sysctl(k, SYSCTL_LOCAL_PORTS, range, 0);
 	}
 	/* A kernel booted with ipv6.disable=1 has no IPv6 to forward. */
-	add_sysctl(plan, SYSCTL_IP6_FORWARD, "1", 1);
-	add_sysctl(plan, SYSCTL_IP_FORWARD, "1", 0);
+	add_sysctl(k, SYSCTL_IP6_FORWARD, "1", 1);
+	add_sysctl(k, SYSCTL_IP_FORWARD, "1", 0);
 	return 0;
 }
 

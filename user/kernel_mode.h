@@ -12,10 +12,27 @@
 
 #include "config.h"
 
-struct plan;
+#define KERNEL_MAX_SYSCTLS 24
 
-/* Fill PLAN's nft ruleset text and sysctl list for CFG; ERR on failure. */
-int kernel_plan(const struct config *cfg, struct plan *plan,
+struct kernel_sysctl {
+	char path[96];   /* under /proc/sys */
+	char value[64];
+	int optional;    /* a kernel without it is not an error */
+};
+
+/* What the kernel will be: computed by kernel_plan, applied by apply.c. */
+struct kernel_setup {
+	/* The nftables transaction that replaces table inet xnat. */
+	char *nft;
+	/* In order: forwarding is last, so nothing is forwarded before the
+	 * rules and the port split are in place. */
+	int n_sysctls;
+	struct kernel_sysctl sysctls[KERNEL_MAX_SYSCTLS];
+};
+
+/* Fill K (ruleset text, sysctls) for CFG; ERR on failure. The caller
+ * frees K->nft. */
+int kernel_plan(const struct config *cfg, struct kernel_setup *k,
 		char err[CONFIG_ERR_LEN]);
 /* The nft transaction for CFG (resolved), as text for `nft -f`; malloc'ed.
  * NULL with ERR set on failure. plan_build uses it. */

@@ -19,18 +19,20 @@
 #include "iface.h"
 #include "log.h"
 #include "loader.h"
+#include "memory.h"
 #include "pins.h"
 #include "fsutil.h"
 #include "names.h"
 
 /* Maps whose contents the config and the ports define: a new layout is
- * re-created and refilled from the plan. The others hold the router's
- * state (flows, NAT mappings and ports, peers, counters). */
+ * re-created and refilled from the plan. The counters too: they restart
+ * from zero. The others hold the router's NAT state (flows, mappings,
+ * ports, peers): a new layout of one is refused, naming `xnat down`. */
 static int map_is_derived(const char *name)
 {
 	static const char *const derived[] = {
 		MAP_CONFIG, MAP_IFACES, MAP_TX_PORTS, MAP_FORWARDS, MAP_VLANS,
-		MAP_OFFLOAD,
+		MAP_OFFLOAD, MAP_POOL, MAP_POOL_REV, MAP_STATS, "xnat_alloc",
 		/* transient, not state: fragments in flight, scratch space,
 		 * the trace's and the NAT log's settings and rings */
 		"xnat_frags", "xnat_scratch", MAP_TRACE_CFG, MAP_TRACE_CPU,
@@ -66,7 +68,8 @@ static struct xnat_bpf *skel_open(const struct config *cfg)
 	if (!skel)
 		return NULL;
 	/* Two entries per connection; at most one mapping, one port and
-	 * (LRU) two peers per connection. */
+	 * (LRU) two peers per connection, or one endpoint-dependent
+	 * binding. */
 	err = bpf_map__set_max_entries(skel->maps.xnat_flows,
 				       2 * cfg->flows_max);
 	if (!err)
@@ -78,6 +81,9 @@ static struct xnat_bpf *skel_open(const struct config *cfg)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xnat_peers,
 					       2 * cfg->flows_max);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xnat_edm_ports,
+					       cfg->flows_max);
 	if (err) {
 		xnat_bpf__destroy(skel);
 		errno = -err;
@@ -121,6 +127,38 @@ static int refuse_layout(const struct config *cfg, const struct bpf_map *map,
 	return -EEXIST;
 }
 
+/*
+ * Will the new maps (those not pinned already) and the timers of a full
+ * table fit in memory? The hash maps are preallocated: a table the machine
+ * cannot hold fails at creation, or worse, succeeds and starves the rest.
+ */
+static int check_memory(const struct config *cfg, struct bpf_object *obj,
+			char *err)
+{
+	unsigned long long need, per_conn, fits;
+	long long avail = mem_available();
+	char path[160];
+
+	if (avail <= 0)
+		return 0; /* no /proc/meminfo: nothing to check against */
+	need = mem_object_bytes(obj, pins_dir());
+	snprintf(path, sizeof(path), "%s/%s", pins_dir(), MAP_FLOWS);
+	if (access(path, F_OK))
+		need += mem_timers_bytes(cfg->flows_max);
+	if (need <= (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM)
+		return 0;
+	per_conn = need / cfg->flows_max + 1;
+	fits = (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM /
+	       per_conn;
+	snprintf(err, CONFIG_ERR_LEN,
+		 "%s: [flows] max = %u needs about %llu MB of kernel memory "
+		 "(preallocated maps and timers), more than %d/%d of the "
+		 "%lld MB available; at most about %llu connections fit",
+		 cfg->path, cfg->flows_max, need >> 20, MEM_SHARE_NUM,
+		 MEM_SHARE_DEN, avail >> 20, fits);
+	return -ENOMEM;
+}
+
 int loader_check(const struct plan *plan, char err[CONFIG_ERR_LEN])
 {
 	struct xnat_bpf *skel = skel_open(&plan->cfg);
@@ -147,6 +185,8 @@ int loader_check(const struct plan *plan, char err[CONFIG_ERR_LEN])
 		if (ret)
 			break;
 	}
+	if (!ret)
+		ret = check_memory(&plan->cfg, skel->obj, err);
 	xnat_bpf__destroy(skel);
 	return ret;
 }

@@ -102,6 +102,38 @@ static int write_forwards(const struct plan *plan, int fd)
 	return 0;
 }
 
+static int pool_rev_keep(const void *key, const struct plan *plan)
+{
+	for (int i = 0; i < plan->cfg.n_pool; i++)
+		if (plan->cfg.pool[i] == *(const __be32 *)key)
+			return 1;
+	return 0;
+}
+
+/* The external addresses by index, and back. The data path reads them
+ * only once the config's pool_size says so, so stale indices beyond the
+ * new size are harmless; stale addresses in the reverse map are not. */
+static int write_pool(const struct plan *plan)
+{
+	int fd = pins_map_open(MAP_POOL), rev = pins_map_open(MAP_POOL_REV);
+	const struct config *cfg = &plan->cfg;
+	int err = 0;
+
+	if (fd < 0 || rev < 0)
+		err = fd < 0 ? fd : rev;
+	for (__u32 i = 0; !err && i < (__u32)cfg->n_pool; i++)
+		if (bpf_map_update_elem(fd, &i, &cfg->pool[i], BPF_ANY) ||
+		    bpf_map_update_elem(rev, &cfg->pool[i], &i, BPF_ANY))
+			err = -errno;
+	if (!err)
+		delete_stale(rev, sizeof(__be32), pool_rev_keep, plan);
+	if (fd >= 0)
+		close(fd);
+	if (rev >= 0)
+		close(rev);
+	return err;
+}
+
 static int write_config(const struct plan *plan, int fd)
 {
 	__u32 zero = 0;
@@ -131,6 +163,8 @@ int maps_write(const struct plan *plan)
 	/* Offload's settings before the flag that turns offload on. */
 	if (!err && plan->cfg.mode == MODE_OFFLOAD)
 		err = offload_sync(&plan->cfg);
+	if (!err)
+		err = write_pool(plan);
 	if (!err)
 		err = write_config(plan, fds[4]);
 	for (i = 0; i < 5; i++)

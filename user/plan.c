@@ -106,6 +106,9 @@ static void plan_config_value(struct plan *plan)
 	c->timeout_tcp_trans = cfg->timeout_tcp_trans;
 	c->timeout_udp = cfg->timeout_udp;
 	c->timeout_icmp = cfg->timeout_icmp;
+	c->timeout_udp_dns = cfg->timeout_udp_dns;
+	c->ports_per_host = cfg->ports_per_host;
+	c->pool_size = cfg->n_pool > 1 ? cfg->n_pool : 0;
 }
 
 static int plan_maps(struct plan *plan, char *err)
@@ -142,7 +145,7 @@ int plan_build(const struct config *cfg, struct plan *plan,
 	plan->xdp = mode_runs_xdp(cfg->mode);
 	if (plan->xdp && (ret = plan_maps(plan, err)))
 		return ret;
-	ret = kernel_plan(cfg, plan, err);
+	ret = kernel_plan(cfg, &plan->kernel, err);
 	if (ret)
 		plan_free(plan);
 	return ret;
@@ -150,8 +153,8 @@ int plan_build(const struct config *cfg, struct plan *plan,
 
 void plan_free(struct plan *plan)
 {
-	free(plan->nft);
-	plan->nft = NULL;
+	free(plan->kernel.nft);
+	plan->kernel.nft = NULL;
 }
 
 int plan_has_port(const struct plan *plan, __u32 ifindex)
@@ -165,6 +168,8 @@ int plan_has_port(const struct plan *plan, __u32 ifindex)
 int plan_same(const struct plan *a, const struct plan *b)
 {
 	return a->xdp == b->xdp && a->n_ports == b->n_ports &&
+	       a->cfg.n_pool == b->cfg.n_pool &&
+	       !memcmp(a->cfg.pool, b->cfg.pool, sizeof(a->cfg.pool)) &&
 	       !memcmp(a->ports, b->ports, a->n_ports * sizeof(*a->ports)) &&
 	       !memcmp(&a->config, &b->config, sizeof(a->config)) &&
 	       a->n_ifaces == b->n_ifaces &&
@@ -175,7 +180,7 @@ int plan_same(const struct plan *a, const struct plan *b)
 	       !memcmp(a->vlans, b->vlans, a->n_vlans * sizeof(*a->vlans)) &&
 	       a->n_fwd == b->n_fwd &&
 	       !memcmp(a->fwd, b->fwd, a->n_fwd * sizeof(*a->fwd)) &&
-	       !strcmp(a->nft ? a->nft : "", b->nft ? b->nft : "");
+	       !strcmp(a->kernel.nft ? a->kernel.nft : "", b->kernel.nft ? b->kernel.nft : "");
 }
 
 static void print_maps(const struct plan *plan, FILE *f)
@@ -224,8 +229,8 @@ void plan_print(const struct plan *plan, FILE *f)
 			attach_names[plan->ports[i].attach]);
 	if (plan->xdp)
 		print_maps(plan, f);
-	for (i = 0; i < plan->n_sysctls; i++)
-		fprintf(f, "# sysctl %s = %s\n", plan->sysctls[i].path,
-			plan->sysctls[i].value);
-	fputs(plan->nft ? plan->nft : "", f);
+	for (i = 0; i < plan->kernel.n_sysctls; i++)
+		fprintf(f, "# sysctl %s = %s\n", plan->kernel.sysctls[i].path,
+			plan->kernel.sysctls[i].value);
+	fputs(plan->kernel.nft ? plan->kernel.nft : "", f);
 }

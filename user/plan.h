@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <net/if.h>
 #include "config.h"
+#include "kernel_mode.h"
 
 #define PLAN_MAX_PORTS (1 + CONFIG_MAX_LAN)
-#define PLAN_MAX_SYSCTLS 24
 
 /* A physical port XDP runs on (a VLAN device's lower port, once). */
 struct plan_port {
@@ -38,12 +38,6 @@ struct plan_fwd {
 	struct fwd_value value;
 };
 
-struct plan_sysctl {
-	char path[96];   /* under /proc/sys */
-	char value[64];
-	int optional;    /* a kernel without it is not an error */
-};
-
 struct plan {
 	struct config cfg;     /* the resolved config it was built from */
 	int xdp;               /* XDP on the ports (else the kernel alone) */
@@ -59,12 +53,8 @@ struct plan {
 	struct plan_vlan vlans[PLAN_MAX_PORTS];
 	int n_fwd;
 	struct plan_fwd fwd[XNAT_MAX_FORWARDS];
-	/* The nftables transaction that replaces table inet xnat. */
-	char *nft;
-	/* In order: forwarding is last, so nothing is forwarded before the
-	 * rules and the port split are in place. */
-	int n_sysctls;
-	struct plan_sysctl sysctls[PLAN_MAX_SYSCTLS];
+	/* The kernel's part: the nftables transaction and the sysctls. */
+	struct kernel_setup kernel;
 };
 
 /*

@@ -52,6 +52,16 @@ static int load_and_pin(struct redirect_err_bpf *skel)
 	return err;
 }
 
+void redirect_err_detach(void)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", pins_dir(), LINK_PIN_XMIT);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s", pins_dir(), LINK_PIN);
+	unlink(path);
+}
+
 int redirect_err_attach(void)
 {
 	struct redirect_err_bpf *skel;

@@ -12,4 +12,7 @@
  * printed: the router works without it, only less visibly). */
 int redirect_err_attach(void);
 
+/* Unpin the links (they detach): before a new stats map is counted into. */
+void redirect_err_detach(void);
+
 #endif /* XNAT_REDIRECT_ERR_H */

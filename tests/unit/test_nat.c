@@ -488,14 +488,22 @@ static bool test_no_port(void)
 	if (!config_set(&c))
 		return false;
 	ok = run_fixture(&f);
-	/* Another inside endpoint: the only port is taken, to any peer. */
+	/* Another inside endpoint: the only port is taken, and towards this
+	 * peer even as an endpoint-dependent port: the kernel's NAT, with its
+	 * own range, takes it. */
 	ok &= udp_out(1235, 53, XDP_PASS, XNAT_PASS_NO_PORT);
-	ok &= udp_out(1235, 54, XDP_PASS, XNAT_PASS_NO_PORT);
 	/* The same endpoint to another peer uses its mapping. */
 	f.name = "same endpoint, other peer: same port";
 	f.in.dport = f.out.dport = 54;
 	ok &= run_fixture(&f);
-	ok &= ASSERT_EQ(flows_count(), 4, "entries of the two flows");
+	/* Towards a third peer the other endpoint shares the port as an
+	 * endpoint-dependent one (tests/unit/test_scale.c has the rest). */
+	f.name = "other endpoint, third peer: the port, endpoint-dependent";
+	f.in.sport = 1235;
+	f.in.dport = f.out.dport = 55;
+	f.reason = XNAT_FWD_SLOW_EDM;
+	ok &= run_fixture(&f);
+	ok &= ASSERT_EQ(flows_count(), 6, "entries of the three flows");
 	ok &= config_set(&saved);
 	return ok;
 }
