@@ -127,6 +127,8 @@ flow_count() {
 	json_q "len([f for f in j['flows'] if $1])" <<<"$out"
 }
 
+hairpin_names() { on_rtr nft list table inet xnat | grep -q "ip daddr $1 "; }
+
 no_flows() { [ "$(flow_count "$1")" = 0 ]; }
 
 # Poll (up to SECS) until the shell condition CMD... succeeds.
@@ -359,6 +361,9 @@ test_wan_address_late() {
 		fail "pass_no_nat_addr not counted: $(xnat stats)"
 	check ip -n "$NS_RTR" route del 198.19.0.0/24 dev "$RTR_WAN_IF"
 	check ip -n "$NS_RTR" addr add "$RTR_WAN4/24" dev "$RTR_WAN_IF"
+	# xnat run has it once its rules name it (the hairpin DNAT).
+	wait_until 10 hairpin_names "$RTR_WAN4" ||
+		fail "xnat run did not pick the address up: $(cat "$TB_WORK/run.log")"
 	wait_until 10 udp_from "$NS_LAN" 40006 late ||
 		fail "no NAT after the address came: $(xnat stats; xnat flows; cat "$TB_WORK/run.log")"
 	[ "$(flow_count "f['new_src'].startswith('$RTR_WAN4:')")" -ge 1 ] ||
