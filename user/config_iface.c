@@ -148,6 +148,10 @@ static int resolve_wan_addr(struct config *cfg, struct config_errors *errs)
 		break;
 	}
 	freeifaddrs(ifas);
+	if (ret && cfg->nat_addr_wait) {
+		cfg->nat_addr = 0;
+		return 0;
+	}
 	if (ret)
 		errs_add(errs, cfg->path, cfg->wan.line,
 			 "wan %s has no IPv4 address; set [nat] address",
