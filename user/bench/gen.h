@@ -29,6 +29,13 @@ struct gen_config {
 	uint16_t dst_port;        /* host order */
 	uint32_t flows;           /* distinct flows: source ports
 				     src_port .. src_port + flows - 1 */
+	/* Or, when not 0, inside endpoints of many hosts: flow i comes from
+	 * address src_ip + i / ports_per_host (host order arithmetic), port
+	 * src_port + i % ports_per_host, to port dst_port + i % n_dports. */
+	uint32_t ports_per_host;
+	uint32_t n_dports;
+	uint32_t flow_first;      /* with ports_per_host: flow 0 is endpoint
+				     flow_first (a run continuing another) */
 	/* Frame sizes without FCS (64 B on the wire = 60 here), and their
 	 * weights: imix is {60, 572, 1496} x {7, 4, 1}. */
 	uint16_t sizes[GEN_MAX_SIZES];
@@ -52,6 +59,8 @@ struct gen_result {
 /* At most this many flows (source ports src_port .. src_port + flows - 1
  * must stay within 65535). */
 #define GEN_MAX_FLOWS 65535
+/* With ports_per_host: at most this many flows (hosts x ports). */
+#define GEN_MAX_HOST_FLOWS (1U << 24)
 
 struct gen;
 
