@@ -245,7 +245,9 @@ int bench_udp_profile(struct bench *b, struct bench_results *r, int rep, int pi)
 }
 
 /* Long enough to offer every flow once at the slowest mode's setup rate
- * (the kernel's NAT sets up about 200,000 a second here), twice over. */
+ * (the kernel's NAT sets up about 200,000 a second here), twice over.
+ * XXX: the setup rate of endpoint-dependent flows, and the kernel's with
+ * a million entries, are lower: size it from the mode's own rate. */
 int bench_udp_warm(struct bench *b, struct bench_results *r, int pi)
 {
 	const struct bench_profile *p = &b->plan->profiles[pi];
