@@ -85,16 +85,6 @@ bool expect_bytes(const uint8_t *act, size_t act_len,
 	return false;
 }
 
-/* A shell command (ip, nft); its failure is reported. */
-int sh(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc)
-		fprintf(stderr, "  '%s' failed (status %d)\n", cmd, rc);
-	return rc;
-}
-
 /* ---- Maps ------------------------------------------------------------- */
 
 void stats_read(struct xnat_counter sum[XNAT_REASON_MAX])

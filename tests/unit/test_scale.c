@@ -63,15 +63,6 @@ static struct xnat_config base_cfg;
 
 /* ---- Plumbing ---------------------------------------------------------- */
 
-static int sh(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc)
-		fprintf(stderr, "  '%s' failed (status %d)\n", cmd, rc);
-	return rc;
-}
-
 static uint64_t counter(int reason)
 {
 	struct xnat_counter per_cpu[ncpus];
