@@ -263,39 +263,6 @@ static bool test_gen_imix_flows(void)
 }
 
 /*
- * Many inside hosts: 4 ports per host, 3 destination ports, over 4 hosts.
- * Frame i comes from address src_ip + i / 4, port src_port + i % 4, to
- * port dst_port + i % 3, and wraps after 16; every frame is otherwise
- * what check_frame() wants, checksums by the oracle included.
- */
-static bool test_gen_hosts(void)
-{
-	struct gen_config c = base_config(), want;
-	uint8_t in[PKT_MAX] = {}, out[PKT_MAX];
-	struct gen *g;
-	uint32_t len;
-	bool ok = true;
-	int i;
-
-	c.ports_per_host = 4;
-	c.n_dports = 3;
-	c.flows = 16;
-	if (!ASSERT_OK(gen_open(&g, &c), "gen_open"))
-		return false;
-	for (i = 0; i < 20 && ok; i++) {
-		int f = i % 16;
-
-		want = c;
-		want.src_ip = htonl(ntohl(c.src_ip) + f / 4);
-		want.dst_port = c.dst_port + f % 3;
-		ok &= gen_frame(g, in, 60, out, &len);
-		ok &= ok && check_frame(out, len, &want, c.src_port + f % 4, 60);
-	}
-	gen_close(g);
-	return ok;
-}
-
-/*
  * Live-frame pages come back as the receiver left them: a template whose
  * header a router rewrote (MACs, addresses, TTL, checksums) still gives a
  * correct frame, and one shorter than the size asked for grows to it.
@@ -699,7 +666,6 @@ static const struct bench_test tests[] = {
 	{ "gen_bad_config", test_gen_bad_config },
 	{ "gen_frame_64", test_gen_frame_64 },
 	{ "gen_imix_flows", test_gen_imix_flows },
-	{ "gen_hosts", test_gen_hosts },
 	{ "gen_stale_page", test_gen_stale_page },
 	{ "gen_lo_untouched", test_gen_lo_untouched },
 	{ "sink_counts", test_sink_counts },

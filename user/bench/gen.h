@@ -16,6 +16,7 @@
 #ifndef XNAT_GEN_H
 #define XNAT_GEN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define GEN_MAX_SIZES 4
@@ -61,6 +62,18 @@ struct gen_result {
 #define GEN_MAX_FLOWS 65535
 /* With ports_per_host: at most this many flows (hosts x ports). */
 #define GEN_MAX_HOST_FLOWS (1U << 24)
+
+/* Do CFG's flows fit the port space (and the limits above)? */
+static inline bool gen_flows_fit(const struct gen_config *c)
+{
+	uint32_t span = c->ports_per_host ? c->ports_per_host : c->flows;
+	uint64_t most = c->ports_per_host ? GEN_MAX_HOST_FLOWS : GEN_MAX_FLOWS;
+
+	return c->flows >= 1 && c->src_port &&
+	       c->flow_first + (uint64_t)c->flows <= most &&
+	       c->src_port + span - 1 <= 65535 &&
+	       c->dst_port + (c->n_dports ? c->n_dports : 1) - 1 <= 65535;
+}
 
 struct gen;
 
