@@ -226,22 +226,30 @@ int cmd_run(const struct opts *o)
 	sigaction(SIGINT, &sa, NULL);
 	notify_systemd("READY=1\nSTATUS=up with %s", o->config);
 	/* Mapping created / expired as JSON lines on stdout (the journal,
-	 * under systemd); xdp mode only: the kernel logs its own NAT. */
-	if (cfg.mode == MODE_XDP)
-		nat_log = natlog_open(stdout);
+	 * under systemd) in xdp mode (the kernel logs its own NAT); in
+	 * offload mode, flows moving onto the fast path and back. */
+	if (cfg.mode != MODE_KERNEL)
+		nat_log = natlog_open(stdout, cfg.mode == MODE_OFFLOAD);
 
 	/* Offload mode: conntrack destroy events and ruleset changes take
 	 * flows off the fast path as they happen. */
-	if (cfg.mode == MODE_OFFLOAD)
+	if (cfg.mode == MODE_OFFLOAD) {
 		watch = offload_watch_open(&cfg);
+		offload_watch_log(watch, nat_log);
+	}
 	while (!got_term) {
-		/* Each waits 5 s at most and returns early on signals. */
-		if (nat_log)
+		/* Each waits 5 s at most and returns early on signals; with
+		 * both, the log is read at least twice a second. */
+		if (watch && nat_log) {
+			offload_watch_wait(watch, 500);
+			natlog_drain(nat_log);
+		} else if (nat_log) {
 			natlog_wait(nat_log, 5000);
-		else if (watch)
+		} else if (watch) {
 			offload_watch_wait(watch, 5000);
-		else
+		} else {
 			sleep(5);
+		}
 		if (got_hup) {
 			struct config next;
 
@@ -256,6 +264,7 @@ int cmd_run(const struct opts *o)
 				offload_watch_close(watch);
 				watch = cfg.mode == MODE_OFFLOAD ?
 						offload_watch_open(&cfg) : NULL;
+				offload_watch_log(watch, nat_log);
 				continue;
 			}
 			pr_warn("xnat: reload of %s failed; the config loaded before is still running\n",
