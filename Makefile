@@ -64,9 +64,10 @@ endif
 # that the unit fixture links against it, and the libFuzzer harness.
 FUZZ_DIR  := $(OUTPUT)/fuzz
 FUZZ_BIN  := $(FUZZ_DIR)/fuzz_xdp
-FUZZ_SRCS := tests/fuzz/fuzz_xdp.c tests/unit/fixture.c tests/unit/check.c
+FUZZ_SRCS := tests/fuzz/fuzz_xdp.c tests/fuzz/fuzz_frame.c tests/fuzz/fuzz_checks.c \
+	     tests/unit/fixture.c tests/unit/check.c
 
-.PHONY: all deps test unit integration demo bench fuzz fuzz-build fuzz-corpus install uninstall clean help FORCE
+.PHONY: all deps test unit integration check demo bench fuzz fuzz-build fuzz-corpus install uninstall clean help FORCE
 all: xnat $(UNIT_BINS)
 
 # Not part of all: a second build of the program that only the fuzzer and
@@ -78,6 +79,8 @@ help:
 	@echo 'make deps       install missing Debian packages (scripts/deps.sh)'
 	@echo 'make test       deps, build, unit + integration tests (as root)'
 	@echo 'make demo       deps, build, a namespace testbed with traffic'
+	@echo 'make check      the tree structure limits (scripts/check-structure.sh;'
+	@echo '                also a suite of make test and make unit)'
 	@echo 'make fuzz       deps, build, the data-path fuzzer: FUZZ_PACKETS (10 million)'
 	@echo '                mutated frames by BPF_PROG_RUN (as root; tests/fuzz/)'
 	@echo 'make bench      deps, build, ./xnat bench: every mode measured (as root,'
@@ -90,6 +93,9 @@ help:
 
 deps:
 	$(Q)scripts/deps.sh
+
+check:
+	$(Q)scripts/check-structure.sh
 
 $(OUTPUT) $(OUTPUT)/tests:
 	$(Q)mkdir -p $@
@@ -155,7 +161,7 @@ $(FUZZ_DIR)/xnat.skel.h: $(FUZZ_DIR)/xnat.bpf.o
 # main) gets.
 FUZZ_OBJS := $(addprefix $(FUZZ_DIR)/,$(notdir $(FUZZ_SRCS:.c=.o)))
 vpath %.c tests/fuzz tests/unit
-$(FUZZ_DIR)/%.o: %.c $(wildcard tests/unit/*.h) $(FUZZ_DIR)/xnat.skel.h $(BPF_HDRS)
+$(FUZZ_DIR)/%.o: %.c $(wildcard tests/unit/*.h tests/fuzz/*.h) $(FUZZ_DIR)/xnat.skel.h $(BPF_HDRS)
 	$(call msg,CC,$@)
 	$(Q)$(CLANG) -I$(FUZZ_DIR) $(CFLAGS) -Itests/unit -c $< -o $@
 

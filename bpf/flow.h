@@ -217,7 +217,7 @@ static int flow_expire(void *map, struct flow_key *okey, struct flow_value *ov)
 	last = ov->last_seen_ns;
 	if (rv && rv->last_seen_ns > last)
 		last = rv->last_seen_ns;
-	timeout = flow_timeout(cfg, okey->proto, ov, rv) * NSEC_PER_SEC;
+	timeout = flow_timeout(cfg, okey, ov, rv) * NSEC_PER_SEC;
 	now = bpf_ktime_get_ns();
 	if (now < last + timeout && !ov->expired) {
 		/* Wake at least once a minute even for long timeouts, so a
@@ -230,7 +230,9 @@ static int flow_expire(void *map, struct flow_key *okey, struct flow_value *ov)
 	}
 	mapped = flow_mapping_ep(okey, ov, &ep);
 	if (mapped != FLOW_MAPPING_NONE)
-		mapping_put(&ep, mapped == FLOW_MAPPING_OUT);
+		mapping_put(cfg, &ep, mapped == FLOW_MAPPING_OUT);
+	if (ov->edm)
+		edm_release(okey, ov);
 	if (rv)
 		bpf_map_delete_elem(&xnat_flows, &rkey);
 	bpf_map_delete_elem(&xnat_flows, okey);
@@ -249,7 +251,7 @@ static __always_inline void flow_arm_expiry(const struct flow_key *okey,
 	if (bpf_timer_init(&ov->timer, &xnat_flows, XNAT_CLOCK_MONOTONIC))
 		return; /* -EBUSY: already armed by a racing CPU */
 	bpf_timer_set_callback(&ov->timer, flow_expire);
-	timeout = flow_timeout(cfg, okey->proto, ov, NULL) * NSEC_PER_SEC;
+	timeout = flow_timeout(cfg, okey, ov, NULL) * NSEC_PER_SEC;
 	bpf_timer_start(&ov->timer, timeout < FLOW_RECHECK_NS ? timeout :
 				    FLOW_RECHECK_NS, 0);
 }

@@ -38,6 +38,61 @@ struct {
 	__uint(max_entries, 65536);
 } xnat_ports SEC(".maps");
 
+/* Endpoint-dependent fallback bindings: (remote, external port) -> the
+ * inside endpoint whose flow uses that port towards that remote. One per
+ * such flow, deleted with it. max_entries is set from [flows] max. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct nat_edm_key);
+	__type(value, struct nat_endpoint);
+	__uint(max_entries, 65536);
+} xnat_edm_ports SEC(".maps");
+
+/* Inside address -> the external ports it holds, for [nat]
+ * ports_per_host. Entries stay (a count of zero) once made; when the map
+ * is full, new hosts are not counted, and so not limited. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __be32);
+	__type(value, struct nat_host);
+	__uint(max_entries, 65536);
+} xnat_hosts SEC(".maps");
+
+/* The external addresses by pool index ([nat] address); index 0 is the
+ * config's nat_addr. Only read while the config's pool_size > 1. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __be32);
+	__uint(max_entries, XNAT_MAX_POOL);
+} xnat_pool SEC(".maps");
+
+/* External address -> its pool index: "is this packet for us?" */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __be32);
+	__type(value, __u32);
+	__uint(max_entries, XNAT_MAX_POOL);
+} xnat_pool_rev SEC(".maps");
+
+/* Per CPU: when this CPU last found no endpoint-independent port (while
+ * that is recent, new endpoints try fewer such ports before the
+ * endpoint-dependent fallback: a full range would fail all the tries),
+ * and how many flows without any port it handed to the kernel lately. */
+struct nat_alloc_hint {
+	__u64 eim_full_ns;
+	__u64 pass_window_ns; /* start of the current window */
+	__u32 passed;         /* flows handed up in it */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct nat_alloc_hint);
+	__uint(max_entries, 1);
+} xnat_alloc SEC(".maps");
+
 /* Remote addresses each mapping has sent to, for address-dependent
  * filtering. LRU: an entry lost to pressure only makes filtering stricter
  * for that peer until the inside host sends to it again. */
@@ -123,6 +178,14 @@ struct new_flow {
 	struct flow_value ov;     /* its direction */
 	struct flow_key rkey;     /* the reply's key */
 	struct flow_value rv;
+	/* The new mapping and endpoint-dependent binding (nat.h), here
+	 * rather than on the stack, which the slow path has used up. */
+	struct nat_mapping nm;
+	struct nat_edm_key edm;
+	struct nat_endpoint ep;   /* the flow's inside endpoint */
+	struct nat_port_key pk;   /* an endpoint-dependent port candidate */
+	__u8 mapped;              /* enum flow_mapping of the flow */
+	__u8 addr_idx;            /* its external address's pool index */
 };
 
 /* Raw bytes as far as BTF is concerned: a per-CPU map may not hold a

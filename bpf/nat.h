@@ -8,6 +8,14 @@
  * never handed to another host while the old one may still expect traffic.
  * Ports are claimed by inserting into xnat_ports with BPF_NOEXIST: the
  * first CPU to insert owns the port, no lock needed.
+ *
+ * When no such port is free (more inside endpoints than ports), a flow
+ * falls back to an endpoint-dependent port: one unique towards its remote
+ * (address, port) only, as Linux's masquerade allocates, claimed the same
+ * lock-free way in xnat_edm_ports and freed with the flow. That breaks
+ * RFC 4787 REQ-1 for that endpoint, deliberately (docs/NAT.md). The pool
+ * of external addresses is paired (REQ-2), and an inside host may hold at
+ * most [nat] ports_per_host ports (RFC 6888 REQ-4).
  */
 #ifndef XNAT_NAT_H
 #define XNAT_NAT_H
@@ -21,15 +29,41 @@
 #define NSEC_PER_SEC 1000000000ULL
 #define XNAT_CLOCK_MONOTONIC 1
 
-/* Port candidates tried before giving a new flow to the kernel. */
+/* Port candidates tried for a new endpoint-independent mapping, and for
+ * an endpoint-dependent binding, before giving up on each. */
 #define NAT_PORT_TRIES 16
+/* Endpoint-independent tries while this CPU recently found none: a full
+ * range fails every try, and the fallback is only a few tries away. */
+#define NAT_PORT_TRIES_FULL 2
+#define NAT_FULL_HINT_NS (1 * NSEC_PER_SEC)
 
-static __always_inline __u64 mapping_timeout_ns(const struct xnat_config *cfg,
-						__u8 proto)
+/* Flows that got no port at all, handed to the kernel's NAT (its own
+ * range may still have one), per CPU and window; the rest are dropped,
+ * so a full range cannot turn into a storm of kernel NAT searches. */
+#define NAT_NO_PORT_PASS_BURST 64
+#define NAT_NO_PORT_PASS_WINDOW_NS (10 * 1000 * 1000ULL)
+
+/* mapping_get(): no endpoint-independent port to be had. */
+#define NAT_EIM_FULL -2
+
+/* A verdict with its reason, for the parts of the slow path that see the
+ * packet's key only (new_flow_insert()). */
+static __always_inline int verdict(__u32 *reason, int action, __u32 why)
+{
+	*reason = why;
+	return action;
+}
+
+/* How long a mapping keeps its port after its last flow (REQ-3). */
+static __always_inline __u64 mapping_hold_ns(const struct xnat_config *cfg,
+					     __u8 proto, __u8 flags)
 {
 	__u32 s = proto == IPPROTO_TCP ? cfg->timeout_tcp_trans :
 		  proto == IPPROTO_UDP ? cfg->timeout_udp : cfg->timeout_icmp;
 
+	if (proto == IPPROTO_UDP && (flags & NAT_MAPPING_DNS) &&
+	    cfg->timeout_udp_dns)
+		s = cfg->timeout_udp_dns;
 	return s * NSEC_PER_SEC;
 }
 
@@ -41,9 +75,100 @@ static __always_inline int port_in_range(const struct xnat_config *cfg,
 	return h >= cfg->port_min && h <= cfg->port_max;
 }
 
+static __always_inline __be16 port_random(const struct xnat_config *cfg)
+{
+	__u16 range = cfg->port_max - cfg->port_min + 1;
+
+	return bpf_htons(cfg->port_min + bpf_get_prandom_u32() % range);
+}
+
+/* Port preservation where the inside port is in range (RFC 4787 4.2.1
+ * allows it; games and VoIP behind some peers depend on it). */
+static __always_inline __be16 port_first(const struct xnat_config *cfg,
+					 __be16 inside)
+{
+	return port_in_range(cfg, inside) ? inside : port_random(cfg);
+}
+
+/* The external address of pool index IDX (0: the config's nat_addr). */
+static __always_inline __be32 pool_addr(const struct xnat_config *cfg,
+					__u32 idx)
+{
+	__be32 *a;
+
+	if (!idx || cfg->pool_size <= 1)
+		return cfg->nat_addr;
+	a = bpf_map_lookup_elem(&xnat_pool, &idx);
+	return a ? *a : cfg->nat_addr;
+}
+
+/* Paired pooling (RFC 4787 REQ-2): always the same address for INSIDE. */
+static __always_inline __u8 pool_pick(const struct xnat_config *cfg,
+				      __be32 inside)
+{
+	if (cfg->pool_size <= 1)
+		return 0;
+	return xnat_pool_hash(inside, cfg->pool_size);
+}
+
+/* The pool index of ADDR, or -1 when it is none of our addresses. */
+static __always_inline int pool_index(const struct xnat_config *cfg,
+				      __be32 addr)
+{
+	__u32 *idx;
+
+	if (!cfg->nat_addr)
+		return -1;
+	if (addr == cfg->nat_addr)
+		return 0;
+	if (cfg->pool_size <= 1)
+		return -1;
+	idx = bpf_map_lookup_elem(&xnat_pool_rev, &addr);
+	return idx ? (int)*idx : -1;
+}
+
+/*
+ * One more external port for inside address ADDR, against [nat]
+ * ports_per_host (RFC 6888 REQ-4). 1: counted (release it later), 0: not
+ * counted (no limit set, or no room to track the host), -1: the host
+ * holds its limit already.
+ */
+static __always_inline int host_charge(const struct xnat_config *cfg,
+				       __be32 addr)
+{
+	struct nat_host nh = {}, *h;
+
+	if (!cfg->ports_per_host)
+		return 0;
+	h = bpf_map_lookup_elem(&xnat_hosts, &addr);
+	if (!h) {
+		bpf_map_update_elem(&xnat_hosts, &addr, &nh, BPF_NOEXIST);
+		h = bpf_map_lookup_elem(&xnat_hosts, &addr);
+		if (!h)
+			return 0;
+	}
+	/* Add, then look (the fetching add needs BPF v3): two CPUs racing
+	 * for the last port cannot both get it; at worst both back off. */
+	__sync_fetch_and_add(&h->ports, 1);
+	if (*(volatile __u32 *)&h->ports > cfg->ports_per_host) {
+		__sync_fetch_and_add(&h->ports, (__u32)-1);
+		return -1;
+	}
+	return 1;
+}
+
+static __always_inline void host_release(__be32 addr)
+{
+	struct nat_host *h = bpf_map_lookup_elem(&xnat_hosts, &addr);
+
+	if (h)
+		__sync_fetch_and_add(&h->ports, (__u32)-1);
+}
+
 /* Which mapping a flow holds a reference on. */
 enum flow_mapping {
-	FLOW_MAPPING_NONE = 0, /* none: routed, port forwards */
+	FLOW_MAPPING_NONE = 0, /* none: routed, port forwards, endpoint-
+				  dependent ports */
 	FLOW_MAPPING_OUT = 1,  /* its source's: SNAT, hairpin */
 	FLOW_MAPPING_IN = 2,   /* its destination's: inbound through one */
 };
@@ -58,6 +183,8 @@ flow_mapping_ep(const struct flow_key *okey, const struct flow_value *ov,
 {
 	__builtin_memset(ep, 0, sizeof(*ep));
 	ep->proto = okey->proto;
+	if (ov->edm)
+		return FLOW_MAPPING_NONE;
 	if (ov->nat == FLOW_NAT_SNAT || ov->nat == FLOW_NAT_HAIRPIN) {
 		ep->addr = okey->saddr.v4;
 		ep->port = okey->sport;
@@ -71,9 +198,43 @@ flow_mapping_ep(const struct flow_key *okey, const struct flow_value *ov,
 	return FLOW_MAPPING_NONE;
 }
 
+/* Timer of a mapping: free it and its port once unused for its hold
+ * time. Armed when its last flow ends (mapping_put), not before: a
+ * mapping in use needs no timer. */
+static int mapping_expire(void *map, struct nat_endpoint *ep,
+			  struct nat_mapping *m)
+{
+	struct nat_port_key pk = { .port = m->ext_port, .proto = ep->proto,
+				   .addr_idx = m->addr_idx };
+	struct xnat_config *cfg;
+	__u32 zero = 0;
+	__u64 now, hold;
+
+	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
+	if (!cfg)
+		return 0;
+	/* In use again: the put that ends its last flow re-arms. */
+	if (m->flows)
+		return 0;
+	hold = mapping_hold_ns(cfg, ep->proto, m->flags);
+	now = bpf_ktime_get_ns();
+	if (now < m->last_used_ns + hold) {
+		bpf_timer_start(&m->timer, m->last_used_ns + hold - now, 0);
+		return 0;
+	}
+	if (m->flags & NAT_MAPPING_CHARGED)
+		host_release(ep->addr);
+	natlog_emit(NATLOG_EXPIRED, ep, pool_addr(cfg, m->addr_idx),
+		    m->ext_port, 0, 0);
+	bpf_map_delete_elem(&xnat_ports, &pk);
+	bpf_map_delete_elem(&xnat_mappings, ep);
+	return 0;
+}
+
 /* A flow of EP's ended: the mapping's idle time starts when none is left.
  * OUTBOUND: the flow was opened from the inside. */
-static __always_inline void mapping_put(const struct nat_endpoint *ep,
+static __always_inline void mapping_put(const struct xnat_config *cfg,
+					const struct nat_endpoint *ep,
 					int outbound)
 {
 	struct nat_mapping *m = bpf_map_lookup_elem(&xnat_mappings, ep);
@@ -85,104 +246,179 @@ static __always_inline void mapping_put(const struct nat_endpoint *ep,
 	if (outbound)
 		__sync_fetch_and_add(&m->out_flows, (__u32)-1);
 	__sync_fetch_and_add(&m->flows, (__u32)-1);
-}
-
-/* Timer of a mapping: free it and its port once unused for its timeout. */
-static int mapping_expire(void *map, struct nat_endpoint *ep,
-			  struct nat_mapping *m)
-{
-	struct nat_port_key pk = { .port = m->ext_port, .proto = ep->proto };
-	struct xnat_config *cfg;
-	__u32 zero = 0;
-	__u64 now, timeout;
-
-	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
-	if (!cfg)
-		return 0;
-	timeout = mapping_timeout_ns(cfg, ep->proto);
-	now = bpf_ktime_get_ns();
-	if (m->flows || now < m->last_used_ns + timeout) {
-		/* In use: look again after a timeout; idle: when it ends. */
-		bpf_timer_start(&m->timer, m->flows ? timeout :
-				m->last_used_ns + timeout - now, 0);
-		return 0;
-	}
-	natlog_emit(NATLOG_EXPIRED, ep, cfg->nat_addr, m->ext_port, 0, 0);
-	bpf_map_delete_elem(&xnat_ports, &pk);
-	bpf_map_delete_elem(&xnat_mappings, ep);
-	return 0;
+	/* Two last puts racing may both arm the timer: harmless. */
+	if (*(volatile __u32 *)&m->flows)
+		return;
+	/* The last one: hold the port for the timeout, then free it.
+	 * -EBUSY from init means the timer exists already (re-armed). */
+	bpf_timer_init(&m->timer, &xnat_mappings, XNAT_CLOCK_MONOTONIC);
+	bpf_timer_set_callback(&m->timer, mapping_expire);
+	bpf_timer_start(&m->timer, mapping_hold_ns(cfg, ep->proto, m->flags),
+			0);
 }
 
 /*
  * A reference on EP's mapping for a new flow, creating it (and claiming a
- * port) if EP has none. The external port goes to *port. Returns
- * XNAT_CONTINUE or XDP_PASS with the reason: the kernel NATs what XDP
- * cannot.
+ * port) if EP has none. The external port goes to *PORT, its address's
+ * pool index to *IDX. KEY is the new flow's (a mapping only DNS flows,
+ * UDP port 53, used expires sooner). NM is scratch space for the new
+ * mapping. Returns XNAT_CONTINUE; NAT_EIM_FULL
+ * when no endpoint-independent port is free (the caller may fall back to
+ * an endpoint-dependent one); or a verdict with its reason.
  */
-static __always_inline int mapping_get(struct pkt *p,
+static __always_inline int mapping_get(__u32 *reason,
 				       const struct xnat_config *cfg,
 				       const struct nat_endpoint *ep,
-				       __be16 *port)
+				       const struct flow_key *key,
+				       __be16 *port, __u8 *idx,
+				       struct nat_mapping *nm)
 {
-	__u16 range = cfg->port_max - cfg->port_min + 1;
-	struct nat_mapping nm = {}, *m;
+	int dns = flow_is_dns(key);
 	struct nat_port_key pk = { .proto = ep->proto };
-	int err = -1, i;
+	struct nat_mapping *m;
+	struct nat_alloc_hint *hint;
+	int err = -1, i, tries = NAT_PORT_TRIES, charged;
+	__u32 zero = 0;
+	__u64 now;
 
 	m = bpf_map_lookup_elem(&xnat_mappings, ep);
 	if (m) {
+reuse:
+		if (!dns && (m->flags & NAT_MAPPING_DNS))
+			m->flags &= ~NAT_MAPPING_DNS;
 		__sync_fetch_and_add(&m->out_flows, 1);
 		__sync_fetch_and_add(&m->flows, 1);
 		*port = m->ext_port;
+		*idx = m->addr_idx;
 		return XNAT_CONTINUE;
 	}
 
-	/* Port preservation where the port is free (RFC 4787 4.2.1 allows
-	 * it; games and VoIP behind some peers depend on it). */
-	pk.port = ep->port;
-	if (!port_in_range(cfg, pk.port))
-		pk.port = bpf_htons(cfg->port_min + bpf_get_prandom_u32() % range);
-	for (i = 0; i < NAT_PORT_TRIES; i++) {
+	charged = host_charge(cfg, ep->addr);
+	if (charged < 0)
+		return verdict(reason, XDP_DROP, XNAT_DROP_HOST_LIMIT);
+	now = bpf_ktime_get_ns();
+	hint = bpf_map_lookup_elem(&xnat_alloc, &zero);
+	if (hint && now - hint->eim_full_ns < NAT_FULL_HINT_NS)
+		tries = NAT_PORT_TRIES_FULL;
+
+	pk.addr_idx = pool_pick(cfg, ep->addr);
+	pk.port = port_first(cfg, ep->port);
+#pragma clang loop unroll(disable)
+	for (i = 0; i < NAT_PORT_TRIES && i < tries; i++) {
 		err = bpf_map_update_elem(&xnat_ports, &pk, ep, BPF_NOEXIST);
 		if (err != -EEXIST)
 			break;
-		pk.port = bpf_htons(cfg->port_min + bpf_get_prandom_u32() % range);
+		pk.port = port_random(cfg);
 	}
-	if (err == -EEXIST)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_NO_PORT);
-	if (err)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_TABLE_FULL);
+	if (err) {
+		/* Taken, or the ports map full: the same to the caller. */
+		if (hint)
+			hint->eim_full_ns = now;
+		goto fail;
+	}
 
-	nm.ext_port = pk.port;
-	nm.flows = 1;
-	nm.out_flows = 1;
-	nm.last_used_ns = bpf_ktime_get_ns();
-	err = bpf_map_update_elem(&xnat_mappings, ep, &nm, BPF_NOEXIST);
+	__builtin_memset(nm, 0, sizeof(*nm));
+	nm->ext_port = pk.port;
+	nm->addr_idx = pk.addr_idx;
+	nm->flags = (charged ? NAT_MAPPING_CHARGED : 0) |
+		    (dns ? NAT_MAPPING_DNS : 0);
+	nm->flows = 1;
+	nm->out_flows = 1;
+	nm->last_used_ns = now;
+	err = bpf_map_update_elem(&xnat_mappings, ep, nm, BPF_NOEXIST);
 	if (err) {
 		bpf_map_delete_elem(&xnat_ports, &pk);
-		/* EEXIST: another CPU mapped EP meanwhile; this packet goes
-		 * up once, the next one uses that mapping. */
-		return pkt_stop(p, XDP_PASS, err == -EEXIST ?
-				XNAT_PASS_INSERT_RACE : XNAT_PASS_TABLE_FULL);
+		/* Another CPU mapped EP meanwhile: use its mapping. */
+		m = err == -EEXIST ? bpf_map_lookup_elem(&xnat_mappings, ep) :
+				     NULL;
+		if (m) {
+			if (charged)
+				host_release(ep->addr);
+			goto reuse;
+		}
+		goto fail;
 	}
-	m = bpf_map_lookup_elem(&xnat_mappings, ep);
-	if (m && !bpf_timer_init(&m->timer, &xnat_mappings,
-				 XNAT_CLOCK_MONOTONIC)) {
-		bpf_timer_set_callback(&m->timer, mapping_expire);
-		bpf_timer_start(&m->timer, mapping_timeout_ns(cfg, ep->proto), 0);
-	}
-	natlog_emit(NATLOG_CREATED, ep, cfg->nat_addr, pk.port,
-		    p->key.daddr.v4, p->key.dport);
+	natlog_emit(NATLOG_CREATED, ep, pool_addr(cfg, pk.addr_idx), pk.port,
+		    key->daddr.v4, key->dport);
 	*port = pk.port;
+	*idx = pk.addr_idx;
 	return XNAT_CONTINUE;
+fail:
+	if (charged)
+		host_release(ep->addr);
+	return NAT_EIM_FULL;
+}
+
+/* A flow for which no port is free: to the kernel, within its budget. */
+static __always_inline int no_port_verdict(__u32 *reason)
+{
+	struct nat_alloc_hint *hint;
+	__u32 zero = 0;
+	__u64 now;
+
+	hint = bpf_map_lookup_elem(&xnat_alloc, &zero);
+	if (!hint)
+		return verdict(reason, XDP_DROP, XNAT_DROP_NO_PORT);
+	now = bpf_ktime_get_ns();
+	if (now - hint->pass_window_ns >= NAT_NO_PORT_PASS_WINDOW_NS) {
+		hint->pass_window_ns = now;
+		hint->passed = 0;
+	}
+	if (hint->passed >= NAT_NO_PORT_PASS_BURST)
+		return verdict(reason, XDP_DROP, XNAT_DROP_NO_PORT);
+	hint->passed++;
+	return verdict(reason, XDP_PASS, XNAT_PASS_NO_PORT);
+}
+
+/*
+ * May an endpoint-dependent flow use external port PK? Not while PK's
+ * mapping is over but waits out its timeout (REQ-3): its remotes may
+ * still send to it, and must not reach another host. An active mapping's
+ * flows hold their own (remote, port) pairs in the flow table.
+ */
+static __always_inline int edm_port_free(const struct nat_port_key *pk)
+{
+	struct nat_endpoint *owner = bpf_map_lookup_elem(&xnat_ports, pk);
+	struct nat_mapping *m;
+
+	if (!owner)
+		return 1;
+	m = bpf_map_lookup_elem(&xnat_mappings, owner);
+	return !m || m->out_flows;
+}
+
+/* The binding of an endpoint-dependent flow (its ORIG key and entry). */
+static __always_inline void edm_key_of(const struct flow_key *okey,
+				       const struct flow_value *ov,
+				       struct nat_edm_key *k)
+{
+	__builtin_memset(k, 0, sizeof(*k));
+	k->remote = okey->daddr.v4;
+	k->remote_port = okey->dport;
+	k->ext_port = ov->new_sport;
+	k->proto = okey->proto;
+	k->addr_idx = ov->addr_idx;
+}
+
+/* An endpoint-dependent flow ended: free its port towards its remote. */
+static __always_inline void edm_release(const struct flow_key *okey,
+					const struct flow_value *ov)
+{
+	struct nat_edm_key k;
+
+	edm_key_of(okey, ov, &k);
+	bpf_map_delete_elem(&xnat_edm_ports, &k);
+	if (ov->edm == FLOW_EDM_PORT_CHARGED)
+		host_release(okey->saddr.v4);
 }
 
 /* Remember that EP's mapping sent to REMOTE (address-dependent filter). */
 static __always_inline void peer_record(const struct nat_endpoint *ep,
-					__be16 ext_port, __be32 remote)
+					__be16 ext_port, __u8 idx,
+					__be32 remote)
 {
 	struct nat_peer_key k = { .remote = remote, .ext_port = ext_port,
-				  .proto = ep->proto };
+				  .proto = ep->proto, .addr_idx = idx };
 
 	bpf_map_update_elem(&xnat_peers, &k, ep, BPF_ANY);
 }
@@ -194,20 +430,20 @@ enum nat_inbound {
 };
 
 /*
- * May a packet from the WAN reach the inside endpoint owning its
- * destination port? With endpoint-independent filtering anyone may; with
- * address-dependent filtering only an address the endpoint has sent to,
- * through this same mapping.
+ * May a packet from the WAN to pool address IDX reach the inside endpoint
+ * owning its destination port? With endpoint-independent filtering anyone
+ * may; with address-dependent filtering only an address the endpoint has
+ * sent to, through this same mapping.
  */
 static __always_inline enum nat_inbound
 inbound_allowed(const struct pkt *p, const struct xnat_config *cfg,
-		struct nat_endpoint *ep)
+		__u8 idx, struct nat_endpoint *ep)
 {
 	struct nat_port_key pk = { .port = p->key.dport,
-				   .proto = p->key.proto };
+				   .proto = p->key.proto, .addr_idx = idx };
 	struct nat_peer_key k = { .remote = p->key.saddr.v4,
 				  .ext_port = p->key.dport,
-				  .proto = p->key.proto };
+				  .proto = p->key.proto, .addr_idx = idx };
 	struct nat_endpoint *owner, *peer;
 	struct nat_mapping *m;
 

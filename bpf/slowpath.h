@@ -92,51 +92,221 @@ static __always_inline void new_flow_seal(struct new_flow *nf)
 
 /*
  * Insert both entries, reply first: a flow must never be found in one
- * direction only. A flow through a mapping takes a reference on it first
- * (creating it for outgoing flows; that is where the external port is
- * chosen). Returns XNAT_CONTINUE with the flow in place, or XDP_PASS with a
- * reason: the kernel's NAT takes the connection.
+ * direction only. 0, or the insert's error: -EEXIST from the reply's
+ * insert means its tuple is another flow's, from the ORIG's (returned as
+ * -EALREADY) that this very flow exists already.
  */
-static __always_inline int new_flow_insert(struct pkt *p, struct new_flow *nf,
-					   const struct xnat_config *cfg)
+#define EALREADY 114
+static __always_inline int new_flow_put(struct new_flow *nf)
 {
-	enum flow_mapping mapped;
-	struct nat_endpoint ep;
-	struct nat_mapping *m;
-	int err, rc;
-
-	mapped = flow_mapping_ep(&nf->okey, &nf->ov, &ep);
-	if (nf->ov.nat == FLOW_NAT_INBOUND) {
-		m = bpf_map_lookup_elem(&xnat_mappings, &ep);
-		if (!m) /* expired since the filter looked */
-			return pkt_stop(p, XDP_DROP, XNAT_DROP_UNSOLICITED);
-		__sync_fetch_and_add(&m->flows, 1);
-	} else if (mapped == FLOW_MAPPING_OUT) {
-		rc = mapping_get(p, cfg, &ep, &nf->ov.new_sport);
-		if (rc != XNAT_CONTINUE)
-			return rc;
-	}
-	new_flow_seal(nf);
+	int err;
 
 	err = bpf_map_update_elem(&xnat_flows, &nf->rkey, &nf->rv, BPF_NOEXIST);
-	if (!err) {
-		err = bpf_map_update_elem(&xnat_flows, &nf->okey, &nf->ov,
-					  BPF_NOEXIST);
-		if (err)
-			bpf_map_delete_elem(&xnat_flows, &nf->rkey);
-	}
+	if (err)
+		return err;
+	err = bpf_map_update_elem(&xnat_flows, &nf->okey, &nf->ov, BPF_NOEXIST);
 	if (err) {
-		if (mapped != FLOW_MAPPING_NONE)
-			mapping_put(&ep, mapped == FLOW_MAPPING_OUT);
-		/* EEXIST: another CPU created this very flow meanwhile; the
-		 * packet goes to the kernel once, the next one hits. */
-		return pkt_stop(p, XDP_PASS, err == -EEXIST ?
-				XNAT_PASS_INSERT_RACE : XNAT_PASS_TABLE_FULL);
+		bpf_map_delete_elem(&xnat_flows, &nf->rkey);
+		return err == -EEXIST ? -EALREADY : err;
+	}
+	return 0;
+}
+
+/* Is the entry in the way of NF's reply one of NF's own endpoint's? */
+static __always_inline int reply_is_ours(const struct new_flow *nf)
+{
+	struct flow_value *v = bpf_map_lookup_elem(&xnat_flows, &nf->rkey);
+
+	return v && v->new_daddr.v4 == nf->okey.saddr.v4 &&
+	       v->new_dport == nf->okey.sport;
+}
+
+/* A failed insert: the kernel NATs this packet (a racing CPU's flow, or a
+ * full table, where the kernel's own table may still have room). */
+static __always_inline int new_flow_failed(__u32 *reason, int err)
+{
+	return verdict(reason, XDP_PASS, err == -EEXIST || err == -EALREADY ?
+				     XNAT_PASS_INSERT_RACE :
+				     XNAT_PASS_TABLE_FULL);
+}
+
+/*
+ * SNAT through an endpoint-dependent port, when the endpoint cannot have
+ * a port of its own: the external port need only be unique towards this
+ * remote (address, port), which multiplies the ports by the remotes. A
+ * candidate is claimed in xnat_edm_ports (BPF_NOEXIST, lock-free like
+ * xnat_ports); the flow table's reply key then proves that no flow of a
+ * mapping uses that port towards this remote. Bounded: at most
+ * NAT_PORT_TRIES candidates; a flow that gets none goes to the kernel's
+ * NAT, whose own range may have a port, within a budget per CPU
+ * (no_port_verdict()); beyond it, dropped and counted.
+ *
+ * A global function, called after new_flow_map() or new_flow_insert()
+ * returned NAT_EIM_FULL, with nf->ep set; XNAT_CONTINUE: the port is
+ * claimed, new_flow_insert() makes the entries.
+ */
+__noinline int new_flow_insert_edm(struct new_flow *nf,
+				   const struct xnat_config *cfg,
+				   __u32 *reason)
+{
+	struct nat_edm_key *k;
+	struct nat_port_key *pk;
+	struct nat_endpoint *ep;
+	int charged, err = -EEXIST, i;
+	__u32 range, off;
+
+	if (!nf || !cfg || !reason)
+		return XDP_ABORTED;
+	k = &nf->edm;
+	pk = &nf->pk;
+	ep = &nf->ep;
+
+	charged = host_charge(cfg, ep->addr);
+	if (charged < 0)
+		return verdict(reason, XDP_DROP, XNAT_DROP_HOST_LIMIT);
+	nf->ov.edm = charged ? FLOW_EDM_PORT_CHARGED : FLOW_EDM_PORT;
+	nf->ov.addr_idx = pool_pick(cfg, ep->addr);
+	pk->proto = ep->proto;
+	pk->addr_idx = nf->ov.addr_idx;
+	nf->ov.new_saddr.v4 = pool_addr(cfg, nf->ov.addr_idx);
+	nf->rv.edm = nf->ov.edm;
+	nf->rv.addr_idx = nf->ov.addr_idx;
+	/* Consecutive ports from a random start: a range of up to
+	 * NAT_PORT_TRIES ports is searched whole. No port preservation: many
+	 * hosts using the same inside ports would all start on the same one.
+	 * A candidate's reply key (the reply key with its port) must be free
+	 * and its binding claimed; the entries are made once, after. */
+	range = cfg->port_max - cfg->port_min + 1;
+	off = bpf_get_prandom_u32() % range;
+	flow_reply_key(&nf->okey, &nf->ov, &nf->rkey);
+#pragma clang loop unroll(disable)
+	for (i = 0; i < NAT_PORT_TRIES; i++) {
+		nf->ov.new_sport = bpf_htons(cfg->port_min + (off + i) % range);
+		pk->port = nf->ov.new_sport;
+		nf->rkey.dport = nf->ov.new_sport;
+		if (!edm_port_free(pk) ||
+		    bpf_map_lookup_elem(&xnat_flows, &nf->rkey))
+			continue;
+		edm_key_of(&nf->okey, &nf->ov, k);
+		err = bpf_map_update_elem(&xnat_edm_ports, k, ep, BPF_NOEXIST);
+		if (err != -EEXIST)
+			break;
+	}
+	if (!err) {
+		/* new_flow_insert() makes the entries, or gives all back. */
+		nf->mapped = FLOW_MAPPING_NONE;
+		return XNAT_CONTINUE;
+	}
+	if (charged)
+		host_release(ep->addr);
+	if (err == -EEXIST)
+		return no_port_verdict(reason);
+	return new_flow_failed(reason, err);
+}
+
+/*
+ * A new connection's mapping: a reference on its inside endpoint's (in
+ * nf->ep; nf->mapped says which), created with its external port for
+ * outgoing flows. Returns XNAT_CONTINUE, NAT_EIM_FULL for an SNAT flow
+ * that needs an endpoint-dependent port (new_flow_insert_edm()), or a
+ * verdict with its reason in *REASON.
+ *
+ * This, new_flow_insert() and new_flow_insert_edm() are global functions,
+ * called one after the other: the verifier checks each once, on its own,
+ * instead of once in every slow path that would inline them (their paths
+ * multiplied by the slow paths' passed its limit), and each has the stack
+ * the slow path leaves, not a share of it. They see the packet's key
+ * (nf->okey) only.
+ */
+__noinline int new_flow_map(struct new_flow *nf, const struct xnat_config *cfg,
+			    __u32 *reason)
+{
+	struct nat_mapping *m;
+	int rc;
+
+	if (!nf || !cfg || !reason)
+		return XDP_ABORTED;
+	nf->addr_idx = 0;
+	nf->mapped = flow_mapping_ep(&nf->okey, &nf->ov, &nf->ep);
+	if (nf->ov.nat == FLOW_NAT_INBOUND) {
+		m = bpf_map_lookup_elem(&xnat_mappings, &nf->ep);
+		if (!m) /* expired since the filter looked */
+			return verdict(reason, XDP_DROP, XNAT_DROP_UNSOLICITED);
+		__sync_fetch_and_add(&m->flows, 1);
+		return XNAT_CONTINUE;
+	}
+	if (nf->mapped != FLOW_MAPPING_OUT)
+		return XNAT_CONTINUE;
+	rc = mapping_get(reason, cfg, &nf->ep, &nf->okey, &nf->ov.new_sport,
+			 &nf->addr_idx, &nf->nm);
+	if (rc == NAT_EIM_FULL && nf->ov.nat != FLOW_NAT_SNAT)
+		return verdict(reason, XDP_PASS, XNAT_PASS_NO_PORT);
+	if (rc == XNAT_CONTINUE)
+		nf->ov.new_saddr.v4 = pool_addr(cfg, nf->addr_idx);
+	return rc;
+}
+
+/*
+ * Install a new connection whose mapping new_flow_map() took: both
+ * entries, reply first. Returns XNAT_CONTINUE with the flow in place;
+ * NAT_EIM_FULL when the mapping's port is another endpoint's towards this
+ * remote (the reference is given back; new_flow_insert_edm() next); or a
+ * verdict with its reason in *REASON: mostly XDP_PASS, the kernel's NAT
+ * takes it.
+ */
+__noinline int new_flow_insert(struct new_flow *nf,
+			       const struct xnat_config *cfg, __u32 *reason)
+{
+	int err;
+
+	if (!nf || !cfg || !reason)
+		return XDP_ABORTED;
+	new_flow_seal(nf);
+	err = new_flow_put(nf);
+	if (err) {
+		if (nf->mapped != FLOW_MAPPING_NONE)
+			mapping_put(cfg, &nf->ep,
+				    nf->mapped == FLOW_MAPPING_OUT);
+		if (nf->ov.edm) {
+			/* new_flow_insert_edm()'s binding and charge. */
+			bpf_map_delete_elem(&xnat_edm_ports, &nf->edm);
+			if (nf->ov.edm == FLOW_EDM_PORT_CHARGED)
+				host_release(nf->ep.addr);
+			return new_flow_failed(reason, err);
+		}
+		/* An endpoint-dependent flow of another endpoint holds the
+		 * mapping's port towards this remote: this flow cannot use
+		 * the mapping, but may have a port of its own. (The same
+		 * endpoint's entry is another CPU creating this very flow.) */
+		if (err == -EEXIST && nf->ov.nat == FLOW_NAT_SNAT &&
+		    !reply_is_ours(nf))
+			return NAT_EIM_FULL;
+		return new_flow_failed(reason, err);
 	}
 	if (nf->ov.nat == FLOW_NAT_SNAT)
-		peer_record(&ep, nf->ov.new_sport, p->key.daddr.v4);
+		peer_record(&nf->ep, nf->ov.new_sport, nf->addr_idx,
+			    nf->okey.daddr.v4);
 	flow_arm_expiry(&nf->okey, cfg);
 	return XNAT_CONTINUE;
+}
+
+/* new_flow_insert() for the packet P. */
+static __always_inline int slow_insert(struct pkt *p, struct new_flow *nf,
+				       const struct xnat_config *cfg)
+{
+	__u32 reason = 0;
+	int rc = new_flow_map(nf, cfg, &reason);
+
+	if (rc == XNAT_CONTINUE)
+		rc = new_flow_insert(nf, cfg, &reason);
+	if (rc == NAT_EIM_FULL) {
+		rc = new_flow_insert_edm(nf, cfg, &reason);
+		if (rc == XNAT_CONTINUE)
+			rc = new_flow_insert(nf, cfg, &reason);
+	}
+	if (rc != XNAT_CONTINUE)
+		p->reason = reason;
+	return rc;
 }
 
 /* Is the routed egress one of ours? Redirecting elsewhere is not safe. */
@@ -172,7 +342,7 @@ static __always_inline int new_flow_to_lan(struct xdp_md *ctx, struct pkt *p,
 	if (!out || out->role != XNAT_ROLE_LAN)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
 	new_flow_fill(nf, p, &fib, out, in);
-	return new_flow_insert(p, nf, cfg);
+	return slow_insert(p, nf, cfg);
 }
 
 /*
@@ -256,7 +426,7 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 		nf->ov.nat = FLOW_NAT_NONE;
 	}
 	new_flow_fill(nf, p, &fib, out, in);
-	return new_flow_insert(p, nf, cfg);
+	return slow_insert(p, nf, cfg);
 }
 
 /*
@@ -269,7 +439,8 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 					    struct new_flow *nf,
 					    const struct xnat_config *cfg,
-					    const struct iface_info *in)
+					    const struct iface_info *in,
+					    __u8 idx)
 {
 	struct fwd_key fk = { .port = p->key.dport, .proto = p->key.proto };
 	struct nat_endpoint ep;
@@ -277,13 +448,14 @@ static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 
 	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_LOCAL); /* pings */
-	fwd = bpf_map_lookup_elem(&xnat_forwards, &fk);
+	/* Port forwards live on the first address only. */
+	fwd = idx ? NULL : bpf_map_lookup_elem(&xnat_forwards, &fk);
 	if (fwd) {
 		nf->ov.nat = FLOW_NAT_DNAT;
 		ep.addr = fwd->addr;
 		ep.port = fwd->port;
 	} else if (port_in_range(cfg, p->key.dport)) {
-		switch (inbound_allowed(p, cfg, &ep)) {
+		switch (inbound_allowed(p, cfg, idx, &ep)) {
 		case NAT_INBOUND_ALLOWED:
 			break;
 		case NAT_INBOUND_FILTERED:
@@ -321,7 +493,7 @@ static __always_inline int slow_from_wan(struct xdp_md *ctx, struct pkt *p,
 	struct bpf_fib_lookup fib;
 	struct iface_info *out;
 	union xnat_addr dst = p->key.daddr;
-	int rc;
+	int rc, idx;
 
 	/* Echo replies without a flow: conntrack cannot be asked about ICMP
 	 * (the kfunc knows TCP and UDP only) and the kernel may have sent
@@ -331,9 +503,11 @@ static __always_inline int slow_from_wan(struct xdp_md *ctx, struct pkt *p,
 	    !p->icmp_echo_request)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_WAN_IN);
 
-	if (p->key.family == XNAT_AF_INET && cfg->nat_addr &&
-	    p->key.daddr.v4 == cfg->nat_addr)
-		return slow_to_nat_addr(ctx, p, nf, cfg, in);
+	if (p->key.family == XNAT_AF_INET) {
+		idx = pool_index(cfg, p->key.daddr.v4);
+		if (idx >= 0)
+			return slow_to_nat_addr(ctx, p, nf, cfg, in, idx);
+	}
 
 	rc = fib_route(ctx, p, &p->key.saddr, &dst, &fib);
 	if (rc != XNAT_CONTINUE)

@@ -193,7 +193,8 @@ int xdp_xnat(struct xdp_md *ctx)
 		XNAT_COV();
 	else if (nf->ov.nat == FLOW_NAT_HAIRPIN)
 		XNAT_COV();
-	return forward(ctx, &p, &nf->ov, XNAT_FWD_SLOW);
+	return forward(ctx, &p, &nf->ov,
+		       nf->ov.edm ? XNAT_FWD_SLOW_EDM : XNAT_FWD_SLOW);
 }
 
 #ifdef XNAT_FUZZ

@@ -69,6 +69,17 @@ enum flow_nat {
 };
 
 /* TCP state as derived from both directions; it only picks the timeout. */
+/* How an SNAT flow got its external port. Zero is what flows created
+ * before this field existed read as. */
+enum flow_edm {
+	FLOW_EDM_NONE = 0, /* through its endpoint's mapping (or no SNAT) */
+	/* Endpoint-dependent fallback: a port unique for this remote
+	 * (address, port) only, held in xnat_edm_ports; released with the
+	 * flow. CHARGED: also counted against its inside host. */
+	FLOW_EDM_PORT = 1,
+	FLOW_EDM_PORT_CHARGED = 2,
+};
+
 enum flow_tcp_state {
 	FLOW_TCP_SYN_SENT = 0,    /* no reply yet */
 	FLOW_TCP_ESTABLISHED = 1, /* traffic seen both ways */
@@ -106,7 +117,10 @@ struct flow_value {
 	 * the expiry timer, kicked at once, then ends the connection as if
 	 * it had timed out, mapping references included. */
 	__u8 expired;
-	__u8 pad[2];
+	/* enum flow_edm: how an SNAT flow got its external port (nat.h),
+	 * and the pool index of its external address when it matters. */
+	__u8 edm;
+	__u8 addr_idx;
 	/* FLOW_NAT_CT: when this entry last reset the conntrack entry's
 	 * timeout: bpf_ktime_get_coarse_ns() >> XNAT_CT_REFRESH_SHIFT (units
 	 * of about a second, no division per packet). Zero otherwise. */
@@ -185,7 +199,12 @@ _Static_assert(sizeof(struct vlan_key) == 8, "vlan_key layout");
  * the connections they accepted (bpf/offload.h). */
 #define XNAT_F_OFFLOAD (1U << 3)
 
-/* The single entry of the config map. Ports in host order. */
+/* Most external addresses in [nat] address (an address's index must fit
+ * the u8 of nat_port_key.addr_idx). */
+#define XNAT_MAX_POOL 256
+
+/* The single entry of the config map. Ports in host order. Its contents
+ * come from the config alone, so a new layout is simply re-created. */
 struct xnat_config {
 	__be32 nat_addr;       /* WAN address used by SNAT; 0 = no NAT yet */
 	__u16 port_min;        /* XDP NAT range, inclusive, host order */
@@ -196,8 +215,17 @@ struct xnat_config {
 	__u32 timeout_tcp_trans;
 	__u32 timeout_udp;
 	__u32 timeout_icmp;
+	/* [timeouts] udp_dns: UDP to or from port 53 (RFC 4787 REQ-5a). */
+	__u32 timeout_udp_dns;
+	/* [nat] ports_per_host: external ports (mappings plus endpoint-
+	 * dependent bindings) one inside address may hold; 0 no limit. */
+	__u32 ports_per_host;
+	/* External addresses in xnat_pool, indices 0..pool_size-1; index 0
+	 * is nat_addr. 0 means nat_addr alone. */
+	__u32 pool_size;
+	__u32 pad;
 };
-_Static_assert(sizeof(struct xnat_config) == 32, "xnat_config layout");
+_Static_assert(sizeof(struct xnat_config) == 48, "xnat_config layout");
 
 /*
  * Offload mode's settings, the single entry of xnat_offload. The conntrack
@@ -252,7 +280,10 @@ _Static_assert(sizeof(struct nat_endpoint) == 8, "nat_endpoint layout");
 
 struct nat_mapping {
 	__be16 ext_port;
-	__u16 pad;
+	__u8 addr_idx;         /* external address: xnat_pool index */
+	/* Bits: NAT_MAPPING_CHARGED counted against its inside host,
+	 * NAT_MAPPING_DNS only DNS (UDP port 53) flows so far. */
+	__u8 flags;
 	__u32 flows;           /* connections using it, atomic */
 	/* Of those, the ones the inside opened. Only they keep the mapping
 	 * open to inbound traffic: once the last one expired (outbound
@@ -268,7 +299,7 @@ _Static_assert(sizeof(struct nat_mapping) == 40, "nat_mapping layout");
 struct nat_port_key {
 	__be16 port;
 	__u8 proto;
-	__u8 pad;
+	__u8 addr_idx; /* external address: xnat_pool index (0: nat_addr) */
 };
 _Static_assert(sizeof(struct nat_port_key) == 4, "nat_port_key layout");
 
@@ -277,9 +308,35 @@ struct nat_peer_key {
 	__be32 remote;
 	__be16 ext_port;
 	__u8 proto;
-	__u8 pad;
+	__u8 addr_idx;
 };
 _Static_assert(sizeof(struct nat_peer_key) == 8, "nat_peer_key layout");
+
+#define NAT_MAPPING_CHARGED 0x01
+#define NAT_MAPPING_DNS 0x02
+
+/*
+ * Endpoint-dependent fallback (nat.h): when an inside endpoint cannot get
+ * a port of its own, a flow gets an external port that is unique towards
+ * its remote (address, port) only, as Linux's masquerade allocates. The
+ * binding's owner is the inside endpoint, the value.
+ */
+struct nat_edm_key {
+	__be32 remote;
+	__be16 remote_port;
+	__be16 ext_port;
+	__u8 proto;
+	__u8 addr_idx;
+	__u16 pad;
+};
+_Static_assert(sizeof(struct nat_edm_key) == 12, "nat_edm_key layout");
+
+/* Per inside address: external ports it holds (RFC 6888 REQ-4). */
+struct nat_host {
+	__u32 ports;   /* mappings plus endpoint-dependent bindings, atomic */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct nat_host) == 8, "nat_host layout");
 
 /*
  * Why a packet ended where it did. One counter (packets, bytes) per reason.
@@ -340,6 +397,10 @@ enum xnat_reason {
 				   flow, which leaves the fast path */
 	XNAT_PASS_CT_GONE,      /* hand-back: conntrack entry gone or
 				   changed, the flow leaves the fast path */
+	/* NAT at scale (bpf/nat.h), appended too */
+	XNAT_FWD_SLOW_EDM,      /* new flow through an endpoint-dependent port */
+	XNAT_DROP_HOST_LIMIT,   /* inside host holds [nat] ports_per_host */
+	XNAT_DROP_NO_PORT,      /* no port free, kernel's budget spent */
 	XNAT_REASON_MAX,
 };
 
@@ -392,20 +453,69 @@ static inline void flow_reply_key(const struct flow_key *okey,
 	rkey->vid = ov->egress_vid;
 }
 
-/* Idle time after which a connection expires, in seconds. */
-static inline __u32 flow_timeout(const struct xnat_config *cfg, __u8 proto,
+/* DNS: the short UDP timeout RFC 4787 REQ-5a allows for port 53. */
+#define XNAT_DNS_PORT 53
+
+/* Is this UDP flow (its ORIG key) DNS? Either end on port 53. */
+static inline int flow_is_dns(const struct flow_key *okey)
+{
+	/* __be16 compares against the constant in network order. */
+	__u16 dns = (__u16)((XNAT_DNS_PORT >> 8) | (XNAT_DNS_PORT << 8));
+
+	return okey->proto == 17 && (okey->dport == dns || okey->sport == dns);
+}
+
+/* Idle time after which a connection expires, in seconds. OKEY is the
+ * key of its ORIG direction. */
+static inline __u32 flow_timeout(const struct xnat_config *cfg,
+				 const struct flow_key *okey,
 				 const struct flow_value *a,
 				 const struct flow_value *b)
 {
-	switch (proto) {
+	switch (okey->proto) {
 	case 6: /* IPPROTO_TCP */
 		return flow_tcp_state(a, b) == FLOW_TCP_ESTABLISHED ?
 			       cfg->timeout_tcp_est : cfg->timeout_tcp_trans;
 	case 17: /* IPPROTO_UDP */
+		if (cfg->timeout_udp_dns && flow_is_dns(okey))
+			return cfg->timeout_udp_dns;
 		return cfg->timeout_udp;
 	default:
 		return cfg->timeout_icmp;
 	}
+}
+
+/*
+ * Paired pooling (RFC 4787 REQ-2): the external address of inside address
+ * INSIDE is pool index xnat_pool_hash(INSIDE, N) of N. It is nftables'
+ * `jhash ip saddr mod N seed XNAT_POOL_SEED` (the kernel's jhash() of the
+ * four address bytes, scaled to N as reciprocal_scale() does), so the
+ * kernel's SNAT of passed-up traffic picks the same address as XDP.
+ */
+#define XNAT_POOL_SEED 0x786e6174 /* "xnat" */
+
+static inline __u32 xnat_rol32(__u32 w, unsigned int s)
+{
+	return (w << s) | (w >> (32 - s));
+}
+
+static inline __u32 xnat_pool_hash(__be32 inside, __u32 n)
+{
+	const __u8 *k = (const __u8 *)&inside;
+	__u32 a, b, c;
+
+	/* jhash(key, 4, seed) from include/linux/jhash.h */
+	a = b = c = 0xdeadbeef + 4 + XNAT_POOL_SEED;
+	a += (__u32)k[3] << 24 | (__u32)k[2] << 16 | (__u32)k[1] << 8 | k[0];
+	c ^= b; c -= xnat_rol32(b, 14);
+	a ^= c; a -= xnat_rol32(c, 11);
+	b ^= a; b -= xnat_rol32(a, 25);
+	c ^= b; c -= xnat_rol32(b, 16);
+	a ^= c; a -= xnat_rol32(c, 4);
+	b ^= a; b -= xnat_rol32(a, 14);
+	c ^= b; c -= xnat_rol32(b, 24);
+	/* reciprocal_scale() from include/linux/kernel.h */
+	return (__u32)(((__u64)c * n) >> 32);
 }
 
 struct xnat_counter {

@@ -14,7 +14,7 @@ pkgs=(
 	libmicrohttpd-dev                   # xnat metrics --listen
 	libsystemd-dev                      # sd_notify for Type=notify
 	libnetfilter-conntrack-dev          # flows in kernel mode, offload events
-	libmnl-dev                          # offload mode: ports' qdiscs
+	libmnl-dev                          # rtnetlink: links, address events, qdiscs
 	conntrack                           # offload tests: conntrack -L/-D/-F
 	systemd man-db                      # tests: systemd-analyze verify
 	bash-completion                     # tests: packaging/xnat.bash-completion

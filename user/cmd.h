@@ -16,6 +16,8 @@
 #define EXIT_USAGE 1
 #define EXIT_SYSTEM 2
 #define EXIT_NOT_UP 3
+/* status: up, but not whole (its nft table was removed) */
+#define EXIT_DEGRADED 4
 
 /* The config `up`, `run` and `check` read when -c is not given. */
 #define XNAT_DEFAULT_CONFIG "/etc/xnat/xnat.ini"

@@ -17,6 +17,28 @@
 #include "json.h"
 #include "kernel_mode.h"
 #include "loader.h"
+#include "plan.h"
+
+/* Build the plan for CFG and check it against what is pinned here; its
+ * nftables transaction (malloc'ed), or NULL with ERR. */
+static char *plan_check(const struct config *cfg, char *err)
+{
+	struct plan *plan = calloc(1, sizeof(*plan));
+	char *cmds = NULL;
+
+	if (!plan) {
+		snprintf(err, CONFIG_ERR_LEN, "plan: out of memory");
+		return NULL;
+	}
+	if (!plan_build(cfg, plan, err) &&
+	    !(plan->xdp && loader_check(plan, err))) {
+		cmds = plan->kernel.nft;
+		plan->kernel.nft = NULL;
+	}
+	plan_free(plan);
+	free(plan);
+	return cmds;
+}
 
 /* One error more, kept if there is room (N counts them all). */
 static void add_error(struct config_errors *errs, const char *msg)
@@ -57,9 +79,9 @@ static char *check_all(const char *path, struct config *cfg,
 		merge_errors(errs, tmp);
 		return NULL;
 	}
-	if (mode_runs_xdp(cfg->mode) && loader_check(cfg, err))
-		add_error(errs, err);
-	cmds = kernel_ruleset(cfg, err);
+	/* The plan `up` would apply (plan.c): ports XDP can serve, the
+	 * maps against what is pinned, the nftables transaction. */
+	cmds = plan_check(cfg, err);
 	if (!cmds) {
 		add_error(errs, err);
 		return NULL;

@@ -25,6 +25,8 @@
 #include "offload.h"
 #include "loader.h"
 #include "nft_table.h"
+#include "memory.h"
+#include "percpu.h"
 #include "pins.h"
 #include "state.h"
 
@@ -58,6 +60,14 @@ struct status {
 	bool have_kernel_ranges;
 	enum nft_health nft;
 	char nft_detail[CONFIG_ERR_LEN + 64];
+	/* Kernel memory of the pinned maps (fdinfo memlock). */
+	unsigned long long map_bytes;
+	/* External ports in use per pool address: mappings (a port of
+	 * their own) and endpoint-dependent bindings (one remote's). */
+	int n_addrs;
+	char addrs[XNAT_MAX_POOL][INET_ADDRSTRLEN];
+	unsigned long mappings[XNAT_MAX_POOL];
+	unsigned long bindings[XNAT_MAX_POOL];
 };
 
 static int flow_table_fill(struct table_fill *t)
@@ -196,6 +206,42 @@ out:
 	free(expected);
 }
 
+/* Ports in use per pool address, from the port and binding maps. */
+static void addr_use(struct status *s)
+{
+	struct nat_port_key pk, pnext;
+	struct nat_edm_key ek, enext;
+	void *prev = NULL;
+	int fd, i;
+
+	s->n_addrs = s->cfg.n_pool > 1 ? s->cfg.n_pool : 1;
+	for (i = 0; i < s->n_addrs; i++)
+		if (s->cfg.n_pool > 1)
+			inet_ntop(AF_INET, &s->cfg.pool[i], s->addrs[i],
+				  INET_ADDRSTRLEN);
+		else
+			snprintf(s->addrs[i], INET_ADDRSTRLEN, "%s", s->nat_addr);
+	fd = pins_map_open(MAP_PORTS);
+	if (fd >= 0) {
+		while (!bpf_map_get_next_key(fd, prev, &pnext)) {
+			pk = pnext;
+			prev = &pk;
+			s->mappings[pk.addr_idx]++;
+		}
+		close(fd);
+	}
+	prev = NULL;
+	fd = pins_map_open(MAP_EDM);
+	if (fd >= 0) {
+		while (!bpf_map_get_next_key(fd, prev, &enext)) {
+			ek = enext;
+			prev = &ek;
+			s->bindings[ek.addr_idx]++;
+		}
+		close(fd);
+	}
+}
+
 static void gather(struct status *s)
 {
 	unsigned long long hash;
@@ -220,6 +266,10 @@ static void gather(struct status *s)
 		wan_addresses(s);
 	nat_address(s);
 	nft_health(s);
+	if (s->st.mode == MODE_XDP) {
+		mem_pinned_bytes(pins_dir(), &s->map_bytes);
+		addr_use(s);
+	}
 }
 
 static void json_range(const char *key, unsigned int lo, unsigned int hi)
@@ -306,6 +356,22 @@ static void print_json(const struct status *s)
 	json_u64("max", s->fill.max);
 	json_u64("max_connections", s->fill.max / 2);
 	json_obj_end();
+	if (st->mode == MODE_XDP) {
+		/* The maps are preallocated whole; timers grow with use. */
+		json_obj_begin("memory");
+		json_u64("maps_bytes", s->map_bytes);
+		json_u64("timers_bytes_max", mem_timers_bytes(s->fill.max / 2));
+		json_obj_end();
+		json_arr_begin("addresses");
+		for (i = 0; i < s->n_addrs; i++) {
+			json_obj_begin(NULL);
+			json_str("address", s->addrs[i]);
+			json_u64("mappings", s->mappings[i]);
+			json_u64("endpoint_dependent", s->bindings[i]);
+			json_obj_end();
+		}
+		json_arr_end();
+	}
 	json_obj_end();
 	json_done();
 }
@@ -378,6 +444,13 @@ static void print_text(const struct status *s)
 		return;
 	printf("flows:   %lu of %lu entries (two per connection)\n",
 	       s->fill.entries, s->fill.max);
+	printf("memory:  %llu MB of kernel memory in maps (preallocated), up to "
+	       "%llu MB more in timers when full\n", s->map_bytes >> 20,
+	       mem_timers_bytes(s->fill.max / 2) >> 20);
+	for (i = 0; i < s->n_addrs; i++)
+		printf("%s %-15s %lu ports mapped, %lu endpoint-dependent\n",
+		       i ? "        " : "address:", s->addrs[i], s->mappings[i],
+		       s->bindings[i]);
 	printf("\n%-16s %-4s %-8s %-8s %s\n", "interface", "role", "attach",
 	       "method", "prog id");
 	for (i = 0; i < st->n_ifaces; i++) {
@@ -401,10 +474,34 @@ static void print_text(const struct status *s)
 	}
 }
 
+/*
+ * Warnings on stderr for what makes the router less than whole: its nft
+ * table removed (EXIT_DEGRADED; `xnat run` puts it back), frames an egress
+ * port refused (drop_redirect: a veth whose peer has neither XDP nor GRO).
+ */
+static int health_warnings(const struct status *s)
+{
+	struct xnat_counter c = {};
+	int fd = mode_runs_xdp(s->st.mode) ? pins_map_open(MAP_STATS) : -1;
+
+	if (fd >= 0 && !percpu_counter_sum(fd, XNAT_DROP_REDIRECT, &c) &&
+	    c.packets)
+		fprintf(stderr, "xnat: warning: %llu frames lost because an "
+			"egress port refused them (drop_redirect; a veth needs "
+			"XDP or GRO on its peer)\n", (unsigned long long)c.packets);
+	if (fd >= 0)
+		close(fd);
+	if (s->nft != NFT_MISSING)
+		return EXIT_OK;
+	fprintf(stderr, "xnat: warning: nft table inet xnat is missing: "
+		"traffic passed to the kernel is not NATed nor filtered\n");
+	return EXIT_DEGRADED;
+}
+
 int cmd_status(const struct opts *o)
 {
 	struct status *s = calloc(1, sizeof(*s));
-	int err;
+	int err, rc;
 
 	if (!s)
 		return fail(o, EXIT_SYSTEM, "status: %s", strerror(ENOMEM));
@@ -429,6 +526,7 @@ int cmd_status(const struct opts *o)
 		print_json(s);
 	else
 		print_text(s);
+	rc = health_warnings(s);
 	free(s);
-	return EXIT_OK;
+	return rc;
 }

@@ -65,8 +65,15 @@ struct config {
 
 	uint32_t nat_addr;     /* network order; with nat_addr_auto 0 until
 				  config_resolve() finds the WAN's */
+	/* [nat] address as a list of addresses and ranges: every external
+	 * address, network order, pool[0] == nat_addr; n_pool 1 for one. */
+	uint32_t pool[XNAT_MAX_POOL];
+	int n_pool;
 	int nat_addr_auto;
 	int nat_addr_line;
+	/* Set by `xnat run` before config_resolve(): a WAN without an IPv4
+	 * address yet (DHCP, PPPoE) leaves nat_addr 0, NAT waits for it. */
+	int nat_addr_wait;
 	uint16_t port_min, port_max; /* host order, inclusive */
 	int ports_line;
 	/* [nat] filtering: 0 address-dependent (default), 1 endpoint-
@@ -78,7 +85,11 @@ struct config {
 	 * flow cache saves. */
 	int fastpath;
 
+	/* [nat] ports_per_host: 0 no limit (RFC 6888 REQ-4). */
+	uint32_t ports_per_host;
+
 	uint32_t timeout_tcp_est, timeout_tcp_trans, timeout_udp, timeout_icmp;
+	uint32_t timeout_udp_dns; /* UDP to or from port 53 (RFC 4787 REQ-5a) */
 	uint32_t flows_max;    /* connections; the map holds two entries each */
 
 	struct config_forward fwd[XNAT_MAX_FORWARDS];

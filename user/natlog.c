@@ -271,15 +271,15 @@ void natlog_wait(struct natlog *l, int ms)
 	fflush(l->out);
 }
 
-void natlog_drain(struct natlog *l)
+void natlog_flows(struct natlog *l, int on)
 {
-	int err = ring_buffer__consume(l->rb);
+	int err;
 
-	if (err < 0)
-		pr_warn("xnat run: reading the NAT event log: %s\n",
-			strerror(-err));
-	report_lost(l, 0);
-	fflush(l->out);
+	l->flows = on;
+	err = set_active(l, 1);
+	if (err)
+		pr_warn("xnat run: failed to switch offload flow events %s: %s\n",
+			on ? "on" : "off", strerror(-err));
 }
 
 void natlog_close(struct natlog *l)

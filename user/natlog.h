@@ -33,8 +33,8 @@ struct natlog;
  * mode's flow moves too. NULL with a warning printed when the router has
  * no log maps (an older data path). */
 struct natlog *natlog_open(FILE *out, int flows);
-/* Write what the ring holds now, without waiting. */
-void natlog_drain(struct natlog *l);
+/* Offload mode's flow moves in the log too (after a reload to it), or not. */
+void natlog_flows(struct natlog *l, int on);
 /* An offloaded entry userspace took off the fast path (enum flowlog_why);
  * L may be NULL (no log). */
 void natlog_flow_returned(struct natlog *l, const struct flow_key *k,

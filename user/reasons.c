@@ -47,4 +47,7 @@ const struct reason_desc reasons[XNAT_REASON_MAX] = {
 	[XNAT_PASS_SHAPED] = { "pass_shaped", "offload, to kernel: egress port shaped by its qdisc" },
 	[XNAT_PASS_CT_TCP_END] = { "pass_ct_tcp_end", "offload hand-back: FIN/RST/SYN, the flow leaves the fast path" },
 	[XNAT_PASS_CT_GONE] = { "pass_ct_gone", "offload hand-back: conntrack entry gone or changed, flow leaves the fast path" },
+	[XNAT_FWD_SLOW_EDM] = { "fwd_slow_edm", "new flow NATed with an endpoint-dependent port: its endpoint could get no port of its own (docs/NAT.md)" },
+	[XNAT_DROP_HOST_LIMIT] = { "drop_host_limit", "dropped: new flow of an inside host that holds [nat] ports_per_host ports" },
+	[XNAT_DROP_NO_PORT] = { "drop_no_port", "dropped: new flow without any free NAT port, beyond what may go to the kernel's NAT" },
 };

@@ -191,9 +191,10 @@ test_status_fields() {
 	expect_rc 0 -j status
 	[ "$(q "j['nft']['state']")" = modified ] || fail "a rule added by hand went unnoticed"
 	check on_rtr nft flush ruleset
-	expect_rc 0 -j status
+	# Up but not whole: exit 4, so a monitor's `xnat status` fails.
+	expect_rc 4 -j status
 	[ "$(q "j['nft']['state']")" = missing ] || fail "nft flush ruleset went unnoticed"
-	expect_rc 0 status
+	expect_rc 4 status
 	grep -q "table inet xnat missing" <<<"$OUT" || fail "text status hides the missing table"
 	check xnat up -c "$TB_CONFIG"
 	expect_rc 0 -j status

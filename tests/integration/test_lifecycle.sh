@@ -126,18 +126,6 @@ while True:
 	wait_listen "$ns" udp "$port"
 }
 
-# Wait (at most 5 s) until the log of a background command has a line
-# matching REGEX.
-wait_log() {
-	local log=$1 re=$2
-	for _ in $(seq 50); do
-		grep -qE "$re" "$log" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "no '$re' in $log after 5 s: $(cat "$log" 2>/dev/null)"
-	return 1
-}
-
 # Poll `xnat flows` until no entry matches COND, for at most LIMIT_MS after
 # the time T0 (ms). Sets GONE_MS to when that was first seen, SEEN_MS to
 # the last time the entries were still there (0: never seen).

@@ -359,4 +359,24 @@ test_shaped_port() {
 	[ "${sent:-0}" -ge 2097152 ] || fail "the upload bypassed the qdisc"
 }
 
+# Offload mode's own kernel settings: conntrack "be liberal" and the mark
+# chain while up; `xnat down` puts the sysctl back (a new namespace has 0)
+# and removes the chain with the table.
+TEST_MODES[down_restores]=offload
+test_down_restores() {
+	check on_rtr sysctl -n net.netfilter.nf_conntrack_tcp_be_liberal
+	[ "$CHECK_OUT" = 1 ] || fail "be_liberal is $CHECK_OUT while up"
+	check on_rtr nft list chain inet xnat mark_accepted
+	grep -q 'ct direction original .*ct mark set ct mark | 0x40000000' <<<"$CHECK_OUT" ||
+		fail "no original-direction mark rule"
+	grep -q 'ct direction reply .*ct mark set ct mark | 0x80000000' <<<"$CHECK_OUT" ||
+		fail "no reply-direction mark rule"
+	check xnat down
+	check on_rtr sysctl -n net.netfilter.nf_conntrack_tcp_be_liberal
+	[ "$CHECK_OUT" = 0 ] || fail "be_liberal is $CHECK_OUT after down"
+	check on_rtr nft list tables
+	grep -qw xnat <<<"$CHECK_OUT" && fail "table inet xnat left after down"
+	return 0
+}
+
 run_tests "$@"

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The one definition of check.h's state and its failure report. */
+/* The one definition of check.h's state, its failure report and sh(). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include "check.h"
 
 const char *cur_test = "setup";
@@ -15,4 +16,13 @@ void check_fail(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int sh(const char *cmd)
+{
+	int rc = system(cmd);
+
+	if (rc)
+		fprintf(stderr, "  '%s' failed (status %d)\n", cmd, rc);
+	return rc;
 }

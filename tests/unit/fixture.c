@@ -85,16 +85,6 @@ bool expect_bytes(const uint8_t *act, size_t act_len,
 	return false;
 }
 
-/* A shell command (ip, nft); its failure is reported. */
-int sh(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc)
-		fprintf(stderr, "  '%s' failed (status %d)\n", cmd, rc);
-	return rc;
-}
-
 /* ---- Maps ------------------------------------------------------------- */
 
 void stats_read(struct xnat_counter sum[XNAT_REASON_MAX])
@@ -153,6 +143,8 @@ void flows_clear(void)
 	map_clear(bpf_map__fd(skel->maps.xnat_mappings), 65536);
 	map_clear(bpf_map__fd(skel->maps.xnat_ports), 65536);
 	map_clear(bpf_map__fd(skel->maps.xnat_peers), 131072);
+	map_clear(bpf_map__fd(skel->maps.xnat_edm_ports), 65536);
+	map_clear(bpf_map__fd(skel->maps.xnat_hosts), 65536);
 }
 
 struct flow_key flow_key4(const char *saddr, uint16_t sport,

@@ -403,9 +403,9 @@ static int test_bad_ports(void)
 static int test_bad_address(void)
 {
 	return parse_err(MINIMAL "[nat]\naddress = 198.19.0.256\n", 5,
-			 "bad address '198.19.0.256': expected a unicast IPv4 address or auto") ||
+			 "bad address '198.19.0.256': expected auto, or unicast IPv4 addresses and ranges A-B, comma separated") ||
 	       parse_err(MINIMAL "[nat]\naddress = 224.0.0.1\n", 5,
-			 "bad address '224.0.0.1': expected a unicast IPv4 address or auto") ||
+			 "bad address '224.0.0.1': expected auto, or unicast IPv4 addresses and ranges A-B, comma separated") ||
 	       parse_err(MINIMAL "[forward]\ntcp/80 = 198.18.1\n", 5,
 			 "bad address '198.18.1': expected a unicast IPv4 address") ||
 	       parse_err(MINIMAL "[forward]\ntcp/80 = 198.18.1.10:0\n", 5,
@@ -648,6 +648,55 @@ static int test_example_offload(void)
 	return check_example("configs/offload.ini", MODE_OFFLOAD);
 }
 
+/* [nat] address as a pool: addresses and ranges, the first is nat_addr. */
+static int test_address_pool(void)
+{
+	struct config cfg;
+	uint32_t a;
+
+	if (parse_ok(MINIMAL "[nat]\naddress = 198.19.0.1, 198.19.0.10-198.19.0.12 ,198.19.1.1\n",
+		     &cfg))
+		return 1;
+	EXPECT_EQ(cfg.n_pool, 5);
+	EXPECT_EQ(cfg.nat_addr_auto, 0);
+	EXPECT_EQ(cfg.nat_addr, cfg.pool[0]);
+	inet_pton(AF_INET, "198.19.0.11", &a);
+	EXPECT_EQ(cfg.pool[2], a);
+	inet_pton(AF_INET, "198.19.1.1", &a);
+	EXPECT_EQ(cfg.pool[4], a);
+	if (parse_ok(MINIMAL "[nat]\naddress = 198.19.0.1\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.n_pool, 1);
+	return parse_err(MINIMAL "[nat]\naddress = 198.19.0.1, 198.19.0.0-198.19.0.2\n", 5,
+			 "address 198.19.0.1 is listed twice in '198.19.0.1, 198.19.0.0-198.19.0.2'") ||
+	       parse_err(MINIMAL "[nat]\naddress = 198.19.0.9-198.19.0.1\n", 5,
+			 "bad address range in '198.19.0.9-198.19.0.1': the first address is above the last") ||
+	       parse_err(MINIMAL "[nat]\naddress = 198.19.0.0-198.19.1.0\n", 5,
+			 "too many addresses in '198.19.0.0-198.19.1.0' (at most 256)") ||
+	       parse_err(MINIMAL "[nat]\naddress = 198.19.0.1,\n", 5,
+			 "bad address '198.19.0.1,': expected auto, or unicast IPv4 addresses and ranges A-B, comma separated");
+}
+
+/* [nat] ports_per_host and [timeouts] udp_dns: defaults and ranges. */
+static int test_scale_keys(void)
+{
+	struct config cfg;
+
+	if (parse_ok(MINIMAL, &cfg))
+		return 1;
+	EXPECT_EQ(cfg.ports_per_host, 0);
+	EXPECT_EQ(cfg.timeout_udp_dns, 30);
+	if (parse_ok(MINIMAL "[nat]\nports_per_host = 2048\n[timeouts]\nudp_dns = 10\n",
+		     &cfg))
+		return 1;
+	EXPECT_EQ(cfg.ports_per_host, 2048);
+	EXPECT_EQ(cfg.timeout_udp_dns, 10);
+	return parse_err(MINIMAL "[nat]\nports_per_host = 65536\n", 5,
+			 "bad ports_per_host '65536': expected an integer in 0-65535") ||
+	       parse_err(MINIMAL "[timeouts]\nudp_dns = 0\n", 5,
+			 "bad udp_dns '0': expected an integer in 1-2147483648");
+}
+
 struct test {
 	const char *name;
 	int (*fn)(void);
@@ -685,6 +734,8 @@ static const struct test tests[] = {
 	TEST(example_xdp),
 	TEST(example_kernel),
 	TEST(example_offload),
+	TEST(address_pool),
+	TEST(scale_keys),
 };
 
 int main(void)

@@ -68,7 +68,7 @@ static bool test_every_error(void)
 		"2: bad mode 'router': expected offload, xdp or kernel",
 		"4: lan lan0 is listed twice",
 		"5: unknown key 'colour' in [router]",
-		"7: bad address '127.0.0.1': expected a unicast IPv4 address or auto",
+		"7: bad address '127.0.0.1': expected auto, or unicast IPv4 addresses and ranges A-B, comma separated",
 		"9: bad udp 'x': expected an integer in 1-2147483648",
 		"10: duplicate key 'udp' in [timeouts] (first at line 9)",
 		"13: forward tcp/80 is duplicated (first at line 12)",
