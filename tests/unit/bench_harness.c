@@ -48,18 +48,6 @@ bool xdp_attached(int ifindex)
 	return !bpf_xdp_query_id(ifindex, 0, &id) && id;
 }
 
-int write_file(const char *path, const char *val)
-{
-	FILE *f = fopen(path, "w");
-	int err;
-
-	if (!f)
-		return -1;
-	err = fputs(val, f) < 0;
-	err |= fclose(f) != 0;
-	return err ? -1 : 0;
-}
-
 int count_fds(void)
 {
 	char path[64];

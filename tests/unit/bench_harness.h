@@ -3,7 +3,7 @@
  * What the bench's unit tests share (test_gen.c: generator and sink;
  * test_fwd.c: bare forwarder and microbenchmark): BPF_PROG_RUN of a
  * program as if a frame arrived on a port, whether a port has XDP
- * attached, the namespace, sysctl and CPU steps of their setup, a count
+ * attached, the namespace and CPU steps of their setup, a count
  * of open descriptors, and the runner that prints "#N name:OK|FAIL" and
  * "N passed, N failed".
  */
@@ -21,8 +21,6 @@ bool run_prog(int prog_fd, int ifindex, const uint8_t *in, uint32_t len,
 /* Is any XDP program attached to IFINDEX? */
 bool xdp_attached(int ifindex);
 
-/* VAL into the file PATH (a sysctl): 0 or -1. */
-int write_file(const char *path, const char *val);
 /* Descriptors open in this process. */
 int count_fds(void);
 /* count_fds() after the setup, before the first test (the runner's). */

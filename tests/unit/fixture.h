@@ -290,6 +290,9 @@ struct test {
 /* Build the testbed and load the program, without running tests (the
  * fuzzer's start); 0 or -1. */
 int fixture_setup(void);
+/* The same without its checks of the caller (stderr buffering, root): the
+ * runner's (fixture_setup.c). */
+int fixture_testbed(void);
 
 /* Build the testbed, run the N tests of T in order, report; the exit code
  * of the binary. */
