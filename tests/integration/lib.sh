@@ -610,6 +610,14 @@ paced_stream() {
 	echo "$STREAM_PID" >>"$TB_WORK/pids"
 }
 
+# The packets counter of one reason of `xnat stats --json` (a suite may
+# define its own, e.g. to leave stderr out of the JSON).
+counter() {
+	local out
+	out=$(xnat stats --json 2>&1) || { echo "xnat stats --json: $out" >&2; return 1; }
+	json_q "j['counters']['$1']['packets']" <<<"$out"
+}
+
 # Wait (at most 5 s, or SECS) until the log of a background command has a
 # line matching REGEX.
 wait_log() {

@@ -67,13 +67,6 @@ flow_count() {
 	json_q "len([f for f in j['flows'] if $1])" <<<"$out"
 }
 
-# The packets counter of one reason of `xnat stats --json`.
-counter() {
-	local out
-	out=$(xnat stats --json 2>&1) || { echo "xnat stats --json: $out" >&2; return 1; }
-	json_q "j['counters']['$1']['packets']" <<<"$out"
-}
-
 # MAC address of interface IF in namespace NS.
 ns_mac() {
 	ip -n "$1" link show "$2" | awk '$1 == "link/ether" { print $2; exit }'

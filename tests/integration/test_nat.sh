@@ -413,13 +413,6 @@ restart_with() {
 	check xnat up -c "$file"
 }
 
-# The packets counter of one reason of `xnat stats --json`.
-counter() {
-	local out
-	out=$(xnat stats --json 2>&1) || { echo "xnat stats --json: $out" >&2; return 1; }
-	json_q "j['counters']['$1']['packets']" <<<"$out"
-}
-
 # Entries of `xnat flows --json` for which the Python condition over f holds.
 flow_count() {
 	local out

@@ -576,8 +576,8 @@ static bool test_dns_timeout(void)
 			 NULL);
 	ok &= out_expect(&c, 41, 40001, 54, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
 			 NULL);
-	ok &= wait_count(flows_fd, 2, 5, "DNS flow expired, the other kept");
-	ok &= wait_count(fd_of(skel->maps.xnat_mappings), 1, 5,
+	ok &= wait_count(flows_fd, 2, 10, "DNS flow expired, the other kept");
+	ok &= wait_count(fd_of(skel->maps.xnat_mappings), 1, 10,
 			 "DNS-only mapping released");
 	/* A mapping used for DNS and more keeps the long hold: here the
 	 * reply of the kept flow still comes through. */
