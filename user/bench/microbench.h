@@ -38,6 +38,9 @@ enum microbench_case {
 				 and a filter that matches nothing: what a
 				 running trace costs the packets it does not
 				 show (bpf/trace.h) */
+	MICROBENCH_OFFLOAD,   /* MICROBENCH_FAST's flow as offload mode holds
+				 it (FLOW_NAT_CT, conntrack refreshed): a hit
+				 of bpf/offload.h, same rewrite and redirect */
 	MICROBENCH_CASES,
 };
 
@@ -73,6 +76,8 @@ struct microbench_result {
 	double off_vs_fast;
 	/* fast path with an idle trace / fast path, net medians. */
 	double traced_vs_fast;
+	/* offload mode's hit / xdp mode's hit, net medians. */
+	double offload_vs_fast;
 };
 
 /* Calls per case when REPEAT <= 0; fewer than MICROBENCH_MIN_CALLS are
