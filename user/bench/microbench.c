@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -337,45 +336,6 @@ static int trace_set(struct mb *m, bool on)
 				   &zero, &tc, BPF_ANY) ? -errno : 0;
 }
 
-/*
- * Offload mode's view of the benchmark's flow, or back to xdp mode's: the
- * packet's entry (the table's one ORIG entry from the LAN port) becomes a
- * FLOW_NAT_CT entry whose conntrack timeout was just refreshed, so a pass
- * is an offload hit (no conntrack lookup: that happens once per half
- * timeout), with the same rewrite. ON false restores the entry.
- */
-static int offload_entry(struct mb *m, bool on)
-{
-	static struct flow_value saved;
-	struct flow_key key, next;
-	struct flow_value v;
-	struct timespec ts;
-	void *prev = NULL;
-	int fd = bpf_map__fd(m->xnat->maps.xnat_flows);
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (key.ifindex != (__u32)m->if_lan ||
-		    bpf_map_lookup_elem(fd, &key, &v) || v.dir != FLOW_DIR_ORIG)
-			continue;
-		if (on) {
-			saved = v;
-			/* bpf_ktime_get_coarse_ns() is CLOCK_MONOTONIC_COARSE. */
-			clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-			v.nat = FLOW_NAT_CT;
-			v.ct_refresh = (ts.tv_sec * 1000000000ULL + ts.tv_nsec) >>
-				       XNAT_CT_REFRESH_SHIFT;
-		} else {
-			v.nat = saved.nat;
-			v.ct_refresh = saved.ct_refresh;
-		}
-		/* The entry's timer field is not written from userspace. */
-		return bpf_map_update_elem(fd, &key, &v, BPF_EXIST) ? -errno : 0;
-	}
-	return -ENOENT;
-}
-
 static int config_flags(struct mb *m, __u32 flags)
 {
 	__u32 zero = 0;
@@ -422,11 +382,8 @@ static int run_once(struct mb *m, enum microbench_case c, uint32_t *ns)
 		if (err)
 			return err;
 	}
-	if (c == MICROBENCH_OFFLOAD) {
-		err = offload_entry(m, true) ?: config_flags(m, XNAT_F_OFFLOAD);
-		if (err)
-			return err;
-	}
+	if (c == MICROBENCH_OFFLOAD && (err = microbench_offload(m->xnat, m->if_lan, true)))
+		return err;
 	err = bpf_prog_test_run_opts(bpf_program__fd(m->harness->progs.xdp_mbench),
 				     &opts);
 	if (err)
@@ -436,7 +393,7 @@ static int run_once(struct mb *m, enum microbench_case c, uint32_t *ns)
 	if (c == MICROBENCH_TRACED && !err)
 		err = trace_set(m, false);
 	if (c == MICROBENCH_OFFLOAD && !err)
-		err = config_flags(m, 0) ?: offload_entry(m, false);
+		err = microbench_offload(m->xnat, m->if_lan, false);
 	if (err)
 		return err;
 	*ns = opts.duration;
@@ -544,7 +501,6 @@ static void check_paths(struct mb *m, struct microbench_result *r,
 		r->c[MICROBENCH_TRACED].on_path = 0;
 		r->c[MICROBENCH_OFFLOAD].on_path = 0;
 	}
-	/* Offload hits count as fwd_fast too. */
 	if (after[XNAT_FWD_FAST] - before[XNAT_FWD_FAST] <
 	    r->c[MICROBENCH_FAST].on_path + r->c[MICROBENCH_TRACED].on_path +
 	    r->c[MICROBENCH_OFFLOAD].on_path) {
@@ -702,8 +658,7 @@ static int conclude(struct microbench_result *r)
 			       r->c[MICROBENCH_FAST].net_ns);
 	r->traced_vs_fast = ratio(r->c[MICROBENCH_TRACED].net_ns,
 				  r->c[MICROBENCH_FAST].net_ns);
-	r->offload_vs_fast = ratio(r->c[MICROBENCH_OFFLOAD].net_ns,
-				   r->c[MICROBENCH_FAST].net_ns);
+	r->offload_vs_fast = ratio(r->c[MICROBENCH_OFFLOAD].net_ns, r->c[MICROBENCH_FAST].net_ns);
 	for (int c = 0; c < MICROBENCH_CASES; c++) {
 		if (r->c[c].on_path != r->c[c].packets) {
 			pr_warn("Microbenchmark: %s: %llu of %llu packets took "

@@ -23,6 +23,7 @@
 #ifndef XNAT_MICROBENCH_H
 #define XNAT_MICROBENCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum microbench_case {
@@ -94,5 +95,15 @@ struct microbench_result {
  * case's path (R is filled in all the same).
  */
 int microbench_run(struct microbench_result *r, int repeat);
+
+/*
+ * MICROBENCH_OFFLOAD's setup in the loaded XNAT object: XNAT_F_OFFLOAD on,
+ * and the packet's entry (the one ORIG entry from port IF_LAN) a
+ * FLOW_NAT_CT entry whose conntrack timeout was just refreshed, so a pass
+ * is an offload hit with the same rewrite (bpf/offload.h); ON false
+ * restores both. 0 or -errno. (It also counts as fwd_fast.)
+ */
+struct xnat_bpf;
+int microbench_offload(struct xnat_bpf *xnat, int if_lan, bool on);
 
 #endif /* XNAT_MICROBENCH_H */
