@@ -64,7 +64,8 @@ endif
 # that the unit fixture links against it, and the libFuzzer harness.
 FUZZ_DIR  := $(OUTPUT)/fuzz
 FUZZ_BIN  := $(FUZZ_DIR)/fuzz_xdp
-FUZZ_SRCS := tests/fuzz/fuzz_xdp.c tests/unit/fixture.c tests/unit/check.c
+FUZZ_SRCS := tests/fuzz/fuzz_xdp.c tests/fuzz/fuzz_frame.c tests/fuzz/fuzz_checks.c \
+	     tests/unit/fixture.c tests/unit/fixture_setup.c tests/unit/check.c
 
 .PHONY: all deps test unit integration check demo bench fuzz fuzz-build fuzz-corpus install uninstall clean help FORCE
 all: xnat $(UNIT_BINS)
@@ -160,7 +161,7 @@ $(FUZZ_DIR)/xnat.skel.h: $(FUZZ_DIR)/xnat.bpf.o
 # main) gets.
 FUZZ_OBJS := $(addprefix $(FUZZ_DIR)/,$(notdir $(FUZZ_SRCS:.c=.o)))
 vpath %.c tests/fuzz tests/unit
-$(FUZZ_DIR)/%.o: %.c $(wildcard tests/unit/*.h) $(FUZZ_DIR)/xnat.skel.h $(BPF_HDRS)
+$(FUZZ_DIR)/%.o: %.c $(wildcard tests/unit/*.h tests/fuzz/*.h) $(FUZZ_DIR)/xnat.skel.h $(BPF_HDRS)
 	$(call msg,CC,$@)
 	$(Q)$(CLANG) -I$(FUZZ_DIR) $(CFLAGS) -Itests/unit -c $< -o $@
 

@@ -20,7 +20,8 @@
  * and the L4 checksums valid before the run, bit 7 clears the NAT address
  * as before the WAN has one); the rest is the frame.
  *
- * Every run is checked (an independent parser below, checksums by
+ * Every run is checked (fuzz_checks.c, with the parser of fuzz_frame.c and
+ * checksums by
  * tests/unit/csum_oracle.h), and a violation aborts, which libFuzzer
  * reports as a crash with the input saved:
  *  - the verdict is never XDP_ABORTED, the program goes through count()
@@ -44,8 +45,7 @@
 #include <stdarg.h>
 #include <net/if.h>
 #include <linux/if_link.h>
-#include "csum_oracle.h"
-#include "fixture.h"
+#include "fuzz.h"
 
 /* bpf/fuzz.h's array; the program's counters come first in the extra
  * counters, then one per (reason, port). */
@@ -53,18 +53,6 @@
 /* The fixture's flow table holds 8 connections, 6 of them the baseline's:
  * a frequent reset keeps room for the flows the fuzzer opens. */
 #define RESET_EVERY 512
-#define FRAME_MAX PKT_MAX
-
-#define CTL_WAN (1u << 0)
-#define CTL_FLAGS_SHIFT 1 /* bits 1-4: XNAT_F_* bits 0-3 */
-/* Checksums a mutation broke are made valid again before the run, so the
- * fuzzer gets past the IPv4 header check and the L4 one. */
-#define CTL_FIX_IP (1u << 5)
-#define CTL_FIX_L4 (1u << 6)
-/* The WAN address not known yet ([nat] address = auto before DHCP). */
-#define CTL_NO_NAT_ADDR (1u << 7)
-#define CTL_FLAGS_MASK (XNAT_F_FASTPATH_OFF | XNAT_F_FILTER_EIF | \
-			XNAT_F_INBOUND_REFRESH | XNAT_F_OFFLOAD)
 
 __attribute__((section("__libfuzzer_extra_counters"), used))
 static uint8_t extra_counters[COV_SLOTS + 2 * XNAT_REASON_MAX];
@@ -75,218 +63,18 @@ static uint64_t reason_runs[XNAT_REASON_MAX]; /* by the harness's count */
 static bool reason_ever[XNAT_REASON_MAX];       /* over the whole campaign */
 static struct xnat_counter stats_base[XNAT_REASON_MAX];
 static uint64_t runs, since_reset;
-static struct xnat_config base_cfg;
-static uint32_t cur_flags;
-static int frags_fd, fwd_fd, peers_fd;
+struct xnat_config base_cfg;
+static struct xnat_config fixture_cfg; /* as the fixture set it up */
+uint32_t cur_flags;
+static int frags_fd;
+int fwd_fd, peers_fd;
 
 /* Inputs since the last reset, for fuzz-history.bin. */
 static uint8_t *history;
 static size_t history_len;
 #define HISTORY_MAX ((size_t)RESET_EVERY * (FRAME_MAX + 3))
 
-/* WAN first fragments forwarded to the LAN, so their later fragments are
- * known to belong to an authorized datagram (a small ring). */
-struct datagram {
-	uint32_t saddr, daddr;
-	uint16_t id;
-	uint8_t proto;
-};
-static struct datagram wan_datagrams[256];
-static unsigned int wan_datagrams_n;
-
-/* ---- An independent parser ------------------------------------------ */
-
-enum l4_sum { L4_NONE, L4_VALID, L4_INVALID, L4_UNCHECKED /* UDP csum 0 */ };
-
-struct parsed {
-	const uint8_t *f;
-	size_t len;
-	uint16_t vid;
-	int family;             /* 4, 6, 0: not IP */
-	const uint8_t *ip;
-	size_t l3_len;          /* tot_len, or 40 + payload_len */
-	unsigned int ihl;
-	uint8_t ttl, proto;
-	bool later, first;      /* fragment offset > 0; MF with offset 0 */
-	const uint8_t *l4;
-	size_t l4_len;
-	bool ip_sum_ok;
-	enum l4_sum l4_sum;
-	uint16_t l4_partial;    /* first fragments: the partial sum */
-	bool icmp_error;
-	const uint8_t *quote;   /* ICMP error: the quoted IP header */
-	size_t quote_len;
-	const char *malformed;  /* NULL: well formed and forwardable */
-};
-
-static uint16_t get16(const uint8_t *b) { return (uint16_t)(b[0] << 8 | b[1]); }
-
-static bool v4_martian(const uint8_t *s, const uint8_t *d)
-{
-	return s[0] == 0 || s[0] == 127 || s[0] >= 224 || d[0] == 0 ||
-	       d[0] == 127 || d[0] >= 224;
-}
-
-static bool v6_bad(const uint8_t *a, bool src)
-{
-	static const uint8_t zero[16];
-
-	if (a[0] == 0xff || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80))
-		return true; /* multicast, link-local */
-	if (!memcmp(a, zero, 15) && (a[15] == 0 || a[15] == 1))
-		return true; /* unspecified, loopback */
-	return false;
-}
-
-static bool is_icmp_error(uint8_t proto, uint8_t type)
-{
-	if (proto == IPPROTO_ICMP)
-		return type == 3 || type == 11 || type == 12;
-	return type >= 1 && type <= 4;
-}
-
-/* The L4 checks of a non-later fragment. */
-static const char *l4_malformed(struct parsed *p)
-{
-	switch (p->proto) {
-	case IPPROTO_TCP:
-		if (p->l4_len < 20)
-			return "TCP header truncated";
-		if ((p->l4[12] >> 4) < 5 || (size_t)(p->l4[12] >> 4) * 4 > p->l4_len)
-			return "TCP data offset";
-		return NULL;
-	case IPPROTO_UDP:
-		if (p->l4_len < 8)
-			return "UDP header truncated";
-		if (get16(p->l4 + 4) < 8 || (!p->first && get16(p->l4 + 4) > p->l4_len))
-			return "UDP length";
-		return NULL;
-	case IPPROTO_ICMP:
-	case IPPROTO_ICMPV6:
-		if (p->l4_len < 8)
-			return "ICMP header truncated";
-		return NULL;
-	}
-	return NULL;
-}
-
-static uint64_t pseudo_sum(const struct parsed *p)
-{
-	if (p->family == 4)
-		return csum_oracle_add(0, p->ip + 12, 8, -1) + p->proto;
-	return csum_oracle_add(0, p->ip + 8, 32, -1) + p->proto;
-}
-
-/* Checksum state of the L4 segment. */
-static void l4_checksum(struct parsed *p)
-{
-	bool pseudo = p->proto != IPPROTO_ICMP;
-	uint64_t acc;
-
-	p->l4_sum = L4_NONE;
-	if (p->later || p->malformed)
-		return;
-	if (p->proto != IPPROTO_TCP && p->proto != IPPROTO_UDP &&
-	    p->proto != IPPROTO_ICMP && p->proto != IPPROTO_ICMPV6)
-		return;
-	if (p->proto == IPPROTO_UDP && p->family == 4 && !get16(p->l4 + 6)) {
-		p->l4_sum = L4_UNCHECKED;
-		return;
-	}
-	/* Addresses, protocol and the bytes present: what NAT may change
-	 * is in here, the length (which it never changes) is not. */
-	acc = pseudo ? pseudo_sum(p) : 0;
-	acc = csum_oracle_add(acc, p->l4, p->l4_len, -1);
-	p->l4_partial = csum_oracle_fold(acc);
-	if (p->first)
-		return;
-	if (pseudo)
-		acc += p->l4_len; /* the pseudo-header's length (RFC 793, 8200) */
-	p->l4_sum = csum_oracle_fold(acc) == 0xffff ? L4_VALID : L4_INVALID;
-}
-
-static void parse(struct parsed *p, const uint8_t *f, size_t len)
-{
-	size_t off = 14;
-	uint16_t type;
-
-	memset(p, 0, sizeof(*p));
-	p->f = f;
-	p->len = len;
-	p->malformed = "not IP";
-	if (len < 14)
-		return;
-	type = get16(f + 12);
-	if (type == ETH_P_8021Q) {
-		if (len < 18)
-			return;
-		p->vid = get16(f + 14) & 0xfff;
-		type = get16(f + 16);
-		off = 18;
-	}
-	p->ip = f + off;
-	if (type == ETH_P_IP) {
-		const uint8_t *ip = p->ip;
-		size_t avail = len - off;
-		uint16_t fo;
-
-		p->family = 4;
-		p->malformed = "IPv4 header truncated";
-		if (avail < 20)
-			return;
-		p->ihl = (ip[0] & 0xf) * 4;
-		p->l3_len = get16(ip + 2);
-		p->ttl = ip[8];
-		p->proto = ip[9];
-		p->malformed = "IPv4 version, IHL or total length";
-		if ((ip[0] >> 4) != 4 || p->ihl < 20 || p->l3_len < p->ihl ||
-		    p->l3_len > avail)
-			return;
-		p->ip_sum_ok = csum_oracle_ipv4_hdr_ok(ip);
-		fo = get16(ip + 6);
-		p->later = fo & 0x1fff;
-		p->first = !p->later && (fo & 0x2000);
-		p->l4 = ip + p->ihl;
-		p->l4_len = p->l3_len - p->ihl;
-		p->malformed = !p->ip_sum_ok ? "IPv4 header checksum" :
-			       p->ttl < 1 ? "TTL 0" :
-			       v4_martian(ip + 12, ip + 16) ? "martian address" :
-			       NULL;
-	} else if (type == ETH_P_IPV6) {
-		const uint8_t *ip6 = p->ip;
-		size_t avail = len - off;
-
-		p->family = 6;
-		p->malformed = "IPv6 header truncated";
-		if (avail < 40)
-			return;
-		p->l3_len = 40 + get16(ip6 + 4);
-		p->ttl = ip6[7];
-		p->proto = ip6[6];
-		p->malformed = "IPv6 version or payload length";
-		if ((ip6[0] >> 4) != 6 || p->l3_len > avail)
-			return;
-		p->l4 = ip6 + 40;
-		p->l4_len = p->l3_len - 40;
-		p->malformed = p->ttl < 1 ? "hop limit 0" :
-			       v6_bad(ip6 + 8, true) || v6_bad(ip6 + 24, false) ?
-			       "martian address" : NULL;
-	} else {
-		return;
-	}
-	if (!p->malformed && !p->later)
-		p->malformed = l4_malformed(p);
-	l4_checksum(p);
-	if (!p->malformed && !p->later &&
-	    (p->proto == IPPROTO_ICMP || p->proto == IPPROTO_ICMPV6) &&
-	    is_icmp_error(p->proto, p->l4[0])) {
-		p->icmp_error = true;
-		p->quote = p->l4 + 8;
-		p->quote_len = p->l4_len - 8;
-	}
-}
-
-/* ---- Checks ----------------------------------------------------------- */
+/* ---- Reporting a violation ------------------------------------------ */
 
 static void hexdump(const char *tag, const uint8_t *b, size_t len)
 {
@@ -319,8 +107,7 @@ static const uint8_t *cur_out;
 static size_t cur_out_len;
 static uint32_t cur_verdict, cur_reason, cur_side;
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-violation(const char *fmt, ...)
+void violation(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -340,32 +127,6 @@ violation(const char *fmt, ...)
 	abort();
 }
 
-/* The verdict each reason stands for, by its name (fwd_, pass_, drop_);
- * -1 for a kind this harness does not know. Worked out once: comparisons
- * in the loop would feed libFuzzer's dictionary with reason names. */
-static int reason_verdict[XNAT_REASON_MAX];
-
-static void reason_verdicts_init(void)
-{
-	int r;
-
-	for (r = 0; r < XNAT_REASON_MAX; r++) {
-		const char *n = reasons[r].name;
-
-		reason_verdict[r] = !strncmp(n, "fwd_", 4) ? XDP_REDIRECT :
-				    !strncmp(n, "pass_", 5) ? XDP_PASS :
-				    !strncmp(n, "drop_", 5) ? XDP_DROP : -1;
-	}
-}
-
-/* Is a run's stop reason of the verdict's kind? */
-static bool reason_fits(uint32_t reason, uint32_t verdict)
-{
-	if (reason_verdict[reason] < 0)
-		return verdict != XDP_ABORTED;
-	return verdict == (uint32_t)reason_verdict[reason];
-}
-
 /* The stats map holds exactly what the runs counted. */
 static void stats_check(void)
 {
@@ -382,274 +143,7 @@ static void stats_check(void)
 				  (unsigned long long)reason_runs[r]);
 }
 
-/* 0x0000 and 0xffff are the same one's complement number. */
-static bool ones_eq(uint16_t a, uint16_t b)
-{
-	return a == b || ((a | b) == 0xffff && (a == 0 || b == 0));
-}
-
-/* Quoted IPv4 header of an ICMP error: does its checksum verify? -1: no
- * whole option-less IPv4 header quoted. */
-static int quote_sum_ok(const struct parsed *p)
-{
-	if (p->family != 4 || p->quote_len < 20 || (p->quote[0] >> 4) != 4 ||
-	    (p->quote[0] & 0xf) != 5)
-		return -1;
-	return csum_oracle_ipv4_hdr_ok(p->quote);
-}
-
-static void check_checksums(const struct parsed *in, const struct parsed *out)
-{
-	if (out->family == 4 && !out->ip_sum_ok)
-		violation("forwarded IPv4 header checksum does not verify");
-	if (in->first) {
-		if (!ones_eq(in->l4_partial, out->l4_partial))
-			violation("first fragment: L4 checksum no longer matches "
-				  "the rest of the datagram (partial sum %04x -> %04x)",
-				  in->l4_partial, out->l4_partial);
-	} else if (in->l4_sum != out->l4_sum) {
-		violation("L4 checksum state %d in, %d out (1 valid, 2 invalid, "
-			  "3 UDP without checksum)", in->l4_sum, out->l4_sum);
-	}
-	if (in->icmp_error && quote_sum_ok(in) != quote_sum_ok(out))
-		violation("quoted IPv4 header checksum %s in, %s out",
-			  quote_sum_ok(in) ? "valid" : "invalid",
-			  quote_sum_ok(out) ? "valid" : "invalid");
-}
-
-/* The flow key of a WAN packet as the data path keys it (parsing.h's
- * rules, written again from the RFCs' layouts). false: none. */
-static bool wan_key(const struct parsed *p, struct flow_key *k)
-{
-	const uint8_t *l4 = p->l4;
-	uint8_t proto = p->proto;
-	size_t alen = p->family == 4 ? 4 : 16;
-	const uint8_t *src = p->ip + (p->family == 4 ? 12 : 8);
-
-	memset(k, 0, sizeof(*k));
-	k->family = p->family == 4 ? XNAT_AF_INET : XNAT_AF_INET6;
-	k->ifindex = if_wan;
-	k->vid = p->vid;
-	if (p->later)
-		return false;
-	if (p->icmp_error) {
-		const uint8_t *q = p->quote, *ql4;
-
-		if (p->family == 4) {
-			if (p->quote_len < 28)
-				return false;
-			proto = q[9];
-			memcpy(&k->saddr, q + 16, 4);
-			memcpy(&k->daddr, q + 12, 4);
-			ql4 = q + 20;
-		} else {
-			if (p->quote_len < 48)
-				return false;
-			proto = q[6];
-			memcpy(&k->saddr, q + 24, 16);
-			memcpy(&k->daddr, q + 8, 16);
-			ql4 = q + 40;
-		}
-		k->proto = proto;
-		if (proto == IPPROTO_TCP || proto == IPPROTO_UDP) {
-			memcpy(&k->sport, ql4 + 2, 2);
-			memcpy(&k->dport, ql4, 2);
-		} else {
-			memcpy(&k->dport, ql4 + 4, 2); /* the echo request's id */
-		}
-		return true;
-	}
-	memcpy(&k->saddr, src, alen);
-	memcpy(&k->daddr, src + alen, alen);
-	k->proto = proto;
-	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP) {
-		memcpy(&k->sport, l4, 2);
-		memcpy(&k->dport, l4 + 2, 2);
-	} else if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) {
-		bool req = l4[0] == (proto == IPPROTO_ICMP ? 8 : 128);
-
-		memcpy(req ? &k->sport : &k->dport, l4 + 4, 2);
-	}
-	return true;
-}
-
-static struct datagram datagram_of(const struct parsed *p)
-{
-	struct datagram d = { .proto = p->proto, .id = get16(p->ip + 4) };
-
-	memcpy(&d.saddr, p->ip + 12, 4);
-	memcpy(&d.daddr, p->ip + 16, 4);
-	return d;
-}
-
-static bool datagram_known(const struct datagram *d)
-{
-	unsigned int i, n = wan_datagrams_n < 256 ? wan_datagrams_n : 256;
-
-	for (i = 0; i < n; i++)
-		if (!memcmp(&wan_datagrams[i], d, sizeof(*d)))
-			return true;
-	return false;
-}
-
-/* May this flow entry carry a packet from the WAN into the LAN? NEW: the
- * packet created it. */
-static bool entry_admits(const struct flow_value *v, const struct flow_key *k,
-			 bool new)
-{
-	struct fwd_key fk = { .port = k->dport, .proto = k->proto };
-	struct nat_peer_key pk = { .remote = k->saddr.v4,
-				   .ext_port = k->dport, .proto = k->proto };
-	struct nat_endpoint ep;
-	struct fwd_value fv;
-
-	if (v->dir == FLOW_DIR_REPLY)
-		return true; /* a connection the LAN opened */
-	switch (v->nat) {
-	case FLOW_NAT_DNAT:
-		return !bpf_map_lookup_elem(fwd_fd, &fk, &fv) &&
-		       k->daddr.v4 == base_cfg.nat_addr;
-	case FLOW_NAT_INBOUND:
-		/* Through a mapping: with address-dependent filtering, only
-		 * from an address the inside endpoint has sent to. */
-		return !new || (cur_flags & XNAT_F_FILTER_EIF) ||
-		       !bpf_map_lookup_elem(peers_fd, &pk, &ep);
-	case FLOW_NAT_CT: /* the kernel's conntrack accepted it */
-		return true;
-	}
-	return false;
-}
-
-static void check_wan_to_lan(const struct parsed *in, bool had_flow,
-			     const struct flow_value *before,
-			     const struct flow_key *k, bool keyed)
-{
-	struct flow_value after;
-
-	if (in->later) {
-		struct datagram d = datagram_of(in);
-
-		if (!datagram_known(&d))
-			violation("a later fragment from the WAN reached the LAN "
-				  "without its first fragment");
-		return;
-	}
-	if (!keyed)
-		violation("a packet from the WAN without a flow key reached the LAN");
-	if (had_flow && entry_admits(before, k, false))
-		goto ok;
-	if (!bpf_map_lookup_elem(flows_fd, k, &after) &&
-	    entry_admits(&after, k, !had_flow))
-		goto ok;
-	violation("from the WAN into the LAN without a flow opened from the "
-		  "LAN, a port forward or an open mapping");
-ok:
-	if (in->first && in->family == 4)
-		wan_datagrams[wan_datagrams_n++ % 256] = datagram_of(in);
-}
-
-static bool is_mac(const uint8_t *m, const uint8_t *want)
-{
-	return !memcmp(m, want, ETH_ALEN);
-}
-
-static void check_forwarded_frame(const struct parsed *in,
-				  const struct parsed *out)
-{
-	if (in->malformed)
-		violation("forwarded a malformed frame (%s)", in->malformed);
-	if (out->malformed)
-		violation("forwarded frame is malformed (%s)", out->malformed);
-	if (in->family != out->family || in->proto != out->proto)
-		violation("forwarded frame changed family or protocol");
-	if (out->len != in->len && out->len + 4 != in->len &&
-	    out->len != in->len + 4)
-		violation("forwarded frame length %zu, arrived %zu",
-			  out->len, in->len);
-	if (out->ttl != in->ttl - 1)
-		violation("TTL %u in, %u out", in->ttl, out->ttl);
-	if (!is_mac(out->f + 6, mac_lan0) && !is_mac(out->f + 6, mac_wan0))
-		violation("forwarded with a source MAC not the router's");
-	if (out->family == 6 &&
-	    (memcmp(in->ip + 8, out->ip + 8, 32) ||
-	     memcmp(in->ip + 40, out->ip + 40, in->l3_len - 40)))
-		violation("IPv6 addresses or payload changed");
-	check_checksums(in, out);
-}
-
-/* An XDP_TX reply the router built itself (an ICMP error): well formed,
- * every checksum valid, back to the sender. */
-static void check_tx_frame(const struct parsed *in, const struct parsed *out)
-{
-	if (out->malformed)
-		violation("XDP_TX frame is malformed (%s)", out->malformed);
-	if (out->family == 4 && !out->ip_sum_ok)
-		violation("XDP_TX IPv4 header checksum does not verify");
-	if (out->l4_sum == L4_INVALID)
-		violation("XDP_TX L4 checksum does not verify");
-	if (!is_mac(out->f, in->f + 6))
-		violation("XDP_TX frame not addressed to the sender");
-}
-
 /* ---- Running ----------------------------------------------------------- */
-
-/* Make the IPv4 header checksum (CTL_FIX_IP) and the L4 checksum
- * (CTL_FIX_L4, whole non-fragments only) valid, where the lengths allow. */
-static void fix_checksums(uint8_t *f, size_t len, uint8_t ctl)
-{
-	size_t off = 14;
-	uint16_t type;
-	uint8_t *ip, *l4, proto;
-	size_t l4_len;
-	long coff;
-
-	if (len < 18)
-		return;
-	type = get16(f + 12);
-	if (type == ETH_P_8021Q) {
-		type = get16(f + 16);
-		off = 18;
-	}
-	ip = f + off;
-	if (type == ETH_P_IP && len - off >= 20) {
-		size_t ihl = (ip[0] & 0xf) * 4, tot = get16(ip + 2);
-
-		if (ihl < 20 || ihl > len - off)
-			return;
-		if (ctl & CTL_FIX_IP)
-			pkt_ipv4_fix_csum(ip);
-		if (!(ctl & CTL_FIX_L4) || (get16(ip + 6) & 0x3fff) ||
-		    tot < ihl || tot > len - off)
-			return;
-		proto = ip[9];
-		l4 = ip + ihl;
-		l4_len = tot - ihl;
-		coff = pkt_l4_csum_off(proto);
-		if ((proto != IPPROTO_TCP && proto != IPPROTO_UDP &&
-		     proto != IPPROTO_ICMP) || l4_len < (size_t)coff + 2)
-			return;
-		l4[coff] = l4[coff + 1] = 0;
-		csum_put16(l4 + coff, proto == IPPROTO_ICMP ?
-			   csum_oracle_icmp4(l4, l4_len) :
-			   csum_oracle_l4_v4(ip + 12, ip + 16, proto, l4,
-					     l4_len, coff));
-		if (ctl & CTL_FIX_IP)
-			pkt_ipv4_fix_csum(ip); /* in case IHL is over 5 */
-	} else if (type == ETH_P_IPV6 && len - off >= 40 &&
-		   (ctl & CTL_FIX_L4)) {
-		proto = ip[6];
-		l4 = ip + 40;
-		l4_len = get16(ip + 4);
-		coff = pkt_l4_csum_off(proto);
-		if ((proto != IPPROTO_TCP && proto != IPPROTO_UDP &&
-		     proto != IPPROTO_ICMPV6) || l4_len > len - off - 40 ||
-		    l4_len < (size_t)coff + 2)
-			return;
-		l4[coff] = l4[coff + 1] = 0;
-		csum_put16(l4 + coff, csum_oracle_l4_v6(ip + 8, ip + 24, proto,
-							l4, l4_len, coff));
-	}
-}
 
 static void set_flags(uint32_t flags)
 {
@@ -665,24 +159,64 @@ static void set_flags(uint32_t flags)
 	cur_flags = flags;
 }
 
-static void run_packet(const uint8_t *data, size_t size)
+/* The frame of an input: the bytes after the control byte, at most
+ * FRAME_MAX, at least an Ethernet header (the kernel refuses less). */
+static uint32_t input_frame(const uint8_t *data, size_t size, uint8_t *frame)
 {
-	static uint8_t frame[FRAME_MAX], out[FRAME_MAX];
-	struct flow_value before;
-	struct parsed pin, pout;
-	struct flow_key key;
-	uint32_t out_len = 0, retval = ~0u, len, i;
-	uint8_t ctl = size ? data[0] : 0;
-	bool keyed = false, had_flow = false;
-	int side = ctl & CTL_WAN ? 1 : 0;
+	uint32_t len = size > 1 ? size - 1 : 0;
 
-	len = size > 1 ? size - 1 : 0;
 	if (len > FRAME_MAX)
 		len = FRAME_MAX;
 	memset(frame, 0, 14);
 	memcpy(frame, data + 1, len);
-	if (len < 14)
-		len = 14; /* the kernel refuses shorter frames */
+	return len < 14 ? 14 : len;
+}
+
+/* The program's branches of this run into libFuzzer's extra counters,
+ * then (reason, port); the program's counters are zeroed for the next. */
+static void coverage_collect(int side)
+{
+	uint32_t i, c;
+
+	for (i = 0; i < sites; i++) {
+		c = skel->bss->xnat_fuzz_cov[i];
+		if (!c)
+			continue;
+		extra_counters[i] = c > 255 ? 255 : c;
+		ever[i] = 1;
+		skel->bss->xnat_fuzz_cov[i] = 0;
+	}
+	extra_counters[COV_SLOTS + 2 * cur_reason + side] = 1;
+}
+
+/* Counted once, with a reason of the verdict's kind, never aborted. */
+static void check_counted(uint32_t retval)
+{
+	if (skel->bss->xnat_fuzz_counted != 1)
+		violation("the run went through count() %u times",
+			  skel->bss->xnat_fuzz_counted);
+	if (cur_reason >= XNAT_REASON_MAX)
+		violation("reason %u out of range", cur_reason);
+	reason_runs[cur_reason]++;
+	reason_ever[cur_reason] = true;
+	if (retval == XDP_ABORTED)
+		violation("XDP_ABORTED");
+	if (!reason_fits(cur_reason, retval))
+		violation("verdict does not fit the reason");
+}
+
+static void run_packet(const uint8_t *data, size_t size)
+{
+	static uint8_t frame[FRAME_MAX], out[FRAME_MAX];
+	uint8_t ctl = size ? data[0] : 0;
+	int side = ctl & CTL_WAN ? 1 : 0;
+	uint32_t out_len = 0, retval = ~0u, len;
+	bool keyed = false, had_flow = false;
+	struct parsed pin, pout;
+	struct flow_value before;
+	struct flow_key key;
+
+	len = input_frame(data, size, frame);
 	fix_checksums(frame, len, ctl);
 	set_flags(((ctl >> CTL_FLAGS_SHIFT) & CTL_FLAGS_MASK) |
 		  (ctl & CTL_NO_NAT_ADDR));
@@ -707,30 +241,8 @@ static void run_packet(const uint8_t *data, size_t size)
 	cur_out_len = out_len;
 	cur_verdict = retval;
 	cur_reason = skel->bss->xnat_fuzz_reason;
-
-	if (skel->bss->xnat_fuzz_counted != 1)
-		violation("the run went through count() %u times",
-			  skel->bss->xnat_fuzz_counted);
-	if (cur_reason >= XNAT_REASON_MAX)
-		violation("reason %u out of range", cur_reason);
-	reason_runs[cur_reason]++;
-	reason_ever[cur_reason] = true;
-	if (retval == XDP_ABORTED)
-		violation("XDP_ABORTED");
-	if (!reason_fits(cur_reason, retval))
-		violation("verdict does not fit the reason");
-
-	/* Coverage: the program's branches, then (reason, port). */
-	for (i = 0; i < sites; i++) {
-		uint32_t c = skel->bss->xnat_fuzz_cov[i];
-
-		if (!c)
-			continue;
-		extra_counters[i] = c > 255 ? 255 : c;
-		ever[i] = 1;
-		skel->bss->xnat_fuzz_cov[i] = 0;
-	}
-	extra_counters[COV_SLOTS + 2 * cur_reason + side] = 1;
+	check_counted(retval);
+	coverage_collect(side);
 
 	switch (retval) {
 	case XDP_PASS:
@@ -772,6 +284,30 @@ static const struct pkt_spec baseline[] = {
 	  .sport = 50000, .dport = 8080, .tcp_flags = TCP_SYN, .seq = 3000 },
 };
 
+/*
+ * The config of each epoch between resets, in turn: the fixture's; a
+ * [nat] ports_per_host the baseline's LAN host already holds (its UDP, TCP
+ * and echo mappings), so its new flows meet the limit; a port range of one
+ * port, which the baseline's mappings take (one per protocol), so new
+ * mappings find none (endpoint-dependent fallback, no port).
+ */
+static void config_epoch(void)
+{
+	static unsigned int epoch;
+
+	base_cfg = fixture_cfg;
+	switch (epoch++ % 3) {
+	case 1:
+		base_cfg.ports_per_host = 3;
+		break;
+	case 2:
+		base_cfg.port_min = 40000;
+		base_cfg.port_max = 40000;
+		break;
+	}
+	cur_flags = ~0u; /* written by the set_flags(0) that follows */
+}
+
 static void baseline_install(void)
 {
 	uint8_t frame[PKT_MAX], out[PKT_MAX];
@@ -779,6 +315,7 @@ static void baseline_install(void)
 	struct xnat_counter now[XNAT_REASON_MAX];
 	size_t i, len;
 
+	config_epoch();
 	set_flags(0);
 	flows_clear();
 	/* Connections the program taught the kernel (kernel_adopt_flow, on
@@ -788,7 +325,7 @@ static void baseline_install(void)
 	     !runs) && sh("conntrack -F 2>/dev/null"))
 		abort();
 	map_clear(frags_fd, 8192 + 1);
-	wan_datagrams_n = 0;
+	wan_datagrams_reset();
 	for (i = 0; i < ARRAY_SIZE(baseline); i++) {
 		len = pkt_build(frame, &baseline[i]);
 		if (!xdp_run(i == ARRAY_SIZE(baseline) - 1 ? if_wan : if_lan,
@@ -918,9 +455,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			strerror(errno));
 		exit(2);
 	}
-	if (!config_get(&base_cfg))
+	if (!config_get(&fixture_cfg))
 		exit(2);
-	cur_flags = base_cfg.flags & CTL_FLAGS_MASK;
 	history = malloc(HISTORY_MAX);
 	if (!history)
 		exit(2);

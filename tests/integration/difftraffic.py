@@ -3,11 +3,12 @@
 """The differential test's traffic: one script of frames, run against the
 router in each mode, and what reached each side compared.
 
-  difftraffic.py run LAN_NS WAN_NS LAN_RTR_MAC WAN_RTR_MAC OUT.json
+  difftraffic.py run LAN_NS RTR_NS WAN_NS LAN_RTR_MAC WAN_RTR_MAC OUT.json
       From one process that enters both hosts' namespaces (setns), send
       the script's frames with AF_PACKET from the LAN host and the WAN
       host to the router's MAC, step by step, and capture everything the
-      hosts receive meanwhile. The WAN host also answers like a server:
+      hosts receive meanwhile (and set the router's lan0 MTU where a step
+      says so, through RTR_NS). The WAN host also answers like a server:
       a UDP echo on port 5001 and a TCP listener on 5002 (IPv4 and IPv6),
       and both hosts' kernels answer the rest as they would (ICMP port
       unreachable, TCP resets). Writes, per step, the frames that arrived
@@ -37,6 +38,7 @@ import re
 import select
 import socket
 import struct
+import subprocess
 import sys
 import time
 
@@ -298,6 +300,21 @@ def steps():
         40023, (WAN, v4(WAN4, NAT4, 17, udp(WAN4, NAT4, UDP_ECHO, 40023,
                                             m("udp4_in_options")),
                         opts=b"\x01\x01\x01\x00"))))
+    # The router's LAN port drops to MTU 1400 (as behind a tunnel) and
+    # a 1500-byte reply comes: with DF the sender must learn the path MTU
+    # (RFC 1191), without it the router fragments. MTU back after.
+    full = b"y" * (1500 - 20 - 8 - len(m("udp4_in_too_big_df")))
+    add("udp4_in_too_big_df", WAN, None, *opened(
+        40025, ("mtu", 1400),
+        (WAN, v4(WAN4, NAT4, 17, udp(WAN4, NAT4, UDP_ECHO, 40025,
+                                     m("udp4_in_too_big_df") + full))),
+        ("mtu", 1500)))
+    add("udp4_in_too_big", LAN, "arrives", *opened(
+        40026, ("mtu", 1400),
+        (WAN, v4(WAN4, NAT4, 17, udp(WAN4, NAT4, UDP_ECHO, 40026,
+                                     m("udp4_in_too_big") + full[:-2]),
+                 frag=0)),
+        ("mtu", 1500)))
     # A TCP connection the LAN host really opens (a socket), then an RST
     # forged from the WAN far outside the window (RFC 5961 section 3).
     add("tcp4_in_rst_out_of_window", LAN, None,
@@ -337,7 +354,7 @@ def known_numbers(frames):
     for side, what in frames:
         if side == "connect":
             nums |= set(what[1:])
-        else:
+        elif side != "mtu":
             nums |= set(numbers_of(*what))
     return nums
 
@@ -539,6 +556,10 @@ def cmd_run(a):
     for name, far, expect, frames in steps():
         got = []
         for side, what in frames:
+            if side == "mtu":
+                subprocess.run(["ip", "-n", a.rtr_ns, "link", "set", "lan0",
+                                "mtu", str(what)], check=True, timeout=10)
+                continue
             if side == "connect":
                 # A real connection from the LAN host: the handshake
                 # completes before the next frame goes.
@@ -628,7 +649,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
-    for arg in ("lan_ns", "wan_ns", "lan_rtr_mac", "wan_rtr_mac", "out"):
+    for arg in ("lan_ns", "rtr_ns", "wan_ns", "lan_rtr_mac", "wan_rtr_mac",
+                "out"):
         r.add_argument(arg)
     c = sub.add_parser("compare")
     for arg in ("kernel", "xdp", "nat_md"):

@@ -113,7 +113,13 @@ t_json_keys() {
 	                               "bare_forwarder_ns", "fast_path_traced_ns",
 	                               "offload_hit_ns"),
 	     "microbench")
-	need(j, ("xnat_version", "cpu_model"), "the document")
+	need(j, ("xnat_version", "cpu_model", "cost_ns"), "the document")
+	cost = j.get("cost_ns") or {}
+	need(cost, ("profile", "method", "modes"), "cost_ns")
+	for m in ("xdp-nat", "kernel-nat"):
+	    c = cost.get("modes", {}).get(m)
+	    if not (c and c.get("n", 0) >= 1 and c.get("median", 0) > 0):
+	        bad.append(f"cost_ns has no positive cost for {m}")
 	if j.get("complete") is not True:
 	    bad.append("complete is not true")
 	if j.get("plan", {}).get("quick") is not True:

@@ -5,7 +5,8 @@
 # `mode = kernel` on one testbed, and what reaches the far side compared.
 # difftraffic.py sends a fixed script of raw frames from the LAN host and
 # the WAN host (normal TCP/UDP/ICMP both ways over IPv4 and IPv6, port
-# forwards, fragments in and out of order, TTL 1, IP options, UDP without
+# forwards, fragments in and out of order, TTL 1, IP options, replies too
+# big for a lowered LAN MTU with and without DF, UDP without
 # checksum, an out-of-window RST, bad IP/UDP/TCP checksums, truncated and
 # inconsistent headers, unsolicited and spoofed inbound traffic, an ICMP
 # error about a flow), the WAN host answering as a server would, and
@@ -42,7 +43,7 @@ diff_run() {
 	lanmac=$(on_rtr cat "/sys/class/net/$RTR_LAN_IF/address") &&
 	wanmac=$(on_rtr cat "/sys/class/net/$RTR_WAN_IF/address") || return 1
 	timeout 120 python3 "$XNAT_ROOT/tests/integration/difftraffic.py" run \
-		"$NS_LAN" "$NS_WAN" "$lanmac" "$wanmac" "$out"
+		"$NS_LAN" "$NS_RTR" "$NS_WAN" "$lanmac" "$wanmac" "$out"
 }
 
 test_differential() {
