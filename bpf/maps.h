@@ -101,6 +101,9 @@ struct {
 	__type(key, struct nat_peer_key);
 	__type(value, struct nat_endpoint);
 	__uint(max_entries, 131072);
+	/* An LRU list per CPU: inserts take no lock shared between CPUs,
+	 * which made this the slow path's costliest map update. */
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
 } xnat_peers SEC(".maps");
 
 /* The router config: NAT address, port range, timeouts, flags. */

@@ -419,7 +419,12 @@ static __always_inline void peer_record(const struct nat_endpoint *ep,
 {
 	struct nat_peer_key k = { .remote = remote, .ext_port = ext_port,
 				  .proto = ep->proto, .addr_idx = idx };
+	struct nat_endpoint *had = bpf_map_lookup_elem(&xnat_peers, &k);
 
+	/* A lookup costs less than an LRU update: most new flows of a
+	 * mapping go to a remote it has sent to already. */
+	if (had && had->addr == ep->addr && had->port == ep->port)
+		return;
 	bpf_map_update_elem(&xnat_peers, &k, ep, BPF_ANY);
 }
 

@@ -68,12 +68,10 @@ enum flow_nat {
 				 (NAT or none); no xnat mapping */
 };
 
-/* TCP tracking state (tcp_track.h) in the bits of flow_value.
- * tcp_flags_seen that no TCP flag it records (FIN, SYN, RST) uses. All
- * clear in entries made before tracking existed: not checked. */
+/* TCP tracking (tcp_track.h) in unused bits of tcp_flags_seen; clear in
+ * entries older than tracking, which are not checked. */
 #define TCP_TRACK_SEEN 0x08   /* tcp_end and tcp_win hold this sender's */
-#define TCP_TRACK_ACKED 0x10  /* it acknowledged the other side's SYN
-				 with a plain ACK: the handshake completed */
+#define TCP_TRACK_ACKED 0x10  /* it ACKed the other SYN: handshake done */
 #define TCP_TRACK_WSCALE 0x20 /* its SYN carried a window scale option */
 
 /* TCP state as derived from both directions; it only picks the timeout. */
@@ -110,9 +108,7 @@ struct flow_value {
 	__u8 eth_dst[6];
 	__u8 eth_src[6];
 	__u32 egress_ifindex; /* physical port to transmit on */
-	/* TCP tracking of this direction's sender (tcp_track.h): the window
-	 * scale in effect (bits 15-12) and the window it last advertised,
-	 * in units of 16 bytes (bits 11-0). */
+	/* tcp_track.h: window scale (bits 15-12), window / 16 (11-0). */
 	__u16 tcp_win;
 	__u16 egress_vid;  /* 802.1Q tag to send with, 0 untagged */
 	__u8 dir;          /* enum flow_dir */
@@ -138,9 +134,7 @@ struct flow_value {
 		 * XNAT_CT_REFRESH_SHIFT (units of about a second, no division
 		 * per packet). */
 		__u32 ct_refresh;
-		/* Other TCP flows (tcp_track.h): the highest sequence number
-		 * this direction's sender sent, plus one. */
-		__u32 tcp_end;
+		__u32 tcp_end; /* other TCP: tcp_track.h, highest seq + 1 */
 	};
 	__u64 created_ns;  /* bpf_ktime_get_ns() */
 	__u64 last_seen_ns;
@@ -153,13 +147,8 @@ struct flow_value {
 	struct bpf_timer timer;
 };
 _Static_assert(sizeof(struct flow_value) == 128, "flow_value layout");
-/* TCP tracking took over padding and shares ct_refresh (offload flows are
- * tracked by conntrack): every other field stays where pinned flow tables
- * of earlier versions have it, so a reload keeps them. */
-_Static_assert(__builtin_offsetof(struct flow_value, created_ns) == 80 &&
-	       __builtin_offsetof(struct flow_value, egress_vid) == 62 &&
-	       __builtin_offsetof(struct flow_value, tcp_end) == 76,
-	       "flow_value layout of earlier versions");
+_Static_assert(__builtin_offsetof(struct flow_value, created_ns) == 80,
+	       "TCP tracking took padding: older pinned tables still fit");
 
 /* Interface roles, value of the ifaces map. */
 enum xnat_role {
@@ -188,40 +177,29 @@ _Static_assert(sizeof(struct iface_info) == 20, "iface_info layout");
  * there to the kernel unless [offload] shaped = offload. */
 #define XNAT_IFACE_SHAPED (1U << 0)
 
-/* The router's own addresses on a port (the kernel's ifindex: the VLAN
- * device for VLANs), the source of the ICMP errors XDP sends from it
- * (icmp_gen.h). Zero: none known, no error is sent. */
+/* Router addresses on a port, source of XDP's errors (icmp_gen.h). */
 struct iface_addrs {
 	__be32 v4;
 	__be32 v6[4];
 };
 _Static_assert(sizeof(struct iface_addrs) == 20, "iface_addrs layout");
-
-/* What all fragments of a datagram share (RFC 791 and RFC 8200 section
- * 4.5 reassembly keys), plus where they arrive. */
+/* What a datagram's fragments share (RFC 791, RFC 8200 4.5), and port. */
 struct frag_key {
 	union xnat_addr saddr;
 	union xnat_addr daddr;
-	__be32 id;     /* IPv4: the 16-bit id in the first two bytes */
+	__be32 id; /* IPv4: the 16-bit id in the first two bytes */
 	__u32 ifindex;
 	__u16 vid;
-	__u8 proto;    /* IPv6: the fragment header's next header */
-	__u8 family;   /* enum xnat_family */
+	__u8 proto, family; /* IPv6: the fragment header's next header */
 };
 _Static_assert(sizeof(struct frag_key) == 44, "frag_key layout");
 
-/*
- * A datagram's fragment record: the flow its fragments belong to (family 0:
- * none, the datagram went to the kernel), when it was made, and the byte
- * ranges of the first fragment and of the last later one seen, so that a
- * fragment overlapping either (RFC 1858, RFC 3128, RFC 5722) is refused.
- */
+/* Fragment record (frag.h): flow (family 0: went up), age, byte ranges. */
 struct frag_rec {
 	struct flow_key flow;
 	__u32 first_end;  /* end of the first fragment's data, bytes */
 	__u64 created_ns; /* bpf_ktime_get_coarse_ns() */
-	__u32 last_off;   /* data range of the latest later fragment */
-	__u32 last_end;
+	__u32 last_off, last_end; /* range of the latest later fragment */
 };
 _Static_assert(sizeof(struct frag_rec) == 64, "frag_rec layout");
 
@@ -448,12 +426,10 @@ enum xnat_reason {
 	XNAT_FWD_SLOW_EDM,      /* new flow through an endpoint-dependent port */
 	XNAT_DROP_HOST_LIMIT,   /* inside host holds [nat] ports_per_host */
 	XNAT_DROP_NO_PORT,      /* no port free, kernel's budget spent */
-	/* packets of XDP flows that XDP answers or refuses itself
-	 * (handoff.h, icmp_gen.h, frag.h, tcp_track.h), appended too */
+	/* XDP flows' exceptions (handoff.h), appended too */
 	XNAT_TX_ICMP_TOO_BIG,   /* too big: frag needed / packet too big sent */
 	XNAT_TX_ICMP_TIME_EXCEEDED, /* TTL 1: time exceeded sent */
-	XNAT_DROP_ICMP_LIMIT,   /* needed an ICMP error, none sent (rate
-				   limit, later fragment, no address) */
+	XNAT_DROP_ICMP_LIMIT,   /* needed an ICMP error, none sent */
 	XNAT_DROP_FLOW_UNHANDLED, /* the kernel cannot take it (TCP reply) */
 	XNAT_DROP_FRAG_BAD,     /* overlapping, duplicate or stale fragment */
 	XNAT_DROP_TCP_WINDOW,   /* RST or FIN outside the receiver's window */
@@ -490,8 +466,7 @@ static inline __u8 flow_tcp_state(const struct flow_value *a,
 		return FLOW_TCP_CLOSING;
 	if (!a || !b || !a->packets || !b->packets)
 		return FLOW_TCP_SYN_SENT;
-	/* Tracked flows are established by the final ACK of the handshake,
-	 * not by a SYN and a SYN-ACK alone. */
+	/* Tracked: established by the handshake's final ACK, not SYN-ACK. */
 	if (((fa | fb) & TCP_TRACK_SEEN) && !((fa | fb) & TCP_TRACK_ACKED))
 		return FLOW_TCP_SYN_SENT;
 	return FLOW_TCP_ESTABLISHED;
@@ -650,11 +625,15 @@ _Static_assert(sizeof(struct trace_event) == 112, "trace_event layout");
 enum natlog_type {
 	NATLOG_CREATED = 1,
 	NATLOG_EXPIRED = 2,
+	NATLOG_OFFLOADED = 3,  /* struct flowlog_event: onto the fast path */
+	NATLOG_UNLOADED = 4,   /* struct flowlog_event: off it, and why */
 };
 
 struct natlog_config {
 	__u32 active;          /* 0: nobody reads, nothing is written */
-	__u32 pad;
+	/* 1: the reader also takes struct flowlog_event records (offload
+	 * mode's flow moves); a reader that predates them leaves it 0. */
+	__u32 flows;
 };
 _Static_assert(sizeof(struct natlog_config) == 8, "natlog_config layout");
 
@@ -674,5 +653,47 @@ struct natlog_event {
 	__u32 pad;
 };
 _Static_assert(sizeof(struct natlog_event) == 32, "natlog_event layout");
+
+/* Why an offloaded connection's entry left the fast path. Sync note:
+ * user/natlog.c names them. */
+enum flowlog_why {
+	FLOWLOG_WHY_NONE = 0,
+	FLOWLOG_WHY_TCP_END = 1,    /* FIN, RST or SYN: conntrack must see it */
+	FLOWLOG_WHY_CT_GONE = 2,    /* on refresh: conntrack entry gone or
+				       changed */
+	FLOWLOG_WHY_IDLE = 3,       /* no packet for the protocol's timeout */
+	FLOWLOG_WHY_DELETED = 4,    /* `xnat flows delete` */
+	FLOWLOG_WHY_CT_DESTROYED = 5, /* conntrack destroy event (xnat run) */
+	FLOWLOG_WHY_RULESET = 6,    /* nftables ruleset changed (xnat run) */
+	FLOWLOG_WHY_CT_EVENTS_LOST = 7, /* conntrack events lost: every
+					   entry goes back (xnat run) */
+	FLOWLOG_WHY_MAX,
+};
+
+/*
+ * Offload mode's flow life cycle in the NAT event log's ring: one
+ * direction's entry put on the fast path (NATLOG_OFFLOADED) or taken off
+ * it (NATLOG_UNLOADED, with why). Only at those moves, never per packet.
+ * Told from struct natlog_event by its size.
+ */
+struct flowlog_event {
+	__u64 ts_ns;           /* bpf_ktime_get_ns() */
+	struct flow_key key;   /* the direction's packets as they arrive */
+	union xnat_addr new_saddr; /* as they leave (the kernel's NAT) */
+	union xnat_addr new_daddr;
+	__be16 new_sport;
+	__be16 new_dport;
+	__u8 type;             /* NATLOG_OFFLOADED or NATLOG_UNLOADED */
+	__u8 why;              /* enum flowlog_why; 0 when offloaded */
+	__u8 dir;              /* enum flow_dir: conntrack's direction */
+	__u8 pad;
+	__u32 pad2;
+	__u64 packets;         /* carried by XDP in this entry's life */
+	__u64 bytes;
+	__u64 since_ns;        /* when it was offloaded (created_ns) */
+};
+_Static_assert(sizeof(struct flowlog_event) == 120, "flowlog_event layout");
+_Static_assert(sizeof(struct flowlog_event) != sizeof(struct natlog_event),
+	       "the log's reader tells the records apart by size");
 
 #endif /* XNAT_COMMON_H */

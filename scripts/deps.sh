@@ -14,7 +14,7 @@ pkgs=(
 	libmicrohttpd-dev                   # xnat metrics --listen
 	libsystemd-dev                      # sd_notify for Type=notify
 	libnetfilter-conntrack-dev          # flows in kernel mode, offload events
-	libmnl-dev                          # offload mode: ports' qdiscs
+	libmnl-dev                          # rtnetlink: links, address events, qdiscs
 	conntrack                           # offload tests: conntrack -L/-D/-F
 	systemd man-db                      # tests: systemd-analyze verify
 	bash-completion                     # tests: packaging/xnat.bash-completion
@@ -22,6 +22,7 @@ pkgs=(
 	socat iperf3 procps kmod            # traffic in tests and the demo
 	iputils-ping python3                # ping tests; JSON checks in tests
 	python3-prometheus-client           # tests parse xnat's metrics
+	prometheus                          # tests: promtool check metrics
 	traceroute                          # test_nat.sh traceroute
 	gnuplot-nox                         # xnat bench's plot
 	coreutils util-linux

@@ -26,6 +26,7 @@
 #include "loader.h"
 #include "nft_table.h"
 #include "memory.h"
+#include "percpu.h"
 #include "pins.h"
 #include "state.h"
 
@@ -473,10 +474,34 @@ static void print_text(const struct status *s)
 	}
 }
 
+/*
+ * Warnings on stderr for what makes the router less than whole: its nft
+ * table removed (EXIT_DEGRADED; `xnat run` puts it back), frames an egress
+ * port refused (drop_redirect: a veth whose peer has neither XDP nor GRO).
+ */
+static int health_warnings(const struct status *s)
+{
+	struct xnat_counter c = {};
+	int fd = mode_runs_xdp(s->st.mode) ? pins_map_open(MAP_STATS) : -1;
+
+	if (fd >= 0 && !percpu_counter_sum(fd, XNAT_DROP_REDIRECT, &c) &&
+	    c.packets)
+		fprintf(stderr, "xnat: warning: %llu frames lost because an "
+			"egress port refused them (drop_redirect; a veth needs "
+			"XDP or GRO on its peer)\n", (unsigned long long)c.packets);
+	if (fd >= 0)
+		close(fd);
+	if (s->nft != NFT_MISSING)
+		return EXIT_OK;
+	fprintf(stderr, "xnat: warning: nft table inet xnat is missing: "
+		"traffic passed to the kernel is not NATed nor filtered\n");
+	return EXIT_DEGRADED;
+}
+
 int cmd_status(const struct opts *o)
 {
 	struct status *s = calloc(1, sizeof(*s));
-	int err;
+	int err, rc;
 
 	if (!s)
 		return fail(o, EXIT_SYSTEM, "status: %s", strerror(ENOMEM));
@@ -501,6 +526,7 @@ int cmd_status(const struct opts *o)
 		print_json(s);
 	else
 		print_text(s);
+	rc = health_warnings(s);
 	free(s);
-	return EXIT_OK;
+	return rc;
 }

@@ -282,31 +282,22 @@ static int lock_tracer(const struct opts *o, char *path, size_t len)
 	return -1;
 }
 
-int cmd_trace(const struct opts *o)
+/* -c COUNT and --rate N into the tracer and the filter: 0, or the exit
+ * code of a usage error (already reported). */
+static int parse_limits(const struct opts *o, struct tracer *t,
+			struct trace_config *tc)
 {
-	struct tracer t = { .o = o, .cfg_fd = -1, .cpu_fd = -1 };
-	struct ring_buffer *rb = NULL;
-	struct trace_config tc;
-	struct xnat_state st;
-	struct sigaction sa = { .sa_handler = on_signal };
-	char err[256], lock_path[128];
-	__u64 matched = 0, lost = 0, renewed = 0;
-	int rb_fd = -1, lock_fd = -1, ret = EXIT_SYSTEM, e;
+	char *end;
 
-	if (trace_filter_parse(o->nargs, o->args, &tc, err, sizeof(err)))
-		return fail(o, EXIT_USAGE, "trace: %s", err);
 	if (o->count) {
-		char *end;
-
 		errno = 0;
-		t.limit = strtoull(o->count, &end, 10);
-		if (errno || end == o->count || *end || !t.limit)
+		t->limit = strtoull(o->count, &end, 10);
+		if (errno || end == o->count || *end || !t->limit)
 			return fail(o, EXIT_USAGE,
 				    "trace: -c '%s' is not a positive count",
 				    o->count);
 	}
 	if (o->rate) {
-		char *end;
 		unsigned long r;
 
 		errno = 0;
@@ -314,8 +305,131 @@ int cmd_trace(const struct opts *o)
 		if (errno || end == o->rate || *end || !r || r > 10000000)
 			return fail(o, EXIT_USAGE, "trace: --rate '%s' is not "
 				    "a number in [1, 10000000]", o->rate);
-		tc.rate = r;
+		tc->rate = r;
 	}
+	return 0;
+}
+
+/* Read events until a signal, a write error or COUNT, renewing the lease
+ * every second and saying how many were lost: 0, or -1 on a failure
+ * (already reported). */
+static int trace_loop(const struct opts *o, struct tracer *t,
+		      struct ring_buffer *rb, struct trace_config *tc)
+{
+	__u64 renewed = clock_ns(CLOCK_MONOTONIC), matched, lost;
+	int e;
+
+	while (!stop && !t->write_failed && !(t->limit && t->shown >= t->limit)) {
+		__u64 now;
+
+		e = ring_buffer__poll(rb, POLL_MS);
+		if (e < 0 && e != -EINTR) {
+			fail(o, EXIT_SYSTEM, "trace: failed to read %s: %s",
+			     MAP_TRACE_RB, strerror(-e));
+			return -1;
+		}
+		now = clock_ns(CLOCK_MONOTONIC);
+		if (now - renewed >= 1000000000ULL) {
+			tc->lease_end_ns = now + LEASE_NS;
+			if ((e = set_config(t->cfg_fd, tc))) {
+				fail(o, EXIT_SYSTEM, "trace: failed to renew the "
+				     "lease in %s: %s", MAP_TRACE_CFG,
+				     strerror(-e));
+				return -1;
+			}
+			renewed = now;
+		}
+		if (!read_cpu_counts(t->cpu_fd, &matched, &lost))
+			report_lost(t, lost);
+	}
+	return 0;
+}
+
+/* The last word: matched, shown and not shown. */
+static void print_summary(const struct opts *o, struct tracer *t)
+{
+	__u64 matched, lost, not_shown;
+
+	if (t->write_failed || read_cpu_counts(t->cpu_fd, &matched, &lost))
+		return;
+	/* Matched but never printed: over the rate, ring full, or still in
+	 * the ring when COUNT was reached. */
+	not_shown = matched > t->shown ? matched - t->shown : 0;
+	if (o->json) {
+		json_obj_begin(NULL);
+		json_obj_begin("summary");
+		json_u64("matched", matched);
+		json_u64("shown", t->shown);
+		json_u64("not_shown", not_shown);
+		json_u64("over_rate_or_ring_full", lost);
+		json_obj_end();
+		json_obj_end();
+		json_done();
+	} else {
+		fprintf(stderr, "xnat trace: %llu packets matched, %llu "
+			"shown, %llu not shown (%llu over the rate or "
+			"the ring full)\n",
+			(unsigned long long)matched,
+			(unsigned long long)t->shown,
+			(unsigned long long)not_shown,
+			(unsigned long long)lost);
+	}
+}
+
+/* The ring buffer over the pinned trace maps, with what a tracer before us
+ * left unread dropped: NULL on a failure (already reported). */
+static struct ring_buffer *open_ring(const struct opts *o, struct tracer *t,
+				     int rb_fd)
+{
+	struct ring_buffer *rb;
+
+	rb = ring_buffer__new(rb_fd, on_event, t, NULL);
+	if (!rb) {
+		fail(o, EXIT_SYSTEM, "trace: failed to open ring buffer "
+		     "%s: %s", MAP_TRACE_RB, strerror(errno));
+		return NULL;
+	}
+	t->discard = 1;
+	ring_buffer__consume(rb);
+	t->discard = 0;
+	return rb;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	/* `xnat trace | head`: a write error ends the trace, not SIGPIPE,
+	 * so the trace is switched off on the way out. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static void close_fds(int rb_fd, int cpu_fd, int cfg_fd)
+{
+	if (rb_fd >= 0)
+		close(rb_fd);
+	if (cpu_fd >= 0)
+		close(cpu_fd);
+	if (cfg_fd >= 0)
+		close(cfg_fd);
+}
+
+int cmd_trace(const struct opts *o)
+{
+	struct tracer t = { .o = o, .cfg_fd = -1, .cpu_fd = -1 };
+	struct ring_buffer *rb = NULL;
+	struct trace_config tc;
+	struct xnat_state st;
+	char err[256], lock_path[128];
+	int rb_fd = -1, lock_fd = -1, ret = EXIT_SYSTEM, e;
+
+	if (trace_filter_parse(o->nargs, o->args, &tc, err, sizeof(err)))
+		return fail(o, EXIT_USAGE, "trace: %s", err);
+	if ((e = parse_limits(o, &t, &tc)))
+		return e;
 	if (state_load(&st))
 		return fail(o, EXIT_SYSTEM, "trace: xnat is not up here");
 	if (st.mode == MODE_KERNEL)
@@ -333,23 +447,10 @@ int cmd_trace(const struct opts *o)
 	lock_fd = lock_tracer(o, lock_path, sizeof(lock_path));
 	if (lock_fd < 0)
 		goto out;
-	rb = ring_buffer__new(rb_fd, on_event, &t, NULL);
-	if (!rb) {
-		ret = fail(o, EXIT_SYSTEM, "trace: failed to open ring buffer "
-			   "%s: %s", MAP_TRACE_RB, strerror(errno));
+	rb = open_ring(o, &t, rb_fd);
+	if (!rb)
 		goto out;
-	}
-	/* Drop what a tracer before us left unread. */
-	t.discard = 1;
-	ring_buffer__consume(rb);
-	t.discard = 0;
-
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	/* `xnat trace | head`: a write error ends the trace, not SIGPIPE,
-	 * so the trace is switched off on the way out. */
-	signal(SIGPIPE, SIG_IGN);
+	catch_signals();
 
 	t.realtime_off_ns = (__s64)(clock_ns(CLOCK_REALTIME) -
 				    clock_ns(CLOCK_MONOTONIC));
@@ -368,34 +469,12 @@ int cmd_trace(const struct opts *o)
 			   "on in %s: %s", MAP_TRACE_CFG, strerror(-e));
 		goto off;
 	}
-	renewed = clock_ns(CLOCK_MONOTONIC);
 	if (!o->json)
 		fprintf(stderr, "xnat trace: tracing, at most %u events/s per "
 			"CPU; Ctrl-C stops\n", tc.rate);
 
-	while (!stop && !t.write_failed && !(t.limit && t.shown >= t.limit)) {
-		__u64 now;
-
-		e = ring_buffer__poll(rb, POLL_MS);
-		if (e < 0 && e != -EINTR) {
-			fail(o, EXIT_SYSTEM, "trace: failed to read %s: %s",
-			     MAP_TRACE_RB, strerror(-e));
-			goto off;
-		}
-		now = clock_ns(CLOCK_MONOTONIC);
-		if (now - renewed >= 1000000000ULL) {
-			tc.lease_end_ns = now + LEASE_NS;
-			if ((e = set_config(t.cfg_fd, &tc))) {
-				fail(o, EXIT_SYSTEM, "trace: failed to renew the "
-				     "lease in %s: %s", MAP_TRACE_CFG,
-				     strerror(-e));
-				goto off;
-			}
-			renewed = now;
-		}
-		if (!read_cpu_counts(t.cpu_fd, &matched, &lost))
-			report_lost(&t, lost);
-	}
+	if (trace_loop(o, &t, rb, &tc))
+		goto off;
 	ret = t.write_failed ? EXIT_SYSTEM : EXIT_OK;
 off:
 	tc.active = 0;
@@ -408,42 +487,13 @@ off:
 	/* Events already in the ring: shown if the count allows. */
 	if (!t.write_failed)
 		ring_buffer__consume(rb);
-	if (!read_cpu_counts(t.cpu_fd, &matched, &lost) && !t.write_failed) {
-		/* Matched but never printed: over the rate, ring full, or
-		 * still in the ring when COUNT was reached. */
-		__u64 not_shown = matched > t.shown ? matched - t.shown : 0;
-
-		if (o->json) {
-			json_obj_begin(NULL);
-			json_obj_begin("summary");
-			json_u64("matched", matched);
-			json_u64("shown", t.shown);
-			json_u64("not_shown", not_shown);
-			json_u64("over_rate_or_ring_full", lost);
-			json_obj_end();
-			json_obj_end();
-			json_done();
-		} else {
-			fprintf(stderr, "xnat trace: %llu packets matched, %llu "
-				"shown, %llu not shown (%llu over the rate or "
-				"the ring full)\n",
-				(unsigned long long)matched,
-				(unsigned long long)t.shown,
-				(unsigned long long)not_shown,
-				(unsigned long long)lost);
-		}
-	}
+	print_summary(o, &t);
 out:
 	ring_buffer__free(rb);
 	if (lock_fd >= 0) {
 		unlink(lock_path);
 		close(lock_fd);
 	}
-	if (rb_fd >= 0)
-		close(rb_fd);
-	if (t.cpu_fd >= 0)
-		close(t.cpu_fd);
-	if (t.cfg_fd >= 0)
-		close(t.cfg_fd);
+	close_fds(rb_fd, t.cpu_fd, t.cfg_fd);
 	return ret;
 }

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * xnat up, down and run: bring the router up from a config (or reload it in
- * place), take it down, or keep it up in the foreground for a supervisor.
- * `up` checks the whole config before it changes anything, and undoes its
- * own partial work if a step fails on a router that was not up before.
+ * xnat up, down and run, as one pipeline: parse -> resolve against the
+ * system -> plan (plan.c) -> apply, each step with its undo (apply.c) ->
+ * record the state last. A first `up` that fails leaves nothing; a reload
+ * that fails puts back the running plan, rebuilt from the config recorded
+ * when it was applied (not from the operator's file, which may have been
+ * edited since), and exits 2 saying so. Commands that change the router
+ * hold its lock (state_lock), so `xnat run`'s refresh never races an `up`.
  */
 #include <errno.h>
 #include <signal.h>
@@ -11,147 +14,316 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+#include <time.h>
 #include <systemd/sd-daemon.h>
+#include "apply.h"
 #include "cmd.h"
 #include "natlog.h"
 #include "config.h"
-#include "iface.h"
 #include "kernel_mode.h"
 #include "loader.h"
 #include "log.h"
 #include "maps.h"
 #include "offload.h"
+#include "plan.h"
 #include "state.h"
+#include "watch.h"
+
+#define LOCK_WAIT_S 30
 
 static const char *mode_name(int mode)
 {
 	return config_mode_name(mode);
 }
 
-/* Parse and resolve: everything that can fail before the system changes. */
-static int load_config(const struct opts *o, struct config *cfg)
+/* Parse, resolve and plan PATH: everything that can fail before the
+ * system changes. ERR gets "FILE:LINE: ..." for config errors. */
+static int plan_file(const char *path, int wait_addr, struct plan *plan,
+		     char *err)
 {
-	char err[CONFIG_ERR_LEN];
+	struct config cfg;
+	int ret;
 
-	if (!o->config)
-		return fail(o, EXIT_USAGE, "missing -c FILE");
-	config_init(cfg);
-	if (config_parse(cfg, o->config, err) || config_resolve(cfg, err))
-		return fail(o, EXIT_USAGE, "%s", err);
-	return EXIT_OK;
+	config_init(&cfg);
+	if (config_parse(&cfg, path, err))
+		return -EINVAL;
+	cfg.nat_addr_wait = wait_addr;
+	if (config_resolve(&cfg, err))
+		return -EINVAL;
+	ret = plan_build(&cfg, plan, err);
+	if (!ret && plan->xdp)
+		ret = loader_check(plan, err);
+	return ret;
 }
 
+/* Everything xnat may have left here, recorded in ST or not: XDP on any
+ * port of this netns (an orphan of a crashed `up` too), pins, the nft
+ * table, the sysctls, the record. */
 static void take_down(struct xnat_state *st)
 {
-	if (mode_runs_xdp(st->mode))
-		loader_down(st);
-	kernel_remove(st);
+	loader_detach(NULL, -1);
+	loader_unpin();
+	kernel_nft_remove();
+	state_sysctl_restore(st);
 	state_remove();
 }
 
-/* Re-apply the kernel side of the config the router ran with. */
-static void restore_kernel(struct xnat_state *old)
+/* The running router's plan, from the config recorded when it was
+ * applied. -errno with ERR if it cannot be rebuilt. */
+static int running_plan(struct plan *old, char *err)
 {
-	char err[CONFIG_ERR_LEN];
-	struct config cfg;
+	int ret = plan_file(state_applied_config(), 1, old, err);
 
-	config_init(&cfg);
-	if (config_parse(&cfg, old->config_path, err) ||
-	    config_resolve(&cfg, err) || kernel_apply(&cfg, old, err))
-		pr_warn("xnat: could not restore the kernel config of %s: %s\n",
-			old->config_path, err);
-	else
-		state_save(old);
+	if (ret)
+		plan_free(old);
+	return ret;
 }
 
-static int bring_up(const struct opts *o, const struct config *cfg)
+static int commit(struct xnat_state *st, const struct plan *plan)
 {
-	struct xnat_state st = {}, old;
+	int ret;
+
+	st->mode = plan->cfg.mode;
+	st->generation++;
+	st->prog_hash = plan->xdp ? loader_prog_id(plan) : 0;
+	st->n_ifaces = 0;
+	for (int i = 0; i < plan->n_ports; i++)
+		snprintf(st->ifaces[st->n_ifaces++], IF_NAMESIZE, "%s",
+			 plan->ports[i].name);
+	ret = state_save_config(plan->cfg.path);
+	if (!ret)
+		ret = state_save(st);
+	return ret;
+}
+
+static int reload_failed(const struct opts *o, const struct xnat_state *st,
+			 const char *err)
+{
+	return fail(o, EXIT_SYSTEM, "%s; rolled back: the router runs %s as "
+		    "before", err, st->config_path);
+}
+
+/* Apply PLAN over what runs (ST, OLD) and record it. Unlocked caller. */
+static int apply_and_commit(const struct opts *o, const struct plan *plan,
+			    struct xnat_state *st, const struct plan *old)
+{
+	char err[CONFIG_ERR_LEN];
+	struct xnat_state before = *st;
+	int ret;
+
+	if (!realpath(plan->cfg.path, st->config_path))
+		snprintf(st->config_path, sizeof(st->config_path), "%s",
+			 plan->cfg.path);
+	ret = apply_plan(plan, old, st, err);
+	if (!ret && (ret = commit(st, plan)))
+		snprintf(err, sizeof(err), "failed to save state in %s: %s",
+			 state_run_dir(), strerror(-ret));
+	if (ret && old) {
+		*st = before;
+		return reload_failed(o, st, err);
+	}
+	if (ret) {
+		take_down(st);
+		return fail(o, EXIT_SYSTEM, "%s; nothing was left applied", err);
+	}
+	apply_finish(plan, old);
+	pr_info("xnat %s in %s mode on %s (+%d LAN)\n", old ? "reloaded" : "up",
+		mode_name(plan->cfg.mode), plan->cfg.wan.name, plan->cfg.n_lan);
+	return EXIT_OK;
+}
+
+/* With the lock held: bring PLAN up, or reload the running router to it. */
+static int bring_up(const struct opts *o, const struct plan *plan)
+{
+	struct plan old = {};
+	struct xnat_state st;
 	char err[CONFIG_ERR_LEN];
 	int was_up, rc;
 
 	was_up = !state_load(&st);
-	if (was_up && st.mode != (int)cfg->mode) {
+	if (was_up && st.mode != (int)plan->cfg.mode) {
 		/* Switching modes cannot be hitless: the flows of one mode
 		 * mean nothing to the other. Start from a clean router. */
 		pr_info("Switching from %s to %s mode: restarting\n",
-			mode_name(st.mode), mode_name(cfg->mode));
+			mode_name(st.mode), mode_name(plan->cfg.mode));
 		take_down(&st);
-		memset(&st, 0, sizeof(st));
 		was_up = 0;
 	}
-	st.mode = cfg->mode;
-	/* Absolute, so later commands from anywhere find the same file. */
-	if (!realpath(cfg->path, st.config_path))
-		snprintf(st.config_path, sizeof(st.config_path), "%s", cfg->path);
-
-	/* Refuse what cannot be loaded before touching anything. */
-	if (mode_runs_xdp(cfg->mode) && loader_check(cfg, err))
-		return fail(o, EXIT_USAGE, "%s", err);
-	old = st;
-
-	/* The kernel first: it must handle what XDP passes up from the
-	 * first packet on. nft replaces the table in one transaction. */
-	if (kernel_apply(cfg, &st, err)) {
-		rc = fail(o, EXIT_SYSTEM, "%s", err);
-		goto undo;
-	}
-	if (mode_runs_xdp(cfg->mode) && loader_up(cfg, &st)) {
-		rc = fail(o, EXIT_SYSTEM, "failed to bring up XDP on the ports of %s",
-			  cfg->path);
-		goto undo;
-	}
-	/* The physical ports: where XDP runs and what down detaches. */
-	st.n_ifaces = iface_physical_ports(cfg, st.ifaces);
-	if ((rc = state_save(&st))) {
-		rc = fail(o, EXIT_SYSTEM, "failed to save state in %s: %s",
-			  state_run_dir(), strerror(-rc));
-		goto undo;
-	}
-	pr_info("xnat %s in %s mode on %s (+%d LAN)\n",
-		was_up ? "reloaded" : "up", mode_name(cfg->mode),
-		cfg->wan.name, cfg->n_lan);
-	return EXIT_OK;
-undo:
-	/* A first start leaves nothing behind; a reload that failed puts the
-	 * kernel's part of the running config back (XDP was not changed, or
-	 * was swapped atomically and stays). */
 	if (!was_up)
-		take_down(&st);
-	else
-		restore_kernel(&old);
+		memset(&st, 0, sizeof(st));
+	if (was_up && running_plan(&old, err)) {
+		/* XXX: without the old plan a failed reload cannot be put
+		 * back; it then takes the router down (and says so). */
+		pr_warn("xnat: cannot rebuild the running config (%s)\n", err);
+		rc = apply_and_commit(o, plan, &st, NULL);
+		return rc;
+	}
+	rc = apply_and_commit(o, plan, &st, was_up ? &old : NULL);
+	plan_free(&old);
+	return rc;
+}
+
+static int lock_or_fail(const struct opts *o)
+{
+	int fd = state_lock(LOCK_WAIT_S);
+
+	if (fd < 0)
+		fail(o, EXIT_SYSTEM, "failed to lock %s/lock: %s",
+		     state_run_dir(), fd == -EWOULDBLOCK ?
+		     "another xnat command holds it" : strerror(-fd));
+	return fd;
+}
+
+/* Plan O's config and bring it up, under the lock. */
+static int up_locked(const struct opts *o, int wait_addr, struct plan *plan)
+{
+	char err[CONFIG_ERR_LEN];
+	int lock, rc, ret;
+
+	if (!o->config)
+		return fail(o, EXIT_USAGE, "missing -c FILE");
+	ret = plan_file(o->config, wait_addr, plan, err);
+	if (ret)
+		return fail(o, ret == -EINVAL ? EXIT_USAGE : EXIT_SYSTEM, "%s",
+			    err);
+	lock = lock_or_fail(o);
+	if (lock < 0) {
+		plan_free(plan);
+		return EXIT_SYSTEM;
+	}
+	rc = bring_up(o, plan);
+	state_unlock(lock);
+	if (rc)
+		plan_free(plan);
 	return rc;
 }
 
 int cmd_up(const struct opts *o)
 {
-	struct config cfg;
-	int rc = load_config(o, &cfg);
+	struct plan plan;
+	int rc = up_locked(o, 0, &plan);
 
-	return rc ? rc : bring_up(o, &cfg);
+	if (!rc)
+		plan_free(&plan);
+	return rc;
 }
 
 int cmd_down(const struct opts *o)
 {
 	struct xnat_state st;
-	int err = state_load(&st);
+	int lock, err;
 
-	if (err == -ENOENT) {
-		/* Nothing recorded; still clear a table left by a crash. */
-		memset(&st, 0, sizeof(st));
-		kernel_remove(&st);
-		state_remove();
-		pr_info("xnat is not up in this network namespace\n");
-		return EXIT_OK;
-	}
-	if (err)
+	lock = lock_or_fail(o);
+	if (lock < 0)
+		return EXIT_SYSTEM;
+	err = state_load(&st);
+	if (err && err != -ENOENT) {
+		state_unlock(lock);
 		return fail(o, EXIT_SYSTEM, "failed to read state in %s: %s",
 			    state_run_dir(), strerror(-err));
+	}
+	if (err)
+		memset(&st, 0, sizeof(st));
+	/* Not up: still clear what a crash may have left (an orphan
+	 * program, pins, the table). */
 	take_down(&st);
-	pr_info("xnat down\n");
+	state_unlock(lock);
+	pr_info(err ? "xnat is not up in this network namespace\n" :
+		      "xnat down\n");
 	return EXIT_OK;
+}
+
+/* What `xnat run` keeps: the plan it last applied and that commit's
+ * generation. */
+struct runner {
+	struct plan plan;
+	unsigned long generation;
+};
+
+static unsigned long current_generation(void)
+{
+	struct xnat_state st;
+
+	return state_load(&st) ? 0 : st.generation;
+}
+
+/* Another command applied a config since ours: follow it rather than put
+ * ours back over it. */
+static void follow(struct runner *r, unsigned long generation)
+{
+	char err[CONFIG_ERR_LEN];
+	struct plan next;
+
+	if (plan_file(state_applied_config(), 1, &next, err)) {
+		pr_warn("xnat: cannot read the config another command applied "
+			"(%s); not refreshing it\n", err);
+	} else {
+		plan_free(&r->plan);
+		r->plan = next;
+		pr_info("Another xnat command applied a config: following it\n");
+	}
+	r->generation = generation;
+}
+
+/* Re-resolve (WAN address, ports) and re-apply what changed; put the nft
+ * table back if something removed it. */
+static void refresh_plan(struct runner *r)
+{
+	struct config cfg = r->plan.cfg;
+	char err[CONFIG_ERR_LEN];
+	__u32 old_addr = r->plan.cfg.nat_addr;
+	struct plan now;
+	int table = kernel_table_present();
+
+	if (config_resolve(&cfg, err) || plan_build(&cfg, &now, err)) {
+		pr_warn("xnat: %s\n", err);
+		return;
+	}
+	if (!table)
+		pr_warn("xnat: nft table inet xnat is gone (nft flush "
+			"ruleset?): applying it again\n");
+	if (table && plan_same(&now, &r->plan)) {
+		plan_free(&now);
+		return;
+	}
+	if (apply_refresh(&now, err)) {
+		pr_warn("xnat: refresh failed: %s\n", err);
+		plan_free(&now);
+		return;
+	}
+	if (old_addr != now.cfg.nat_addr) {
+		pr_info("WAN address changed: NAT now uses %s\n",
+			now.cfg.nat_addr ? "the new one" : "none (waiting)");
+		if (old_addr && now.xdp)
+			maps_flush_nat_addr(old_addr);
+	}
+	plan_free(&r->plan);
+	r->plan = now;
+}
+
+/* Under the lock. -ENOENT when the router was taken down meanwhile. */
+static int refresh(struct runner *r)
+{
+	struct xnat_state st;
+	int lock = state_lock(LOCK_WAIT_S);
+
+	if (lock < 0) {
+		pr_warn("xnat: refresh skipped: lock: %s\n", strerror(-lock));
+		return 0;
+	}
+	if (state_load(&st)) {
+		state_remove(); /* the lock file we made */
+		state_unlock(lock);
+		pr_warn("xnat: the router was taken down by another command\n");
+		return -ENOENT;
+	}
+	if (st.generation != r->generation)
+		follow(r, st.generation);
+	else
+		refresh_plan(r);
+	state_unlock(lock);
+	return 0;
 }
 
 static volatile sig_atomic_t got_hup, got_term;
@@ -161,25 +333,7 @@ static void on_signal(int sig)
 	if (sig == SIGHUP)
 		got_hup = 1;
 	else
-		got_term = 1;
-}
-
-/*
- * Refresh what can change under a running router: with `address = auto`,
- * the WAN address (DHCP renewals) and the ports' MTUs. Flows expire in the
- * kernel on their own (BPF timers), so there is no sweeping to do here.
- */
-static void refresh(const struct opts *o, struct config *cfg)
-{
-	struct config now = *cfg;
-	char err[CONFIG_ERR_LEN];
-
-	if (config_resolve(&now, err)) {
-		pr_warn("xnat: %s\n", err);
-		return;
-	}
-	if (mode_runs_xdp(cfg->mode) && maps_sync(&now) == 0)
-		*cfg = now;
+		got_term = sig;
 }
 
 static unsigned long long monotonic_usec(void)
@@ -209,69 +363,127 @@ static void notify_systemd(const char *fmt, ...)
 		pr_warn("Failed to notify systemd (%s): %s\n", msg, strerror(-err));
 }
 
+/* What `xnat run` listens to besides signals. */
+struct run_events {
+	struct mnl_socket *nl;          /* address and link changes */
+	struct natlog *nat_log;         /* xdp and offload modes: the event log */
+	struct offload_watch *offload;  /* offload mode: conntrack events */
+};
+
+static void events_mode(struct run_events *ev, const struct config *cfg)
+{
+	offload_watch_close(ev->offload);
+	ev->offload = cfg->mode == MODE_OFFLOAD ? offload_watch_open(cfg) : NULL;
+	/* Mapping created / expired as JSON lines on stdout (the journal,
+	 * under systemd) in xdp mode (the kernel logs its own NAT); in
+	 * offload mode, flows moving onto the fast path and back. */
+	if (!ev->nat_log && cfg->mode != MODE_KERNEL)
+		ev->nat_log = natlog_open(stdout, cfg->mode == MODE_OFFLOAD);
+	else if (ev->nat_log)
+		natlog_flows(ev->nat_log, cfg->mode == MODE_OFFLOAD);
+	offload_watch_log(ev->offload, ev->nat_log);
+}
+
+/* Serve the NAT log and offload events for a while; 1 if rtnetlink said
+ * something changed. */
+static int events_wait(struct run_events *ev)
+{
+	if (ev->nat_log)
+		natlog_wait(ev->nat_log, 250);
+	if (ev->offload)
+		offload_watch_wait(ev->offload, 250);
+	return watch_wait(ev->nl, ev->nat_log || ev->offload ? 0 : 1000) > 0;
+}
+
+static void events_close(struct run_events *ev)
+{
+	offload_watch_close(ev->offload);
+	natlog_close(ev->nat_log);
+	watch_close(ev->nl);
+}
+
+static void reload(const struct opts *o, struct runner *r,
+		   struct run_events *ev)
+{
+	struct plan next;
+
+	notify_systemd("RELOADING=1\nMONOTONIC_USEC=%llu", monotonic_usec());
+	/* A bad new config keeps the old one running. */
+	if (up_locked(o, 1, &next) == EXIT_OK) {
+		plan_free(&r->plan);
+		r->plan = next;
+		r->generation = current_generation();
+		events_mode(ev, &r->plan.cfg);
+		notify_systemd("READY=1\nSTATUS=up with %s (reloaded)",
+			       r->plan.cfg.path);
+		return;
+	}
+	pr_warn("xnat: reload of %s failed; the config loaded before is still "
+		"running\n", o->config);
+	notify_systemd("READY=1\nSTATUS=reload of %s failed; the config loaded "
+		       "before is still running", o->config);
+}
+
+/* Until SIGTERM; 1 if another command took the router down. */
+static int run_loop(const struct opts *o, struct runner *r,
+		    struct run_events *ev)
+{
+	time_t last = time(NULL);
+	int changed;
+
+	while (!got_term) {
+		changed = events_wait(ev);
+		if (got_term)
+			break;
+		if (got_hup) {
+			got_hup = 0;
+			reload(o, r, ev);
+			continue;
+		}
+		/* Events say when; the 5 s tick catches what sends none
+		 * (an nft table flushed). */
+		if (!changed && time(NULL) - last < 5)
+			continue;
+		last = time(NULL);
+		if (refresh(r) == -ENOENT)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Refresh what can change under a running router when it changes (address
+ * and link events, rtnetlink) and every 5 s (the nft table, which sends no
+ * event here). Flows expire in the kernel on their own (BPF timers).
+ */
 int cmd_run(const struct opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct offload_watch *watch = NULL;
-	time_t last_refresh = 0;
-	struct natlog *nat_log = NULL;
-	struct config cfg;
+	struct run_events ev = {};
+	struct runner r = {};
 	int rc;
 
-	rc = load_config(o, &cfg);
-	if (rc || (rc = bring_up(o, &cfg)))
+	ev.nl = watch_open();
+	if (!ev.nl)
+		return fail(o, EXIT_SYSTEM, "failed to open rtnetlink: %s",
+			    strerror(errno));
+	rc = up_locked(o, 1, &r.plan);
+	if (rc) {
+		events_close(&ev);
 		return rc;
+	}
+	r.generation = current_generation();
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	notify_systemd("READY=1\nSTATUS=up with %s", o->config);
-	/* Mapping created / expired as JSON lines on stdout (the journal,
-	 * under systemd); xdp mode only: the kernel logs its own NAT. */
-	if (cfg.mode == MODE_XDP)
-		nat_log = natlog_open(stdout);
-
-	/* Offload mode: conntrack destroy events and ruleset changes take
-	 * flows off the fast path as they happen. */
-	if (cfg.mode == MODE_OFFLOAD)
-		watch = offload_watch_open(&cfg);
-	while (!got_term) {
-		/* Each waits 5 s at most and returns early on signals. */
-		if (nat_log)
-			natlog_wait(nat_log, 5000);
-		else if (watch)
-			offload_watch_wait(watch, 5000);
-		else
-			sleep(5);
-		if (got_hup) {
-			struct config next;
-
-			got_hup = 0;
-			notify_systemd("RELOADING=1\nMONOTONIC_USEC=%llu", monotonic_usec());
-			/* A bad new config keeps the old one running. */
-			if (load_config(o, &next) == EXIT_OK &&
-			    bring_up(o, &next) == EXIT_OK) {
-				cfg = next;
-				notify_systemd("READY=1\nSTATUS=up with %s (reloaded)",
-					       o->config);
-				offload_watch_close(watch);
-				watch = cfg.mode == MODE_OFFLOAD ?
-						offload_watch_open(&cfg) : NULL;
-				continue;
-			}
-			pr_warn("xnat: reload of %s failed; the config loaded before is still running\n",
-				o->config);
-			notify_systemd("READY=1\nSTATUS=reload of %s failed; the config loaded before is still running",
-				       o->config);
-			continue;
-		}
-		/* Events wake the loop often; refresh every 5 s still. */
-		if (!got_term && time(NULL) - last_refresh >= 5) {
-			refresh(o, &cfg);
-			last_refresh = time(NULL);
-		}
-	}
-	offload_watch_close(watch);
-	natlog_close(nat_log);
+	notify_systemd("READY=1\nSTATUS=up with %s", r.plan.cfg.path);
+	events_mode(&ev, &r.plan.cfg);
+	rc = run_loop(o, &r, &ev);
+	events_close(&ev);
+	plan_free(&r.plan);
+	if (rc)
+		return EXIT_OK; /* taken down by another command */
 	notify_systemd("STOPPING=1");
+	pr_info("%s: taking the router down\n", strsignal(got_term));
 	return cmd_down(o);
 }

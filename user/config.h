@@ -71,6 +71,9 @@ struct config {
 	int n_pool;
 	int nat_addr_auto;
 	int nat_addr_line;
+	/* Set by `xnat run` before config_resolve(): a WAN without an IPv4
+	 * address yet (DHCP, PPPoE) leaves nat_addr 0, NAT waits for it. */
+	int nat_addr_wait;
 	uint16_t port_min, port_max; /* host order, inclusive */
 	int ports_line;
 	/* [nat] filtering: 0 address-dependent (default), 1 endpoint-

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "filter_words.h"
 #include "flow_view.h"
 
 static const char *const tcp_states[] = { "syn_sent", "established",
@@ -28,28 +29,13 @@ int flow_filter_parse(int argc, char **argv, struct flow_filter *f, char *err,
 		}
 		arg = argv[++i];
 		if (!strcmp(word, "host")) {
-			if (inet_pton(AF_INET, arg, &f->host.v4) == 1) {
-				f->family = XNAT_AF_INET;
-			} else if (inet_pton(AF_INET6, arg, f->host.v6) == 1) {
-				f->family = XNAT_AF_INET6;
-			} else {
-				snprintf(err, errlen, "filter: host '%s' is not an "
-					 "IPv4 or IPv6 address", arg);
+			if (filter_host_parse(arg, &f->host, &f->family, err,
+					      errlen))
 				return -EINVAL;
-			}
 			f->match |= FLOW_MATCH_HOST;
 		} else if (!strcmp(word, "port")) {
-			unsigned long n;
-			char *end;
-
-			errno = 0;
-			n = strtoul(arg, &end, 10);
-			if (errno || end == arg || *end || n < 1 || n > 65535) {
-				snprintf(err, errlen, "filter: port '%s' is not a "
-					 "number in [1, 65535]", arg);
+			if (filter_port_parse(arg, &f->port, err, errlen))
 				return -EINVAL;
-			}
-			f->port = htons(n);
 			f->match |= FLOW_MATCH_PORT;
 		} else if (!strcmp(word, "proto")) {
 			if (!strcmp(arg, "tcp"))

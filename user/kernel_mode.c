@@ -3,8 +3,9 @@
  * The kernel's part of the router (see kernel_mode.h): the nftables table
  * "inet xnat", written as one libnftables transaction that deletes any old
  * copy and adds the new one, so a reload never leaves a moment without
- * rules; and the sysctls, set through state.c so that `xnat down` restores
- * them. Everything acts on the current network namespace.
+ * rules; and the list of sysctls the router sets (apply.c sets them, through
+ * state.c so that `xnat down` restores them). Everything acts on the
+ * current network namespace.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -261,146 +262,97 @@ int kernel_ruleset_check(const char *cmds, char err[CONFIG_ERR_LEN])
 	return nft_exec(cmds, true, err);
 }
 
-static const char *saved_sysctl(const struct xnat_state *st, const char *path)
+static void add_sysctl(struct kernel_setup *k, const char *path,
+		       const char *value, int optional)
 {
-	int i;
+	struct kernel_sysctl *s = &k->sysctls[k->n_sysctls++];
 
-	for (i = 0; i < st->n_sysctls; i++)
-		if (!strcmp(st->sysctls[i].path, path))
-			return st->sysctls[i].value;
-	return NULL;
-}
-
-static int sysctl_err(const char *path, const char *value, int ret,
-		      char *err)
-{
-	snprintf(err, CONFIG_ERR_LEN, "sysctl %s = %s: %s", path, value,
-		 strerror(-ret));
-	return ret;
-}
-
-static int set_sysctl(struct xnat_state *st, const char *path,
-		      const char *value, char *err)
-{
-	int ret = state_sysctl_set(st, path, value);
-
-	return ret ? sysctl_err(path, value, ret, err) : 0;
-}
-
-/*
- * The local port range first and forwarding last, so the router never
- * forwards before its rules and port split are in place.
- */
-static int set_sysctls(const struct config *cfg, struct xnat_state *st,
-		       const uint16_t local[2], char *err)
-{
-	const char *old = saved_sysctl(st, SYSCTL_LOCAL_PORTS);
-	char range[16];
-	int ret;
-
-	if (cfg->mode == MODE_XDP) {
-		snprintf(range, sizeof(range), "%u %u", local[0], local[1]);
-		ret = set_sysctl(st, SYSCTL_LOCAL_PORTS, range, err);
-	} else if (old) {
-		/* Reloaded from xdp into kernel mode: the split is over. */
-		ret = set_sysctl(st, SYSCTL_LOCAL_PORTS, old, err);
-	} else {
-		ret = 0;
-	}
-	if (ret)
-		return ret;
-	/* A kernel booted with ipv6.disable=1 has no IPv6 to forward. */
-	ret = state_sysctl_set(st, SYSCTL_IP6_FORWARD, "1");
-	if (ret && ret != -ENOENT)
-		return sysctl_err(SYSCTL_IP6_FORWARD, "1", ret, err);
-	return set_sysctl(st, SYSCTL_IP_FORWARD, "1", err);
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	snprintf(s->value, sizeof(s->value), "%s", value);
+	s->optional = optional;
 }
 
 /*
  * The same [timeouts] for the kernel's conntrack, so kernel mode (and the
  * flows xdp mode passes up) age like XDP flows. RFC 5382's "transitory" is
  * every TCP state but established and the 10 s after a RST. Per netns; the
- * files exist once conntrack runs in the netns, which the NAT table above
+ * files exist once conntrack runs in the netns, which the NAT table
  * guarantees, but a kernel without them is not an error.
  */
-static int set_ct_timeout(struct xnat_state *st, const char *name,
-			  uint32_t secs, char *err)
+static void add_ct_timeout(struct kernel_setup *k, const char *name, uint32_t secs)
 {
 	char path[96], val[16];
-	int ret;
 
 	snprintf(path, sizeof(path), "net/netfilter/nf_conntrack_%s", name);
 	snprintf(val, sizeof(val), "%u", secs);
-	ret = state_sysctl_set(st, path, val);
-	if (ret == -ENOENT) {
-		pr_debug("No %s here; conntrack keeps its default\n", path);
-		return 0;
-	}
-	return ret ? sysctl_err(path, val, ret, err) : 0;
+	add_sysctl(k, path, val, 1);
 }
 
-static int set_ct_timeouts(const struct config *cfg, struct xnat_state *st,
-			   char *err)
+static void add_ct_timeouts(const struct config *cfg, struct kernel_setup *k)
 {
 	static const char *const transitory[] = {
 		"tcp_timeout_syn_sent", "tcp_timeout_syn_recv",
 		"tcp_timeout_fin_wait", "tcp_timeout_close_wait",
 		"tcp_timeout_last_ack", "tcp_timeout_time_wait",
 	};
-	int ret = set_ct_timeout(st, "tcp_timeout_established",
-				 cfg->timeout_tcp_est, err);
 
-	for (size_t i = 0; !ret && i < sizeof(transitory) / sizeof(*transitory); i++)
-		ret = set_ct_timeout(st, transitory[i], cfg->timeout_tcp_trans, err);
-	if (!ret)
-		ret = set_ct_timeout(st, "udp_timeout", cfg->timeout_udp, err);
-	if (!ret)
-		ret = set_ct_timeout(st, "udp_timeout_stream", cfg->timeout_udp, err);
-	if (!ret)
-		ret = set_ct_timeout(st, "icmp_timeout", cfg->timeout_icmp, err);
-	return ret;
+	add_ct_timeout(k, "tcp_timeout_established", cfg->timeout_tcp_est);
+	for (size_t i = 0; i < sizeof(transitory) / sizeof(*transitory); i++)
+		add_ct_timeout(k, transitory[i], cfg->timeout_tcp_trans);
+	add_ct_timeout(k, "udp_timeout", cfg->timeout_udp);
+	add_ct_timeout(k, "udp_timeout_stream", cfg->timeout_udp);
+	add_ct_timeout(k, "icmp_timeout", cfg->timeout_icmp);
 }
 
-int kernel_apply(const struct config *cfg, struct xnat_state *st,
-		 char err[CONFIG_ERR_LEN])
+int kernel_plan(const struct config *cfg, struct kernel_setup *k,
+		char err[CONFIG_ERR_LEN])
 {
 	uint16_t local[2] = { 0 }, knat[2] = { 0 };
-	char *cmds;
-	int ret;
+	char range[16];
 
-	if (cfg->mode == MODE_XDP && config_kernel_ranges(cfg, local, knat, err))
+	if (cfg->mode == MODE_XDP &&
+	    config_kernel_ranges(cfg, local, knat, err))
 		return -EINVAL;
-	cmds = ruleset(cfg, knat);
-	if (!cmds) {
+	k->nft = ruleset(cfg, knat);
+	if (!k->nft) {
 		snprintf(err, CONFIG_ERR_LEN, "nft ruleset: %s",
 			 strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	pr_debug("nft transaction:\n%s", cmds);
-	ret = nft_run(cmds, err);
-	free(cmds);
-	if (ret)
-		return ret;
-	ret = set_ct_timeouts(cfg, st, err);
+	k->n_sysctls = 0;
+	add_ct_timeouts(cfg, k);
 	/* In xdp mode a stray TCP segment of an XDP flow that has expired
 	 * must not be picked up mid-stream by conntrack and NATed with a
 	 * kernel port (a stale mapping resurrected with the wrong port):
 	 * only a SYN opens a connection, in both paths. */
-	if (!ret && cfg->mode == MODE_XDP)
-		ret = set_ct_timeout(st, "tcp_loose", 0, err);
+	if (cfg->mode == MODE_XDP)
+		add_ct_timeout(k, "tcp_loose", 0);
 	/* Offload mode: conntrack does not see the packets XDP carries, so
 	 * its TCP window is stale when a flow comes back (FIN, RST, a
 	 * packet the fast path cannot take). nf_flow_table marks such
 	 * connections "be liberal"; BPF may not write that flag, so the
 	 * whole namespace is liberal (only out-of-window RSTs are invalid). */
-	if (!ret && cfg->mode == MODE_OFFLOAD)
-		ret = set_ct_timeout(st, "tcp_be_liberal", 1, err);
-	if (ret)
-		return ret;
-	return set_sysctls(cfg, st, local, err);
+	if (cfg->mode == MODE_OFFLOAD)
+		add_ct_timeout(k, "tcp_be_liberal", 1);
+	/* The local port range before forwarding: the router never forwards
+	 * before its port split is in place. */
+	if (cfg->mode == MODE_XDP) {
+		snprintf(range, sizeof(range), "%u %u", local[0], local[1]);
+		add_sysctl(k, SYSCTL_LOCAL_PORTS, range, 0);
+	}
+	/* A kernel booted with ipv6.disable=1 has no IPv6 to forward. */
+	add_sysctl(k, SYSCTL_IP6_FORWARD, "1", 1);
+	add_sysctl(k, SYSCTL_IP_FORWARD, "1", 0);
+	return 0;
 }
 
-int kernel_remove(struct xnat_state *st)
+int kernel_nft_apply(const char *ruleset, char err[CONFIG_ERR_LEN])
+{
+	pr_debug("nft transaction:\n%s", ruleset);
+	return nft_run(ruleset, err);
+}
+
+int kernel_nft_remove(void)
 {
 	char err[CONFIG_ERR_LEN];
 	int ret;
@@ -408,6 +360,13 @@ int kernel_remove(struct xnat_state *st)
 	ret = nft_run(NFT_DELETE_TABLE, err);
 	if (ret)
 		pr_warn("Failed to delete table inet xnat: %s\n", err);
-	state_sysctl_restore(st);
 	return ret;
+}
+
+/* "list table" fails with ENOENT when the table is gone. */
+int kernel_table_present(void)
+{
+	char err[CONFIG_ERR_LEN];
+
+	return nft_run("list table inet xnat", err) == 0;
 }

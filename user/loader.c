@@ -19,132 +19,244 @@
 #include "iface.h"
 #include "log.h"
 #include "loader.h"
-#include "maps.h"
 #include "memory.h"
 #include "pins.h"
 #include "fsutil.h"
 #include "names.h"
 
-/* A pinned flow table of another size cannot be reused: say so plainly
- * rather than let libbpf fail with "couldn't reuse pinned map". */
-static int check_flow_table_size(const struct config *cfg, char *err)
+/* Maps whose contents the config and the ports define: a new layout is
+ * re-created and refilled from the plan. The counters too: they restart
+ * from zero. The others hold the router's NAT state (flows, mappings,
+ * ports, peers): a new layout of one is refused, naming `xnat down`. */
+static int map_is_derived(const char *name)
+{
+	static const char *const derived[] = {
+		MAP_CONFIG, MAP_IFACES, MAP_TX_PORTS, MAP_FORWARDS, MAP_VLANS,
+		MAP_OFFLOAD, MAP_POOL, MAP_POOL_REV, MAP_STATS, "xnat_alloc",
+		/* transient, not state: fragments in flight, scratch space,
+		 * the trace's and the NAT log's settings and rings */
+		"xnat_frags", "xnat_scratch", MAP_TRACE_CFG, MAP_TRACE_CPU,
+		MAP_TRACE_RB, MAP_NATLOG_CFG, MAP_NATLOG_CPU, MAP_NATLOG_RB,
+	};
+
+	for (size_t i = 0; i < sizeof(derived) / sizeof(*derived); i++)
+		if (!strcmp(name, derived[i]))
+			return 1;
+	return 0;
+}
+
+/* Same type, key, value and size as the object's MAP? */
+static int same_layout(int fd, const struct bpf_map *map)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	int fd, ret;
 
-	fd = pins_map_open(MAP_FLOWS);
-	if (fd < 0)
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return 0;
-	ret = bpf_obj_get_info_by_fd(fd, &info, &len);
-	close(fd);
-	if (ret)
-		return 0;
-	if (info.max_entries != 2 * cfg->flows_max) {
+	return info.type == bpf_map__type(map) &&
+	       info.key_size == bpf_map__key_size(map) &&
+	       info.value_size == bpf_map__value_size(map) &&
+	       info.max_entries == bpf_map__max_entries(map);
+}
+
+/* Open the object with the map sizes CFG asks for. */
+static struct xnat_bpf *skel_open(const struct config *cfg)
+{
+	struct xnat_bpf *skel = xnat_bpf__open();
+	int err;
+
+	if (!skel)
+		return NULL;
+	/* Two entries per connection; at most one mapping, one port and
+	 * (LRU) two peers per connection, or one endpoint-dependent
+	 * binding. */
+	err = bpf_map__set_max_entries(skel->maps.xnat_flows,
+				       2 * cfg->flows_max);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xnat_mappings,
+					       cfg->flows_max);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xnat_ports,
+					       cfg->flows_max);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xnat_peers,
+					       2 * cfg->flows_max);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xnat_edm_ports,
+					       cfg->flows_max);
+	if (err) {
+		xnat_bpf__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	return skel;
+}
+
+static void pin_path(char *path, size_t len, const char *name)
+{
+	snprintf(path, len, "%s/%s", pins_dir(), name);
+}
+
+/* -EINVAL for what the config changed ([flows] max), -EEXIST for a map
+ * this binary lays out differently. */
+static int refuse_layout(const struct config *cfg, const struct bpf_map *map,
+			 int fd, char *err)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	bpf_obj_get_info_by_fd(fd, &info, &len);
+	if (!strcmp(bpf_map__name(map), MAP_FLOWS) &&
+	    info.type == bpf_map__type(map) &&
+	    info.key_size == bpf_map__key_size(map) &&
+	    info.value_size == bpf_map__value_size(map)) {
 		snprintf(err, CONFIG_ERR_LEN,
 			 "%s: [flows] max changed from %u to %u; the flow table "
 			 "cannot be resized live, run `xnat down` first",
 			 cfg->path, info.max_entries / 2, cfg->flows_max);
 		return -EINVAL;
 	}
-	return 0;
+	snprintf(err, CONFIG_ERR_LEN,
+		 "the running router's map %s has another layout than this "
+		 "xnat's (type %u, key %u, value %u, %u entries; this xnat: "
+		 "%u, %u, %u, %u): its state cannot be carried over; run `xnat "
+		 "down` first (established flows are lost)",
+		 bpf_map__name(map), info.type, info.key_size, info.value_size,
+		 info.max_entries, bpf_map__type(map), bpf_map__key_size(map),
+		 bpf_map__value_size(map), bpf_map__max_entries(map));
+	return -EEXIST;
 }
 
 /*
- * Maps whose contents userspace derives from the config (and the counters
- * and scratch space): when a new xnat changes their layout, the new
- * program gets new ones, filled by maps_sync(), instead of a refusal. The
- * running program keeps its old copies until it is replaced. Counters
- * restart from zero then. The NAT state (flows, mappings, ports) is never
- * re-created: its layout changes must stay compatible.
+ * Will the new maps (those not pinned already) and the timers of a full
+ * table fit in memory? The hash maps are preallocated: a table the machine
+ * cannot hold fails at creation, or worse, succeeds and starves the rest.
  */
-static const char *const derived_maps[] = {
-	MAP_CONFIG, MAP_IFACES, MAP_TX_PORTS, MAP_FORWARDS, MAP_STATS,
-	MAP_VLANS, MAP_POOL, MAP_POOL_REV, "xnat_scratch", "xnat_alloc",
-};
-
-static bool map_is_derived(const char *name)
+static int check_memory(const struct config *cfg, struct bpf_object *obj,
+			char *err)
 {
-	for (size_t i = 0; i < sizeof(derived_maps) / sizeof(derived_maps[0]); i++)
-		if (!strcmp(name, derived_maps[i]))
-			return true;
-	return false;
+	unsigned long long need, per_conn, fits;
+	long long avail = mem_available();
+	char path[160];
+
+	if (avail <= 0)
+		return 0; /* no /proc/meminfo: nothing to check against */
+	need = mem_object_bytes(obj, pins_dir());
+	snprintf(path, sizeof(path), "%s/%s", pins_dir(), MAP_FLOWS);
+	if (access(path, F_OK))
+		need += mem_timers_bytes(cfg->flows_max);
+	if (need <= (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM)
+		return 0;
+	per_conn = need / cfg->flows_max + 1;
+	fits = (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM /
+	       per_conn;
+	snprintf(err, CONFIG_ERR_LEN,
+		 "%s: [flows] max = %u needs about %llu MB of kernel memory "
+		 "(preallocated maps and timers), more than %d/%d of the "
+		 "%lld MB available; at most about %llu connections fit",
+		 cfg->path, cfg->flows_max, need >> 20, MEM_SHARE_NUM,
+		 MEM_SHARE_DEN, avail >> 20, fits);
+	return -ENOMEM;
 }
 
-/*
- * Reuse the maps a running router pinned, or have libbpf create and pin
- * them. Reuse is done here rather than by libbpf's pin_path check, which
- * compares map flags and so refuses every devmap (the kernel adds
- * BPF_F_RDONLY_PROG to them, and refuses it at creation).
- */
-static int pin_maps(struct bpf_object *obj, bool check_only, char *errbuf)
+int loader_check(const struct plan *plan, char err[CONFIG_ERR_LEN])
 {
-	const char *dir = pins_dir();
-	struct bpf_map_info info;
+	struct xnat_bpf *skel = skel_open(&plan->cfg);
 	struct bpf_map *map;
 	char path[160];
-	__u32 len;
-	int fd, err;
+	int fd, ret = 0;
 
-	if (!check_only) {
-		err = mkdir_p(dir, 0700);
-		if (err) {
-			snprintf(errbuf, CONFIG_ERR_LEN,
-				 "failed to create pin directory %s: %s", dir,
-				 strerror(-err));
-			return err;
-		}
+	if (!skel) {
+		ret = -errno;
+		snprintf(err, CONFIG_ERR_LEN, "failed to open XDP object: %s",
+			 strerror(-ret));
+		return ret;
 	}
-	bpf_object__for_each_map(map, obj) {
+	bpf_object__for_each_map(map, skel->obj) {
 		if (bpf_map__is_internal(map))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(map));
+		pin_path(path, sizeof(path), bpf_map__name(map));
 		fd = bpf_obj_get(path);
-		if (fd < 0) {
-			err = check_only ? 0 : bpf_map__set_pin_path(map, path);
-			if (err)
-				return err;
+		if (fd < 0)
 			continue;
-		}
-		memset(&info, 0, sizeof(info));
-		len = sizeof(info);
-		err = bpf_obj_get_info_by_fd(fd, &info, &len);
-		if (!err && (info.type != bpf_map__type(map) ||
-			     info.key_size != bpf_map__key_size(map) ||
-			     info.value_size != bpf_map__value_size(map) ||
-			     info.max_entries != bpf_map__max_entries(map)) &&
-		    map_is_derived(bpf_map__name(map))) {
-			close(fd);
-			if (check_only)
-				continue;
-			pr_info("Map %s has a new layout: re-created\n",
-				bpf_map__name(map));
-			if (unlink(path))
-				return -errno;
-			err = bpf_map__set_pin_path(map, path);
-			if (err)
-				return err;
-			continue;
-		}
-		if (!err && (info.type != bpf_map__type(map) ||
-			     info.key_size != bpf_map__key_size(map) ||
-			     info.value_size != bpf_map__value_size(map) ||
-			     info.max_entries != bpf_map__max_entries(map))) {
-			snprintf(errbuf, CONFIG_ERR_LEN,
-				 "pinned map %s has another layout than this "
-				 "xnat's; run `xnat down` to start afresh", path);
-			err = -EINVAL;
-		}
-		if (!err && !check_only)
-			err = bpf_map__reuse_fd(map, fd);
+		if (!same_layout(fd, map) && !map_is_derived(bpf_map__name(map)))
+			ret = refuse_layout(&plan->cfg, map, fd, err);
 		close(fd);
-		if (err)
-			return err;
+		if (ret)
+			break;
 	}
-	return 0;
+	if (!ret)
+		ret = check_memory(&plan->cfg, skel->obj, err);
+	xnat_bpf__destroy(skel);
+	return ret;
 }
 
-static int unpin_maps(void)
+/*
+ * Reuse the pinned map at PATH for MAP, or have libbpf create and pin it.
+ * Reuse is done here rather than by libbpf's pin_path check, which
+ * compares map flags and so refuses every devmap (the kernel adds
+ * BPF_F_RDONLY_PROG to them, and refuses it at creation). A derived map of
+ * another layout is unpinned (and kept in U, to re-pin on undo).
+ */
+static int pin_one(struct bpf_map *map, const char *path, struct loader_undo *u)
+{
+	const char *name = bpf_map__name(map);
+	int fd = bpf_obj_get(path), err;
+
+	if (fd >= 0 && same_layout(fd, map)) {
+		err = bpf_map__reuse_fd(map, fd);
+		close(fd);
+		return err;
+	}
+	if (fd >= 0) {
+		if (!map_is_derived(name) || u->n_replaced == 16) {
+			close(fd);
+			return -EINVAL; /* loader_check refused it already */
+		}
+		pr_info("Map %s has a new layout: re-creating it\n", name);
+		unlink(path);
+		snprintf(u->replaced[u->n_replaced].name, 32, "%s", name);
+		u->replaced[u->n_replaced++].old_fd = fd;
+	} else if (u->n_created < 16) {
+		snprintf(u->created[u->n_created++], 32, "%s", name);
+	}
+	return bpf_map__set_pin_path(map, path);
+}
+
+int loader_pin_maps(const struct plan *plan, struct loader_undo *u)
+{
+	struct xnat_bpf *skel = skel_open(&plan->cfg);
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	char path[160];
+	int err;
+
+	if (!skel) {
+		err = -errno;
+		pr_warn("Failed to open XDP object: %s\n", strerror(-err));
+		return err;
+	}
+	err = mkdir_p(pins_dir(), 0700);
+	if (err)
+		pr_warn("Failed to create pin directory %s: %s\n",
+			pins_dir(), strerror(-err));
+	bpf_object__for_each_map(map, skel->obj) {
+		if (err || bpf_map__is_internal(map))
+			continue;
+		pin_path(path, sizeof(path), bpf_map__name(map));
+		err = pin_one(map, path, u);
+	}
+	/* Maps only: the programs load when they attach. */
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, false);
+	if (!err && (err = xnat_bpf__load(skel)))
+		pr_warn("Failed to create the maps in %s: %s\n",
+			pins_dir(), strerror(-err));
+	xnat_bpf__destroy(skel);
+	return err;
+}
+
+void loader_unpin(void)
 {
 	const char *dir = pins_dir();
 	struct dirent *de;
@@ -153,7 +265,7 @@ static int unpin_maps(void)
 
 	d = opendir(dir);
 	if (!d)
-		return errno == ENOENT ? 0 : -errno;
+		return;
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
@@ -162,7 +274,7 @@ static int unpin_maps(void)
 			pr_warn("Failed to unpin %s: %s\n", path, strerror(errno));
 	}
 	closedir(d);
-	return 0;
+	rmdir(dir);
 }
 
 /*
@@ -229,30 +341,28 @@ static int replace_legacy(int ifindex, struct xdp_multiprog *mp,
 }
 
 struct port {
-	int ifindex;
+	__u32 ifindex;
 	struct xdp_multiprog *mp;
-	struct xdp_program *old;
+	struct xdp_program *old;   /* xnat running there now, or NULL */
 };
 
-/* The physical ports of CFG, with what runs on each now. */
-static int collect_ports(const struct config *cfg, struct port *ports)
+/* The ports of PLAN, with what runs on each now. */
+static int collect_ports(const struct plan *plan, struct port *ports)
 {
-	char names[1 + CONFIG_MAX_LAN][IF_NAMESIZE];
-	int i, n, err;
+	int i, err;
 
-	n = iface_physical_ports(cfg, names);
-	for (i = 0; i < n; i++) {
-		ports[i].ifindex = if_nametoindex(names[i]);
+	for (i = 0; i < plan->n_ports; i++) {
+		ports[i].ifindex = plan->ports[i].ifindex;
 		err = find_attached(ports[i].ifindex, &ports[i].mp,
 				    &ports[i].old);
 		if (err) {
 			pr_warn("Iface %s has another XDP program attached "
 				"without a dispatcher; detach it first\n",
-				names[i]);
+				plan->ports[i].name);
 			return err;
 		}
 	}
-	return n;
+	return plan->n_ports;
 }
 
 static void release_ports(struct port *ports, int n)
@@ -261,85 +371,78 @@ static void release_ports(struct port *ports, int n)
 		xdp_multiprog__close(ports[i].mp);
 }
 
-/* Ports where xnat ran before but which the new config dropped. */
-static void detach_dropped(const struct xnat_state *old_st,
-			   const struct config *cfg)
+static int attach_err(__u32 ifindex, int err)
 {
-	char names[1 + CONFIG_MAX_LAN][IF_NAMESIZE];
-	struct xnat_state drop = { 0 };
-	int i, j, n = iface_physical_ports(cfg, names);
+	char name[IF_NAMESIZE];
 
-	for (i = 0; i < old_st->n_ifaces; i++) {
-		for (j = 0; j < n && strcmp(old_st->ifaces[i], names[j]); j++)
-			;
-		if (j == n)
-			snprintf(drop.ifaces[drop.n_ifaces++], IF_NAMESIZE,
-				 "%s", old_st->ifaces[i]);
-	}
-	if (drop.n_ifaces)
-		loader_down_ports(&drop);
+	pr_warn("Failed to attach XDP program to iface %s: %s\n",
+		ifname_of(ifindex, name), strerror(-err));
+	return err;
 }
 
-static int attach_all(struct xnat_bpf *skel, const struct config *cfg,
-		      struct port *ports, int n)
+/* Running directly attached somewhere: load as a plain XDP program and
+ * swap it in port by port (new ports first). */
+static int attach_legacy(struct xnat_bpf *skel, enum xdp_attach_mode mode,
+			 struct port *ports, int n, struct loader_undo *u)
+{
+	int i, pass, fd, err = xnat_bpf__load(skel);
+
+	if (err) {
+		pr_warn("Failed to load XDP object: %s\n", strerror(-err));
+		return err;
+	}
+	fd = bpf_program__fd(skel->progs.xdp_xnat);
+	for (pass = 0; pass < 2 && !err; pass++) {
+		for (i = 0; i < n && !err; i++) {
+			if (!!ports[i].old != pass)
+				continue;
+			if (ports[i].old) {
+				err = replace_legacy(ports[i].ifindex,
+						     ports[i].mp, ports[i].old, fd);
+				continue;
+			}
+			err = bpf_xdp_attach(ports[i].ifindex, fd,
+					     legacy_flags(mode) |
+					     XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+			if (err)
+				return attach_err(ports[i].ifindex, err);
+			u->attached[u->n_attached++] = ports[i].ifindex;
+		}
+	}
+	return err;
+}
+
+/* Through libxdp's dispatcher: new program in, then the old one out, each
+ * an atomic swap of the port's dispatcher; new ports first. */
+static int attach_libxdp(struct xnat_bpf *skel, enum xdp_attach_mode mode,
+			 struct port *ports, int n, struct loader_undo *u)
 {
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts, .obj = skel->obj,
 			    .prog_name = XNAT_PROG_NAME);
-	enum xdp_attach_mode mode = libxdp_mode(cfg->xdp_attach);
-	struct xdp_program *prog = NULL;
-	char name[IF_NAMESIZE];
-	int i, err = 0, legacy = 0;
+	struct xdp_program *prog = xdp_program__create(&opts);
+	int i, pass, err = libxdp_get_error(prog);
 
-	for (i = 0; i < n; i++)
-		legacy |= ports[i].old && xdp_multiprog__is_legacy(ports[i].mp);
-
-	if (legacy) {
-		/* Running directly attached: load as a plain XDP program and
-		 * swap it in port by port. */
-		err = xnat_bpf__load(skel);
-		if (err) {
-			pr_warn("Failed to load XDP object: %s\n",
-				strerror(-err));
-			return err;
-		}
-		err = maps_sync(cfg);
-		for (i = 0; i < n && !err; i++) {
-			int fd = bpf_program__fd(skel->progs.xdp_xnat);
-
-			if (ports[i].old)
-				err = replace_legacy(ports[i].ifindex,
-						     ports[i].mp, ports[i].old, fd);
-			else
-				err = bpf_xdp_attach(ports[i].ifindex, fd,
-						     legacy_flags(mode) |
-						     XDP_FLAGS_UPDATE_IF_NOEXIST,
-						     NULL);
-		}
-		return err;
-	}
-
-	prog = xdp_program__create(&opts);
-	err = libxdp_get_error(prog);
 	if (err) {
 		pr_warn("Failed to create libxdp program: %s\n", strerror(-err));
 		return err;
 	}
-	for (i = 0; i < n; i++) {
-		/* New program first, then the old one out: each step is an
-		 * atomic swap of the port's dispatcher. */
-		err = xdp_program__attach(prog, ports[i].ifindex, mode, 0);
-		if (err) {
-			pr_warn("Failed to attach XDP program to iface %s: %s\n",
-				ifname_of(ports[i].ifindex, name),
-				strerror(-err));
-			break;
-		}
-		if (i == 0 && (err = maps_sync(cfg)))
-			break;
-		if (ports[i].old)
+	for (pass = 0; pass < 2 && !err; pass++) {
+		for (i = 0; i < n && !err; i++) {
+			if (!!ports[i].old != pass)
+				continue;
+			err = xdp_program__attach(prog, ports[i].ifindex, mode, 0);
+			if (err) {
+				attach_err(ports[i].ifindex, err);
+				break;
+			}
+			if (!ports[i].old) {
+				u->attached[u->n_attached++] = ports[i].ifindex;
+				continue;
+			}
 			xdp_program__detach(ports[i].old, ports[i].ifindex,
 					    xdp_multiprog__attach_mode(ports[i].mp),
 					    0);
+		}
 	}
 	/* The kernel holds the attachment; our handle can go. The object
 	 * belongs to the skeleton, which the caller destroys. */
@@ -347,124 +450,61 @@ static int attach_all(struct xnat_bpf *skel, const struct config *cfg,
 	return err;
 }
 
-/* Open the object with the map sizes CFG asks for. */
-static struct xnat_bpf *skel_open(const struct config *cfg)
+/* Reuse every pinned map (loader_pin_maps made them all). */
+static int reuse_pinned(struct bpf_object *obj)
 {
-	struct xnat_bpf *skel = xnat_bpf__open();
-	int err;
+	struct bpf_map *map;
+	char path[160];
+	int fd, err = 0;
 
-	if (!skel)
-		return NULL;
-	/* Two entries per connection; at most one mapping, one port and
-	 * (LRU) two peers per connection, or one endpoint-dependent
-	 * binding. */
-	err = bpf_map__set_max_entries(skel->maps.xnat_flows,
-				       2 * cfg->flows_max);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.xnat_mappings,
-					       cfg->flows_max);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.xnat_ports,
-					       cfg->flows_max);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.xnat_peers,
-					       2 * cfg->flows_max);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.xnat_edm_ports,
-					       cfg->flows_max);
-	if (err) {
-		xnat_bpf__destroy(skel);
-		errno = -err;
-		return NULL;
+	bpf_object__for_each_map(map, obj) {
+		if (bpf_map__is_internal(map))
+			continue;
+		pin_path(path, sizeof(path), bpf_map__name(map));
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			return -errno;
+		err = bpf_map__reuse_fd(map, fd);
+		close(fd);
+		if (err)
+			return err;
 	}
-	return skel;
+	return 0;
 }
 
 /*
- * Will the new maps (those not pinned already) and the timers of a full
- * table fit in memory? The hash maps are preallocated: a table the machine
- * cannot hold fails at creation, or worse, succeeds and starves the rest.
+ * XXX: when a port running an older copy refuses the swap (rare: the
+ * program is the same kind), the ports swapped before it keep the new
+ * program; the undo puts the old maps' contents back under it.
  */
-static int check_memory(const struct config *cfg, struct bpf_object *obj,
-			char *err)
+int loader_attach(const struct plan *plan, struct loader_undo *u)
 {
-	unsigned long long need, per_conn, fits;
-	long long avail = mem_available();
-	char path[160];
+	struct port ports[PLAN_MAX_PORTS] = {};
+	enum xdp_attach_mode mode = libxdp_mode(plan->cfg.xdp_attach);
+	struct xnat_bpf *skel = skel_open(&plan->cfg);
+	int i, n, legacy = 0, err;
 
-	if (avail <= 0)
-		return 0; /* no /proc/meminfo: nothing to check against */
-	need = mem_object_bytes(obj, pins_dir());
-	snprintf(path, sizeof(path), "%s/%s", pins_dir(), MAP_FLOWS);
-	if (access(path, F_OK))
-		need += mem_timers_bytes(cfg->flows_max);
-	if (need <= (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM)
-		return 0;
-	per_conn = need / cfg->flows_max + 1;
-	fits = (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM /
-	       per_conn;
-	snprintf(err, CONFIG_ERR_LEN,
-		 "%s: [flows] max = %u needs about %llu MB of kernel memory "
-		 "(preallocated maps and timers), more than %d/%d of the "
-		 "%lld MB available; at most about %llu connections fit",
-		 cfg->path, cfg->flows_max, need >> 20, MEM_SHARE_NUM,
-		 MEM_SHARE_DEN, avail >> 20, fits);
-	return -ENOMEM;
-}
-
-int loader_check(const struct config *cfg, char err[CONFIG_ERR_LEN])
-{
-	struct xnat_bpf *skel;
-	int ret;
-
-	ret = check_flow_table_size(cfg, err);
-	if (ret)
-		return ret;
-	skel = skel_open(cfg);
-	if (!skel) {
-		ret = -errno;
-		snprintf(err, CONFIG_ERR_LEN, "failed to open XDP object: %s",
-			 strerror(-ret));
-		return ret;
-	}
-	ret = pin_maps(skel->obj, true, err);
-	if (!ret)
-		ret = check_memory(cfg, skel->obj, err);
-	xnat_bpf__destroy(skel);
-	return ret;
-}
-
-int loader_up(const struct config *cfg, struct xnat_state *st)
-{
-	struct xnat_state old_st = *st;
-	struct port ports[1 + CONFIG_MAX_LAN] = {};
-	char errbuf[CONFIG_ERR_LEN] = "";
-	struct xnat_bpf *skel;
-	int n, err;
-
-	skel = skel_open(cfg);
 	if (!skel) {
 		err = -errno;
 		pr_warn("Failed to open XDP object: %s\n", strerror(-err));
 		return err;
 	}
-	err = pin_maps(skel->obj, false, errbuf);
+	err = reuse_pinned(skel->obj);
 	if (err) {
-		pr_warn("%s\n", errbuf[0] ? errbuf : strerror(-err));
+		pr_warn("Failed to open the pinned maps in %s: %s\n",
+			pins_dir(), strerror(-err));
 		goto out;
 	}
-
-	n = collect_ports(cfg, ports);
+	n = collect_ports(plan, ports);
 	if (n < 0) {
 		err = n;
 		goto out;
 	}
-	err = attach_all(skel, cfg, ports, n);
+	for (i = 0; i < n; i++)
+		legacy |= ports[i].old && xdp_multiprog__is_legacy(ports[i].mp);
+	err = legacy ? attach_legacy(skel, mode, ports, n, u) :
+		       attach_libxdp(skel, mode, ports, n, u);
 	release_ports(ports, n);
-	if (err)
-		goto out;
-
-	detach_dropped(&old_st, cfg);
 out:
 	/* Destroying the skeleton closes our fds only: the programs stay
 	 * attached and the maps stay pinned. */
@@ -472,39 +512,116 @@ out:
 	return err;
 }
 
-int loader_down_ports(const struct xnat_state *st)
+unsigned long long loader_prog_id(const struct plan *plan)
+{
+	unsigned long long h = 0xcbf29ce484222325ULL; /* FNV-1a */
+	const unsigned char *b;
+	size_t n;
+
+	b = xnat_bpf__elf_bytes(&n);
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ULL;
+	h = (h ^ plan->cfg.flows_max) * 0x100000001b3ULL;
+	/* Another attach mode needs the program attached anew too. */
+	return (h ^ plan->cfg.xdp_attach) * 0x100000001b3ULL;
+}
+
+int loader_ports_attached(const struct plan *plan)
+{
+	struct xdp_multiprog *mp;
+	struct xdp_program *prog;
+	int i, ok = 1;
+
+	for (i = 0; i < plan->n_ports && ok; i++) {
+		ok = !find_attached(plan->ports[i].ifindex, &mp, &prog) && prog;
+		xdp_multiprog__close(mp);
+	}
+	return ok;
+}
+
+/* Detach xnat from IFINDEX: 1 if it was there, 0 if not, -errno. */
+static int detach_one(__u32 ifindex)
 {
 	struct xdp_multiprog *mp;
 	struct xdp_program *prog;
 	char name[IF_NAMESIZE];
-	int i, ifindex, err, ret = 0;
+	int err;
 
-	for (i = 0; i < st->n_ifaces; i++) {
-		ifindex = if_nametoindex(st->ifaces[i]);
-		if (!ifindex)
-			continue; /* the port is gone, and its program with it */
-		if (find_attached(ifindex, &mp, &prog) || !prog) {
-			xdp_multiprog__close(mp);
-			continue;
-		}
-		err = xdp_program__detach(prog, ifindex,
-					  xdp_multiprog__attach_mode(mp), 0);
-		if (err) {
-			pr_warn("Failed to detach XDP program from iface %s: %s\n",
-				ifname_of(ifindex, name), strerror(-err));
-			ret = err;
-		}
+	if (find_attached(ifindex, &mp, &prog) || !prog) {
 		xdp_multiprog__close(mp);
+		return 0;
 	}
-	return ret;
+	err = xdp_program__detach(prog, ifindex,
+				  xdp_multiprog__attach_mode(mp), 0);
+	if (err)
+		pr_warn("Failed to detach XDP program from iface %s: %s\n",
+			ifname_of(ifindex, name), strerror(-err));
+	xdp_multiprog__close(mp);
+	return err ? err : 1;
 }
 
-int loader_down(const struct xnat_state *st)
+int loader_detach(char names[][IF_NAMESIZE], int n)
 {
-	int err = loader_down_ports(st);
+	struct if_nameindex *all = NULL;
+	int i, ret, count = 0, err = 0;
+	__u32 ifindex;
 
-	unpin_maps();
-	return err;
+	if (n < 0) {
+		all = if_nameindex();
+		if (!all)
+			return -errno;
+		for (n = 0; all[n].if_index; n++)
+			;
+	}
+	for (i = 0; i < n; i++) {
+		ifindex = all ? all[i].if_index : if_nametoindex(names[i]);
+		if (!ifindex)
+			continue; /* the port is gone, and its program with it */
+		ret = detach_one(ifindex);
+		if (ret < 0)
+			err = ret;
+		else
+			count += ret;
+	}
+	if (all)
+		if_freenameindex(all);
+	return err ? err : count;
+}
+
+void loader_undo(struct loader_undo *u)
+{
+	char path[160];
+	int i;
+
+	for (i = u->n_attached - 1; i >= 0; i--)
+		detach_one(u->attached[i]);
+	u->n_attached = 0;
+	if (u->first) {
+		loader_unpin();
+		loader_undo_forget(u);
+		return;
+	}
+	for (i = 0; i < u->n_created; i++) {
+		pin_path(path, sizeof(path), u->created[i]);
+		unlink(path);
+	}
+	for (i = 0; i < u->n_replaced; i++) {
+		pin_path(path, sizeof(path), u->replaced[i].name);
+		unlink(path);
+		if (bpf_obj_pin(u->replaced[i].old_fd, path))
+			pr_warn("Failed to re-pin the old %s: %s\n", path,
+				strerror(errno));
+	}
+	loader_undo_forget(u);
+}
+
+void loader_undo_forget(struct loader_undo *u)
+{
+	for (int i = 0; i < u->n_replaced; i++)
+		close(u->replaced[i].old_fd);
+	u->n_replaced = 0;
+	u->n_created = 0;
+	u->n_attached = 0;
 }
 
 int loader_attach_info(int ifindex, struct attach_info *info)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Loading the XDP object, attaching it to the router's ports, reloading it
- * without dropping a packet, and detaching it. Programs attach through
+ * Pinning the data path's maps, attaching the XDP program to the router's
+ * ports, reloading it without dropping a packet, and detaching it; each
+ * step with its undo. Programs attach through
  * libxdp, so xnat can share a port with other XDP programs; where libxdp's
  * dispatcher cannot load (it needs freplace, refused in some namespaces and
  * kernels), libxdp attaches the program directly and xnat then replaces it
@@ -10,23 +11,56 @@
 #ifndef XNAT_LOADER_H
 #define XNAT_LOADER_H
 
+#include <net/if.h>
 #include "config.h"
 #include "pins.h"
-#include "state.h"
+#include "plan.h"
 
 #define XNAT_PROG_NAME "xdp_xnat"
 
-/* Attach (or hitlessly replace) on every port of CFG, then sync the maps;
- * detach from ports of ST that CFG no longer names. 0, or -errno with a
- * message printed. */
-int loader_up(const struct config *cfg, struct xnat_state *st);
-/* Can CFG be loaded next to what is pinned here (sizes, layouts)? Checked
- * before anything changes; ERR gets one line. */
-int loader_check(const struct config *cfg, char err[CONFIG_ERR_LEN]);
-/* Detach from the ports named in ST and unpin the maps. */
-int loader_down(const struct xnat_state *st);
-/* Detach only: the ports named in ST. */
-int loader_down_ports(const struct xnat_state *st);
+/* What one apply of the loader changed, so that it can be undone. */
+struct loader_undo {
+	int first;                  /* nothing was pinned before */
+	int n_replaced;             /* config-derived maps re-created for a
+				       new layout: the old ones, to re-pin */
+	struct {
+		char name[32];
+		int old_fd;
+	} replaced[16];
+	int n_created;              /* maps pinned afresh */
+	char created[16][32];
+	int n_attached;             /* ports that had no xnat before */
+	__u32 attached[PLAN_MAX_PORTS];
+};
+
+/*
+ * Can PLAN be loaded next to what is pinned here? A pinned state map
+ * (flows, mappings, ports, peers, stats) of another layout or size is
+ * refused, naming `xnat down`; config-derived maps of another layout are
+ * re-created by loader_pin_maps. Checked before anything changes.
+ */
+int loader_check(const struct plan *plan, char err[CONFIG_ERR_LEN]);
+/* Have every map of the object pinned: reuse what is pinned with the same
+ * layout, create (and pin) the rest. Programs are not loaded. */
+int loader_pin_maps(const struct plan *plan, struct loader_undo *u);
+/* Attach (or hitlessly replace) on every port of PLAN: ports without xnat
+ * first, then the ones running an older copy. 0, or -errno, printed. */
+int loader_attach(const struct plan *plan, struct loader_undo *u);
+/* The identity of the program PLAN loads: this binary's object, the map
+ * sizes and the attach mode. Equal identities attach the same program. */
+unsigned long long loader_prog_id(const struct plan *plan);
+/* 1 if every port of PLAN runs xnat's program now. */
+int loader_ports_attached(const struct plan *plan);
+/* Put back what loader_pin_maps and loader_attach of U changed. */
+void loader_undo(struct loader_undo *u);
+/* Release U after success (closes the fds of replaced maps). */
+void loader_undo_forget(struct loader_undo *u);
+/* Detach xnat's program from the ports NAMES (N of them); a port without
+ * it is skipped. N < 0: every port of this netns (orphans too). Returns how
+ * many were detached, or -errno. */
+int loader_detach(char names[][IF_NAMESIZE], int n);
+/* Unpin every map of this netns's router. */
+void loader_unpin(void);
 
 struct attach_info {
 	char method[8];     /* "libxdp" (dispatcher) or "legacy" (direct) */

@@ -154,7 +154,7 @@ static const struct cmd commands[] = {
 	{ .name = "check", .fn = cmd_check, .opts = { OPT_CONFIG, OPT_PRINT },
 	  .summary = "validate a config and change nothing; every error with file:line" },
 	{ .name = "status", .fn = cmd_status,
-	  .summary = "mode, interfaces, NAT address and ports, uptime, nft table; exit 3 when not up" },
+	  .summary = "mode, interfaces, NAT address and ports, uptime, nft table; exit 3 when not up, 4 when not whole" },
 	{ .name = "flows", .fn = cmd_flows, .opts = { OPT_SORT, OPT_WATCH },
 	  .args = "[delete] FILTER...", .max_args = 17,
 	  .summary = "connections, both directions a line (xdp), or the kernel's NAT connections (kernel mode); FILTER: host ADDR, port N, proto P, state S; delete FILTER ends them" },
@@ -258,8 +258,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	print_globals(f);
-	fprintf(f, "\nExit status: 0 ok, 1 usage or config error, 2 system error,\n"
-		   "3 (status) xnat is not up here.\n");
+	fprintf(f, "\nExit status: 0 ok, 1 usage or config error, 2 system error;\n"
+		   "status: 3 xnat is not up here, 4 up but its nft table is missing.\n");
 }
 
 /* `xnat help [COMMAND]`; --commands lists the names for completion. */
@@ -388,20 +388,22 @@ struct given {
 	const char *arg;
 };
 
-int main(int argc, char **argv)
+#define MAX_GIVEN 64
+
+/*
+ * Read the options, which may come before or after the command (GNU
+ * permutation); what they mean is decided once the command is known.
+ * -1 to go on, or the exit code (--version, or an error reported).
+ */
+static int read_options(int argc, char **argv, struct opts *o,
+			struct given *given, int *n_given, bool *help)
 {
 	struct option long_opts[N_OPTS + 1];
-	char shorts[2 * N_OPTS + 2], label[40];
-	struct given given[64];
-	const struct cmd *cmd;
-	struct opts o = {};
-	int c, n_given = 0, rc;
-	bool help = false;
+	char shorts[2 * N_OPTS + 2];
+	int c;
 
 	build_getopt(long_opts, shorts);
 	opterr = 0;
-	/* Options may come before or after the command (GNU permutation);
-	 * what they mean is decided once the command is known. */
 	while ((c = getopt_long(argc, argv, shorts, long_opts, NULL)) != -1) {
 		if (c == VERSION_KEY) {
 			printf("xnat %s\n", XNAT_VERSION);
@@ -409,25 +411,60 @@ int main(int argc, char **argv)
 		}
 		if (c == '?') {
 			if (optopt && optopt < LONG_BASE)
-				return fail(&o, EXIT_USAGE, "unknown option '-%c' (xnat help)",
+				return fail(o, EXIT_USAGE, "unknown option '-%c' (xnat help)",
 					    optopt);
-			return fail(&o, EXIT_USAGE, "unknown option '%s' (xnat help)",
+			return fail(o, EXIT_USAGE, "unknown option '%s' (xnat help)",
 				    argv[optind - 1]);
 		}
 		if (c == ':')
-			return fail(&o, EXIT_USAGE, "option '%s' needs an argument",
+			return fail(o, EXIT_USAGE, "option '%s' needs an argument",
 				    argv[optind - 1]);
-		if (n_given == (int)(sizeof(given) / sizeof(given[0])))
-			return fail(&o, EXIT_USAGE, "too many options");
-		given[n_given++] = (struct given){ c, optarg };
+		if (*n_given == MAX_GIVEN)
+			return fail(o, EXIT_USAGE, "too many options");
+		given[(*n_given)++] = (struct given){ c, optarg };
 		/* Known early, so that every error below is JSON with -j. */
 		if (c == 'j' || c == 'p' || c == LONG_BASE + OPT_JSON ||
 		    c == LONG_BASE + OPT_PRETTY)
-			o.json = true;
+			o->json = true;
 		if (c == 'h' || c == LONG_BASE + OPT_HELP)
-			help = true;
+			*help = true;
 	}
+	return -1;
+}
 
+/* The options read, now that the command is known: each must be one it
+ * takes. 0, or the exit code of an error (reported). */
+static int apply_options(struct opts *o, const struct cmd *cmd,
+			 const struct given *given, int n_given)
+{
+	char label[40];
+	int rc;
+
+	for (int i = 0; i < n_given; i++) {
+		enum opt_id id = resolve_key(cmd, given[i].key);
+
+		if (!cmd_takes(cmd, id))
+			return fail(o, EXIT_USAGE,
+				    "option %s does not apply to '%s' (xnat %s --help)",
+				    opt_label(&options[id], label, sizeof(label)),
+				    cmd->name, cmd->name);
+		if ((rc = set_option(o, &options[id], given[i].arg)))
+			return rc;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct given given[MAX_GIVEN];
+	const struct cmd *cmd;
+	struct opts o = {};
+	int n_given = 0, rc;
+	bool help = false;
+
+	rc = read_options(argc, argv, &o, given, &n_given, &help);
+	if (rc >= 0)
+		return rc;
 	if (optind == argc) {
 		if (help) {
 			usage(stdout);
@@ -447,18 +484,8 @@ int main(int argc, char **argv)
 	if (o.nargs > cmd->max_args)
 		return fail(&o, EXIT_USAGE, "%s: unexpected argument '%s'",
 			    cmd->name, o.args[cmd->max_args]);
-
-	for (int i = 0; i < n_given; i++) {
-		enum opt_id id = resolve_key(cmd, given[i].key);
-
-		if (!cmd_takes(cmd, id))
-			return fail(&o, EXIT_USAGE,
-				    "option %s does not apply to '%s' (xnat %s --help)",
-				    opt_label(&options[id], label, sizeof(label)),
-				    cmd->name, cmd->name);
-		if ((rc = set_option(&o, &options[id], given[i].arg)))
-			return rc;
-	}
+	if ((rc = apply_options(&o, cmd, given, n_given)))
+		return rc;
 	if (o.help) {
 		usage_command(stdout, cmd);
 		return EXIT_OK;

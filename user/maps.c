@@ -1,29 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Writing the config into the data path's maps. Used on first start and on
- * every reload, so it updates in place and removes only stale keys: a port
- * forward or a port that stays in the config is never missing, not even for
- * a moment.
+ * Writing a plan into the data path's maps, and removing flow state a
+ * change made wrong (see maps.h). Used on first start and on every reload,
+ * so it updates in place and removes only stale keys: a port forward or a
+ * port that stays in the config is never missing, not even for a moment.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <arpa/inet.h>
 #include <string.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 #include <net/if.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <bpf/bpf.h>
-#include "log.h"
 #include "iface.h"
+#include "log.h"
 #include "maps.h"
-#include "pins.h"
 #include "offload.h"
+#include "pins.h"
 
 /* Delete every key of FD for which KEEP says no. */
 static void delete_stale(int fd, size_t key_size,
-			 int (*keep)(const void *key, const struct config *cfg),
-			 const struct config *cfg)
+			 int (*keep)(const void *key, const struct plan *plan),
+			 const struct plan *plan)
 {
 	unsigned char key[64], next[64];
 	void *prev = NULL;
@@ -31,7 +30,7 @@ static void delete_stale(int fd, size_t key_size,
 	while (!bpf_map_get_next_key(fd, prev, next)) {
 		memcpy(key, next, key_size);
 		prev = key;
-		if (!keep(key, cfg)) {
+		if (!keep(key, plan)) {
 			bpf_map_delete_elem(fd, key);
 			/* Restart: the deleted key can't anchor the walk. */
 			prev = NULL;
@@ -39,60 +38,272 @@ static void delete_stale(int fd, size_t key_size,
 	}
 }
 
-/* Is KEY (an ifindex) one of CFG's ports? */
-static int port_keep(const void *key, const struct config *cfg)
+static int iface_keep(const void *key, const struct plan *plan)
 {
-	__u32 ifindex = *(const __u32 *)key;
-
-	for (int i = -1; i < cfg->n_lan; i++)
-		if (ifindex == (i < 0 ? cfg->wan.ifindex : cfg->lan[i].ifindex))
+	for (int i = 0; i < plan->n_ifaces; i++)
+		if (plan->ifaces[i].ifindex == *(const __u32 *)key)
 			return 1;
 	return 0;
 }
 
-/* Is KEY (an ifindex) a physical port XDP runs on for CFG? */
-static int lower_keep(const void *key, const struct config *cfg)
+static int tx_keep(const void *key, const struct plan *plan)
 {
-	char ports[1 + CONFIG_MAX_LAN][IF_NAMESIZE];
-	int n = iface_physical_ports(cfg, ports);
-
-	for (int i = 0; i < n; i++)
-		if (*(const __u32 *)key == if_nametoindex(ports[i]))
+	for (int i = 0; i < plan->n_tx; i++)
+		if (plan->tx_ports[i] == *(const __u32 *)key)
 			return 1;
 	return 0;
 }
 
-static int vlan_keep(const void *key, const struct config *cfg)
+static int vlan_keep(const void *key, const struct plan *plan)
 {
-	const struct vlan_key *k = key;
-	struct iface_hw hw;
-
-	for (int i = -1; i < cfg->n_lan; i++) {
-		const struct config_iface *ci = i < 0 ? &cfg->wan : &cfg->lan[i];
-
-		if (!iface_query(ci->name, &hw) && hw.vid == k->vid &&
-		    if_nametoindex(hw.lower) == k->ifindex)
+	for (int i = 0; i < plan->n_vlans; i++)
+		if (!memcmp(&plan->vlans[i].key, key, sizeof(struct vlan_key)))
 			return 1;
+	return 0;
+}
+
+static int fwd_keep(const void *key, const struct plan *plan)
+{
+	for (int i = 0; i < plan->n_fwd; i++)
+		if (!memcmp(&plan->fwd[i].key, key, sizeof(struct fwd_key)))
+			return 1;
+	return 0;
+}
+
+static int write_ports(const struct plan *plan, const int fds[3])
+{
+	int i;
+
+	for (i = 0; i < plan->n_ifaces; i++)
+		if (bpf_map_update_elem(fds[0], &plan->ifaces[i].ifindex,
+					&plan->ifaces[i].info, BPF_ANY))
+			return -errno;
+	for (i = 0; i < plan->n_tx; i++)
+		if (bpf_map_update_elem(fds[1], &plan->tx_ports[i],
+					&plan->tx_ports[i], BPF_ANY))
+			return -errno;
+	for (i = 0; i < plan->n_vlans; i++)
+		if (bpf_map_update_elem(fds[2], &plan->vlans[i].key,
+					&plan->vlans[i].ifindex, BPF_ANY))
+			return -errno;
+	delete_stale(fds[0], sizeof(__u32), iface_keep, plan);
+	delete_stale(fds[1], sizeof(__u32), tx_keep, plan);
+	delete_stale(fds[2], sizeof(struct vlan_key), vlan_keep, plan);
+	return 0;
+}
+
+static int write_forwards(const struct plan *plan, int fd)
+{
+	for (int i = 0; i < plan->n_fwd; i++)
+		if (bpf_map_update_elem(fd, &plan->fwd[i].key,
+					&plan->fwd[i].value, BPF_ANY))
+			return -errno;
+	delete_stale(fd, sizeof(struct fwd_key), fwd_keep, plan);
+	return 0;
+}
+
+static int pool_rev_keep(const void *key, const struct plan *plan)
+{
+	for (int i = 0; i < plan->cfg.n_pool; i++)
+		if (plan->cfg.pool[i] == *(const __be32 *)key)
+			return 1;
+	return 0;
+}
+
+/* The external addresses by index, and back. The data path reads them
+ * only once the config's pool_size says so, so stale indices beyond the
+ * new size are harmless; stale addresses in the reverse map are not. */
+static int write_pool(const struct plan *plan)
+{
+	int fd = pins_map_open(MAP_POOL), rev = pins_map_open(MAP_POOL_REV);
+	const struct config *cfg = &plan->cfg;
+	int err = 0;
+
+	if (fd < 0 || rev < 0)
+		err = fd < 0 ? fd : rev;
+	for (__u32 i = 0; !err && i < (__u32)cfg->n_pool; i++)
+		if (bpf_map_update_elem(fd, &i, &cfg->pool[i], BPF_ANY) ||
+		    bpf_map_update_elem(rev, &cfg->pool[i], &i, BPF_ANY))
+			err = -errno;
+	if (!err)
+		delete_stale(rev, sizeof(__be32), pool_rev_keep, plan);
+	if (fd >= 0)
+		close(fd);
+	if (rev >= 0)
+		close(rev);
+	return err;
+}
+
+static int write_config(const struct plan *plan, int fd)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(fd, &zero, &plan->config, BPF_ANY) ?
+		       -errno : 0;
+}
+
+int maps_write(const struct plan *plan)
+{
+	static const char *const names[] = { MAP_IFACES, MAP_TX_PORTS,
+					     MAP_VLANS, MAP_FORWARDS,
+					     MAP_CONFIG };
+	int fds[5], i, err = 0;
+
+	for (i = 0; i < 5; i++) {
+		fds[i] = pins_map_open(names[i]);
+		if (fds[i] < 0 && !err)
+			err = fds[i];
+	}
+	/* Ports and forwards before the config: the config's NAT address is
+	 * what turns NAT on, and by then everything it needs is there. */
+	if (!err)
+		err = write_ports(plan, fds);
+	if (!err)
+		err = maps_sync_ifaddrs(&plan->cfg);
+	if (!err)
+		err = write_forwards(plan, fds[3]);
+	/* Offload's settings before the flag that turns offload on. */
+	if (!err && plan->cfg.mode == MODE_OFFLOAD)
+		err = offload_sync(&plan->cfg);
+	if (!err)
+		err = write_pool(plan);
+	if (!err)
+		err = write_config(plan, fds[4]);
+	for (i = 0; i < 5; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (err)
+		pr_warn("Failed to write the config into the maps in %s: %s\n",
+			pins_dir(), strerror(-err));
+	return err;
+}
+
+/* The inside endpoint whose mapping an ORIG entry holds, as the data path
+ * computes it (flow_mapping_ep in bpf/nat.h); 0 if it holds none. */
+static int mapping_of(const struct flow_key *k, const struct flow_value *v,
+		      struct nat_endpoint *ep)
+{
+	memset(ep, 0, sizeof(*ep));
+	ep->proto = k->proto;
+	if (v->dir != FLOW_DIR_ORIG)
+		return 0;
+	if (v->nat == FLOW_NAT_SNAT || v->nat == FLOW_NAT_HAIRPIN) {
+		ep->addr = k->saddr.v4;
+		ep->port = k->sport;
+		return 1;
+	}
+	if (v->nat == FLOW_NAT_INBOUND) {
+		ep->addr = v->new_daddr.v4;
+		ep->port = v->new_dport;
+		return 1;
 	}
 	return 0;
 }
 
-static int fwd_keep(const void *key, const struct config *cfg)
+/* Drop EP's mapping and the external port it owns. */
+static void drop_mapping(int mfd, int pfd, const struct nat_endpoint *ep)
 {
-	const struct fwd_key *k = key;
+	struct nat_mapping m;
+	struct nat_port_key pk = { .proto = ep->proto };
 
-	for (int i = 0; i < cfg->n_fwd; i++)
-		if (k->proto == cfg->fwd[i].proto &&
-		    k->port == htons(cfg->fwd[i].port))
-			return 1;
-	return 0;
+	if (bpf_map_lookup_elem(mfd, ep, &m))
+		return;
+	pk.port = m.ext_port;
+	bpf_map_delete_elem(pfd, &pk);
+	bpf_map_delete_elem(mfd, ep);
 }
 
+typedef int (*flow_match_fn)(const struct flow_key *k,
+			     const struct flow_value *v, __u32 arg);
+
 /*
- * One port into the maps: its own entry (what the kernel routes with), and
- * for a VLAN device also the physical port under it, which is where XDP
- * runs and frames are sent, and the (port, VLAN id) -> device entry.
+ * Delete every flow entry MATCH selects, and the mappings their ORIG
+ * entries hold. Keys are collected first: deleting while walking a hash
+ * map can skip entries. Returns how many entries went, or -errno.
  */
+static int flush_flows(flow_match_fn match, __u32 arg)
+{
+	int ffd = pins_map_open(MAP_FLOWS), mfd = pins_map_open(MAP_MAPPINGS);
+	int pfd = pins_map_open(MAP_PORTS), n = 0, cap = 0, err = 0, i;
+	struct flow_key cur, next, *keys = NULL, *grown;
+	struct nat_endpoint ep;
+	struct flow_value v;
+	void *prev = NULL;
+
+	if (ffd < 0 || mfd < 0 || pfd < 0)
+		err = ffd < 0 ? ffd : mfd < 0 ? mfd : pfd;
+	while (!err && !bpf_map_get_next_key(ffd, prev, &next)) {
+		cur = next;
+		prev = &cur;
+		if (bpf_map_lookup_elem(ffd, &cur, &v) || !match(&cur, &v, arg))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			grown = realloc(keys, cap * sizeof(*keys));
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			keys = grown;
+		}
+		keys[n++] = cur;
+		if (mapping_of(&cur, &v, &ep))
+			drop_mapping(mfd, pfd, &ep);
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(ffd, &keys[i]);
+	free(keys);
+	if (ffd >= 0)
+		close(ffd);
+	if (mfd >= 0)
+		close(mfd);
+	if (pfd >= 0)
+		close(pfd);
+	return err ? err : n;
+}
+
+static int uses_port(const struct flow_key *k, const struct flow_value *v,
+		     __u32 ifindex)
+{
+	return k->ifindex == ifindex || v->egress_ifindex == ifindex;
+}
+
+static int uses_addr(const struct flow_key *k, const struct flow_value *v,
+		     __u32 addr)
+{
+	return k->family == XNAT_AF_INET && v->nat != FLOW_NAT_NONE &&
+	       (k->saddr.v4 == addr || k->daddr.v4 == addr ||
+		v->new_saddr.v4 == addr || v->new_daddr.v4 == addr);
+}
+
+int maps_flush_port(__u32 ifindex)
+{
+	int n = flush_flows(uses_port, ifindex);
+
+	if (n < 0)
+		pr_warn("Failed to remove the flows of ifindex %u: %s\n",
+			ifindex, strerror(-n));
+	else if (n)
+		pr_info("Removed %d flow entries of ifindex %u: the kernel "
+			"takes their traffic\n", n, ifindex);
+	return n < 0 ? n : 0;
+}
+
+int maps_flush_nat_addr(__u32 old)
+{
+	char a[INET_ADDRSTRLEN];
+	int n = flush_flows(uses_addr, old);
+
+	inet_ntop(AF_INET, &old, a, sizeof(a));
+	if (n < 0)
+		pr_warn("Failed to remove the flows NATed to %s: %s\n", a,
+			strerror(-n));
+	else
+		pr_info("Removed %d flow entries NATed to the old address %s\n",
+			n, a);
+	return n < 0 ? n : 0;
+}
+
 int maps_put_port(const int fds[3], const char *name, __u32 ifindex,
 		  enum xnat_role role)
 {
@@ -119,141 +330,4 @@ int maps_put_port(const int fds[3], const char *name, __u32 ifindex,
 			return -errno;
 	}
 	return 0;
-}
-
-static int sync_ports(const struct config *cfg)
-{
-	int fds[3] = { pins_map_open(MAP_IFACES), pins_map_open(MAP_TX_PORTS),
-		       pins_map_open(MAP_VLANS) };
-	int i, err = 0;
-
-	for (i = 0; i < 3 && !err; i++)
-		if (fds[i] < 0)
-			err = fds[i];
-	if (!err)
-		err = maps_put_port(fds, cfg->wan.name, cfg->wan.ifindex,
-				    XNAT_ROLE_WAN);
-	for (i = 0; i < cfg->n_lan && !err; i++)
-		err = maps_put_port(fds, cfg->lan[i].name,
-				    cfg->lan[i].ifindex, XNAT_ROLE_LAN);
-	if (!err) {
-		delete_stale(fds[0], sizeof(__u32), port_keep, cfg);
-		delete_stale(fds[1], sizeof(__u32), lower_keep, cfg);
-		delete_stale(fds[2], sizeof(struct vlan_key), vlan_keep, cfg);
-	}
-	for (i = 0; i < 3; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	return err;
-}
-
-static int sync_forwards(const struct config *cfg)
-{
-	int fd = pins_map_open(MAP_FORWARDS);
-	int i, err = 0;
-
-	if (fd < 0)
-		return fd;
-	for (i = 0; i < cfg->n_fwd && !err; i++) {
-		struct fwd_key k = { .port = htons(cfg->fwd[i].port),
-				     .proto = cfg->fwd[i].proto };
-		struct fwd_value v = { .addr = cfg->fwd[i].addr,
-				       .port = htons(cfg->fwd[i].to_port) };
-
-		if (bpf_map_update_elem(fd, &k, &v, BPF_ANY))
-			err = -errno;
-	}
-	if (!err)
-		delete_stale(fd, sizeof(struct fwd_key), fwd_keep, cfg);
-	close(fd);
-	return err;
-}
-
-static int pool_rev_keep(const void *key, const struct config *cfg)
-{
-	for (int i = 0; i < cfg->n_pool; i++)
-		if (cfg->pool[i] == *(const __be32 *)key)
-			return 1;
-	return 0;
-}
-
-/* The external addresses by index, and back. The data path reads them
- * only once the config's pool_size says so, so stale indices beyond the
- * new size are harmless; addresses no longer in the pool are removed. */
-static int sync_pool(const struct config *cfg)
-{
-	int fd = pins_map_open(MAP_POOL), rev = pins_map_open(MAP_POOL_REV);
-	int err = 0;
-
-	if (fd < 0 || rev < 0)
-		err = fd < 0 ? fd : rev;
-	for (__u32 i = 0; !err && i < (__u32)cfg->n_pool; i++)
-		if (bpf_map_update_elem(fd, &i, &cfg->pool[i], BPF_ANY) ||
-		    bpf_map_update_elem(rev, &cfg->pool[i], &i, BPF_ANY))
-			err = -errno;
-	if (!err)
-		delete_stale(rev, sizeof(__be32), pool_rev_keep, cfg);
-	if (fd >= 0)
-		close(fd);
-	if (rev >= 0)
-		close(rev);
-	return err;
-}
-
-static int sync_config(const struct config *cfg)
-{
-	struct xnat_config c = {};
-	__u32 zero = 0;
-	int fd = pins_map_open(MAP_CONFIG), err = 0;
-
-	if (fd < 0)
-		return fd;
-	/* Every flag comes from the config, so a reload applies it. */
-	if (!cfg->fastpath)
-		c.flags |= XNAT_F_FASTPATH_OFF;
-	if (cfg->filter_eif)
-		c.flags |= XNAT_F_FILTER_EIF;
-	if (cfg->inbound_refresh)
-		c.flags |= XNAT_F_INBOUND_REFRESH;
-	if (cfg->mode == MODE_OFFLOAD)
-		c.flags |= XNAT_F_OFFLOAD;
-	c.nat_addr = cfg->nat_addr;
-	c.port_min = cfg->port_min;
-	c.port_max = cfg->port_max;
-	c.wan_ifindex = cfg->wan.ifindex;
-	c.timeout_tcp_est = cfg->timeout_tcp_est;
-	c.timeout_tcp_trans = cfg->timeout_tcp_trans;
-	c.timeout_udp = cfg->timeout_udp;
-	c.timeout_icmp = cfg->timeout_icmp;
-	c.timeout_udp_dns = cfg->timeout_udp_dns;
-	c.ports_per_host = cfg->ports_per_host;
-	c.pool_size = cfg->n_pool > 1 ? cfg->n_pool : 0;
-	if (bpf_map_update_elem(fd, &zero, &c, BPF_ANY))
-		err = -errno;
-	close(fd);
-	return err;
-}
-
-int maps_sync(const struct config *cfg)
-{
-	int err;
-
-	/* Ports and forwards before the config: the config's NAT address is
-	 * what turns NAT on, and by then everything it needs is there. */
-	err = sync_ports(cfg);
-	if (!err)
-		err = maps_sync_ifaddrs(cfg);
-	if (!err)
-		err = sync_forwards(cfg);
-	/* Offload's settings before the flag that turns offload on. */
-	if (!err && cfg->mode == MODE_OFFLOAD)
-		err = offload_sync(cfg);
-	if (!err)
-		err = sync_pool(cfg);
-	if (!err)
-		err = sync_config(cfg);
-	if (err)
-		pr_warn("Failed to write config into the maps: %s\n",
-			strerror(-err));
-	return err;
 }

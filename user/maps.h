@@ -1,27 +1,43 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The config in the data path's maps (maps.c): what the loader writes on
- * every up and reload, and what the bench's microbenchmark uses to set up
- * its ports the way the router does.
+ * Writing a plan's contents into the data path's pinned maps, and removing
+ * the flow state that a change of the router made wrong (a port that is
+ * gone, a WAN address that changed). The maps must exist (loader.c pins
+ * them); nothing here loads or attaches programs.
  */
 #ifndef XNAT_MAPS_H
 #define XNAT_MAPS_H
 
 #include <linux/types.h>
-#include "config.h"
+#include "plan.h"
 
 /*
- * One port NAME (IFINDEX) into the ifaces, tx_ports and vlans maps (FDS, in
- * that order): its own entry, what the kernel routes with; for a VLAN
- * device also the physical port under it, where XDP runs and frames are
- * sent, and the (port, VLAN id) -> device entry.
+ * Make the config-derived maps (config, ifaces, tx_ports, vlans, forwards)
+ * hold exactly PLAN: entries are updated in place and only stale keys are
+ * removed, so an entry that stays is never missing, not even for a moment.
+ * The config entry goes last: its NAT address is what turns NAT on.
+ * 0, or -errno with a message printed.
  */
-int maps_put_port(const int fds[3], const char *name, __u32 ifindex,
-		  enum xnat_role role);
-/* Write CFG into the config, ports and forwards maps (also on reload). */
-int maps_sync(const struct config *cfg);
+int maps_write(const struct plan *plan);
 /* The router's addresses on its ports, the source of the ICMP errors XDP
  * sends (ifaddrs.c). */
 int maps_sync_ifaddrs(const struct config *cfg);
+
+/* Remove the flows that enter or leave by IFINDEX, and the NAT mappings of
+ * the inside hosts behind it: the kernel takes those connections over
+ * instead of XDP sending them to a port it no longer serves. */
+int maps_flush_port(__u32 ifindex);
+
+/* Remove every NATed flow and mapping made with the address OLD (network
+ * order): after the WAN address changed, they lead nowhere. */
+int maps_flush_nat_addr(__u32 old);
+
+/*
+ * One port NAME (IFINDEX) into the ifaces, tx_ports and vlans maps (FDS, in
+ * that order), as plan_build computes it. For tools that fill maps of
+ * their own (the microbenchmark).
+ */
+int maps_put_port(const int fds[3], const char *name, __u32 ifindex,
+		  enum xnat_role role);
 
 #endif /* XNAT_MAPS_H */

@@ -61,19 +61,6 @@ static int is_bpffs(const char *path)
 	return !statfs(path, &st) && st.f_type == BPF_FS_MAGIC;
 }
 
-static int mnt_ns_of(const char *pid, char *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%s/ns/mnt", pid);
-	n = readlink(path, buf, len - 1);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	return 0;
-}
-
 static int parent_of(int pid)
 {
 	char path[64], line[256];
@@ -91,32 +78,87 @@ static int parent_of(int pid)
 	return ppid;
 }
 
-/*
- * Join the mount namespace of the closest ancestor that is in another one:
- * under `ip netns exec` that is whoever ran ip, with the host's mounts.
- * PID 1 is not asked first on purpose: sandboxes and containers often
- * deny access to it, and the ancestor is the right answer anyway.
- * Returns 1 if joined, 0 if no ancestor is elsewhere, -errno on failure.
- */
-static int join_ancestor_mnt_ns(void)
+static int same_ns(const char *pid, const char *ns)
 {
-	char self[64], other[64], pid[16], path[64];
-	int p, err;
+	char a[64], b[64], path[64];
+	ssize_t n, m;
 
-	err = mnt_ns_of("self", self, sizeof(self));
-	if (err)
-		return err;
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", ns);
+	n = readlink(path, a, sizeof(a) - 1);
+	snprintf(path, sizeof(path), "/proc/%s/ns/%s", pid, ns);
+	m = readlink(path, b, sizeof(b) - 1);
+	if (n < 0 || m < 0)
+		return 0;
+	a[n] = b[m] = 0;
+	return !strcmp(a, b);
+}
+
+static void comm_of(int pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, len, f))
+		snprintf(buf, len, "?");
+	buf[strcspn(buf, "\n")] = 0;
+	if (f)
+		fclose(f);
+}
+
+/*
+ * The closest ancestor in another mount namespace: under `ip netns exec`
+ * that is whoever ran ip, with the mounts ip hid. Only one in our own user
+ * and PID namespaces qualifies: from inside a container, an ancestor
+ * outside it (the host) is never joined. PID 1 is not asked first on
+ * purpose: sandboxes often deny access to it, and the ancestor is the right
+ * answer anyway. Returns its PID, 0 if none, -EPERM if the closest one is
+ * outside our user or PID namespace.
+ */
+static int ancestor_mnt_ns(void)
+{
+	char pid[16];
+	int p;
+
 	for (p = getppid(); p > 0; p = parent_of(p)) {
 		snprintf(pid, sizeof(pid), "%d", p);
-		if (mnt_ns_of(pid, other, sizeof(other)))
+		if (same_ns(pid, "mnt"))
 			continue;
-		if (!strcmp(self, other))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", p);
-		err = join(path, CLONE_NEWNS);
-		return err ? err : 1;
+		if (!same_ns(pid, "user") || !same_ns(pid, "pid"))
+			return -EPERM;
+		return p;
 	}
 	return 0;
+}
+
+/* Join the mount namespace of the ancestor, saying so. 1 if joined, 0 if
+ * there is none, -errno (with a message) if it may not or cannot be. */
+static int join_ancestor_mnt_ns(void)
+{
+	char path[64], comm[32];
+	int p = ancestor_mnt_ns(), err;
+
+	if (p == -EPERM) {
+		pr_warn("No bpffs on %s here, and the mount namespace that has "
+			"one belongs to another user or PID namespace (a "
+			"container's host?): not joining it. Use xnat -n NAME, "
+			"or mount a bpffs on %s that outlives this command\n",
+			BPFFS, BPFFS);
+		return -EPERM;
+	}
+	if (p == 0)
+		return 0;
+	comm_of(p, comm, sizeof(comm));
+	pr_info("No bpffs on %s in this mount namespace (ip netns exec?): "
+		"using the one of the mount namespace of pid %d (%s), where "
+		"xnat's state outlives this command\n", BPFFS, p, comm);
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", p);
+	err = join(path, CLONE_NEWNS);
+	if (err)
+		pr_warn("Failed to join the mount namespace of pid %d: %s; use "
+			"xnat -n NAME instead\n", p, strerror(-err));
+	return err ? err : 1;
 }
 
 int netns_bpffs_ready(void)
@@ -131,22 +173,20 @@ int netns_bpffs_ready(void)
 	if (!getcwd(cwd, sizeof(cwd)))
 		cwd[0] = 0;
 	joined = join_ancestor_mnt_ns();
-	if (joined < 0) {
-		pr_warn("Cannot reach the host's bpffs from this mount namespace "
-			"(%s); use xnat --netns NAME instead\n", strerror(-joined));
+	if (joined < 0)
 		return joined;
-	}
 	if (joined && cwd[0] && chdir(cwd))
 		pr_debug("Cannot return to %s: %s\n", cwd, strerror(errno));
 	if (is_bpffs(BPFFS))
 		return 0;
 	if (joined) {
 		/* A private bpffs here would vanish with this command. */
-		pr_warn("No bpffs mounted on %s in the host mount namespace\n",
-			BPFFS);
+		pr_warn("No bpffs mounted on %s in that mount namespace either; "
+			"mount one there (mount -t bpf bpf %s)\n", BPFFS, BPFFS);
 		return -ENOENT;
 	}
-	/* The host itself has none: mount it, as systemd would. */
+	/* Nobody above us has another view: this is the host's (or the
+	 * container's own) mount namespace. Mount it, as systemd would. */
 	if (mount("bpf", BPFFS, "bpf", 0, "mode=0700")) {
 		err = -errno;
 		pr_warn("Failed to mount bpffs on %s: %s\n", BPFFS,

@@ -3,9 +3,10 @@
  * Getting into the router's network namespace with the host's bpffs in
  * view. `ip netns exec` gives a private mount namespace where /sys/fs/bpf is
  * missing, and a bpffs mounted there dies with the command: pins must live
- * in the host's bpffs, so xnat joins the mount namespace of the ancestor
- * that ran `ip` (keeping its network namespace), as `nsenter --net` would
- * have left it.
+ * in a bpffs that outlives it, so xnat joins the mount namespace of the
+ * ancestor that ran `ip` (keeping its network namespace), as `nsenter
+ * --net` would have left it, and says so. It never joins one outside its
+ * own user and PID namespaces (a container's host).
  */
 #ifndef XNAT_NETNS_H
 #define XNAT_NETNS_H

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include "log.h"
 #include "netns.h"
@@ -27,7 +28,7 @@
 
 #define RUN_ROOT "/run/xnat"
 
-static char pin_dir[64], run_dir[64], state_file[80];
+static char pin_dir[64], run_dir[64], state_file[80], applied[80], lock_file[80];
 
 static void paths_init(void)
 {
@@ -36,6 +37,100 @@ static void paths_init(void)
 	pins_dir_of(id, pin_dir, sizeof(pin_dir));
 	snprintf(run_dir, sizeof(run_dir), "%s/%lu", RUN_ROOT, id);
 	snprintf(state_file, sizeof(state_file), "%s/state", run_dir);
+	snprintf(applied, sizeof(applied), "%s/applied.ini", run_dir);
+	snprintf(lock_file, sizeof(lock_file), "%s/lock", run_dir);
+}
+
+const char *state_applied_config(void)
+{
+	paths_init();
+	return applied;
+}
+
+static int run_dir_make(void)
+{
+	paths_init();
+	mkdir(RUN_ROOT, 0755);
+	if (mkdir(run_dir, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Lock LOCK_FILE; 0 when held, 1 when the file was replaced under us (a
+ * `down` removed it while we waited: lock the new one), -errno. */
+static int lock_once(int fd)
+{
+	struct stat a, b;
+
+	if (flock(fd, LOCK_EX | LOCK_NB))
+		return -errno;
+	if (fstat(fd, &a) || stat(lock_file, &b) || a.st_ino != b.st_ino)
+		return 1;
+	return 0;
+}
+
+int state_lock(int wait_s)
+{
+	int fd, ret, tries = wait_s * 10;
+
+	for (;;) {
+		ret = run_dir_make();
+		if (ret)
+			return ret;
+		fd = open(lock_file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -errno;
+		ret = lock_once(fd);
+		if (!ret)
+			return fd;
+		close(fd);
+		if (ret == 1)
+			continue;
+		if (ret != -EWOULDBLOCK || tries-- <= 0)
+			return ret;
+		if (tries % 50 == 0)
+			pr_info("Waiting for another xnat command (%s)\n",
+				lock_file);
+		usleep(100 * 1000);
+	}
+}
+
+void state_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+int state_save_config(const char *path)
+{
+	char tmp[96], buf[4096];
+	FILE *in, *out;
+	size_t n;
+	int err = 0;
+
+	if ((err = run_dir_make()))
+		return err;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", applied);
+	in = fopen(path, "r");
+	if (!in)
+		return -errno;
+	out = fopen(tmp, "w");
+	if (!out) {
+		err = -errno;
+		fclose(in);
+		return err;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			err = -EIO;
+	if (ferror(in))
+		err = -EIO;
+	fclose(in);
+	if (fclose(out) && !err)
+		err = -errno;
+	if (!err && rename(tmp, applied))
+		err = -errno;
+	return err;
 }
 
 const char *state_run_dir(void)
@@ -81,6 +176,8 @@ int state_load(struct xnat_state *st)
 			continue;
 		if (!strcmp(key, "netns_cookie")) {
 			cookie = strtoull(val, NULL, 10);
+		} else if (!strcmp(key, "generation")) {
+			st->generation = strtoul(val, NULL, 10);
 		} else if (!strcmp(key, "mode")) {
 			st->mode = atoi(val);
 		} else if (!strcmp(key, "config")) {
@@ -89,6 +186,8 @@ int state_load(struct xnat_state *st)
 			st->up_since = strtoll(val, NULL, 10);
 		} else if (!strcmp(key, "loaded_at")) {
 			st->loaded_at = strtoll(val, NULL, 10);
+		} else if (!strcmp(key, "prog_hash")) {
+			st->prog_hash = strtoull(val, NULL, 16);
 		} else if (!strcmp(key, "config_hash")) {
 			st->config_hash = strtoull(val, NULL, 16);
 		} else if (!strcmp(key, "iface") && st->n_ifaces < STATE_MAX_IFACES) {
@@ -119,9 +218,7 @@ int state_save(const struct xnat_state *st)
 	FILE *f;
 	int i;
 
-	paths_init();
-	mkdir(RUN_ROOT, 0755);
-	if (mkdir(run_dir, 0755) && errno != EEXIST)
+	if (run_dir_make())
 		return -errno;
 	/* Write and rename: a crash never leaves half a record. */
 	snprintf(tmp, sizeof(tmp), "%s.tmp", state_file);
@@ -129,11 +226,13 @@ int state_save(const struct xnat_state *st)
 	if (!f)
 		return -errno;
 	fprintf(f, "netns_cookie %llu\n", netns_cookie());
+	fprintf(f, "generation %lu\n", st->generation);
 	fprintf(f, "mode %d\n", st->mode);
 	fprintf(f, "config %s\n", st->config_path);
 	fprintf(f, "up_since %lld\n", st->up_since ? st->up_since : (long long)time(NULL));
 	fprintf(f, "loaded_at %lld\n", (long long)time(NULL));
 	fprintf(f, "config_hash %016llx\n", state_file_hash(st->config_path));
+	fprintf(f, "prog_hash %016llx\n", st->prog_hash);
 	for (i = 0; i < st->n_ifaces; i++)
 		fprintf(f, "iface %s\n", st->ifaces[i]);
 	for (i = 0; i < st->n_sysctls; i++)
@@ -162,6 +261,9 @@ int state_remove(void)
 {
 	paths_init();
 	unlink(state_file);
+	unlink(applied);
+	/* Whoever waits on the lock sees it replaced and locks anew. */
+	unlink(lock_file);
 	rmdir(run_dir);
 	rmdir(RUN_ROOT);          /* only when no other router is up */
 	rmdir(pin_dir);

@@ -10,6 +10,7 @@
 #define XNAT_STATE_H
 
 #include <net/if.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define STATE_MAX_SYSCTLS 24
@@ -22,7 +23,10 @@ struct saved_sysctl {
 
 struct xnat_state {
 	int mode;                          /* enum router_mode */
-	char config_path[256];
+	char config_path[256];             /* the operator's file */
+	/* Bumped by every command that changes the router: `xnat run` sees
+	 * that another command applied a config since its own. */
+	unsigned long generation;
 	int n_ifaces;
 	char ifaces[STATE_MAX_IFACES][IF_NAMESIZE];    /* where xnat attached, xdp mode */
 	int n_sysctls;
@@ -34,15 +38,32 @@ struct xnat_state {
 	long long up_since;
 	long long loaded_at;
 	unsigned long long config_hash;
+	/* What runs on the ports (loader_prog_id): a reload that keeps it
+	 * and the ports needs no program swap. */
+	unsigned long long prog_hash;
 };
 
 /* The record's directory for the current network namespace, created on
  * demand by save; the pins are pins.h's. */
 const char *state_run_dir(void);   /* /run/xnat/<ino> */
 
+/* The config as applied, copied at commit: what a failed reload restores
+ * (the operator's file may have been edited since). */
+const char *state_applied_config(void);  /* /run/xnat/<ino>/applied.ini */
+
+/*
+ * Serialize the commands that change this router: an exclusive flock on
+ * /run/xnat/<ino>/lock, waited for up to WAIT_S seconds. Returns the fd to
+ * pass to state_unlock, or -errno (-EWOULDBLOCK: still held by another).
+ */
+int state_lock(int wait_s);
+void state_unlock(int fd);
+
 /* 0 on success, -ENOENT when xnat is not up here, -errno otherwise. */
 int state_load(struct xnat_state *st);
 int state_save(const struct xnat_state *st);
+/* Copy the config file PATH to state_applied_config(), atomically. */
+int state_save_config(const char *path);
 /* FNV-1a of the file at PATH, 0 if it cannot be read. */
 unsigned long long state_file_hash(const char *path);
 /* Remove the state file, its directory and the pin directory (if empty). */
@@ -54,5 +75,6 @@ int state_remove(void);
  */
 int state_sysctl_set(struct xnat_state *st, const char *path, const char *value);
 void state_sysctl_restore(struct xnat_state *st);
+
 
 #endif /* XNAT_STATE_H */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/bpf.h>
+#include "filter_words.h"
 #include "reasons.h"
 #include "trace_filter.h"
 
@@ -55,28 +56,13 @@ int trace_filter_parse(int argc, char **argv, struct trace_config *tc,
 		}
 		arg = argv[++i];
 		if (!strcmp(word, "host")) {
-			if (inet_pton(AF_INET, arg, &tc->host.v4) == 1) {
-				tc->host_family = XNAT_AF_INET;
-			} else if (inet_pton(AF_INET6, arg, tc->host.v6) == 1) {
-				tc->host_family = XNAT_AF_INET6;
-			} else {
-				snprintf(err, errlen, "filter: host '%s' is not an "
-					 "IPv4 or IPv6 address", arg);
+			if (filter_host_parse(arg, &tc->host, &tc->host_family, err,
+					      errlen))
 				return -EINVAL;
-			}
 			tc->match |= XNAT_TRACE_HOST;
 		} else if (!strcmp(word, "port")) {
-			unsigned long n;
-			char *end;
-
-			errno = 0;
-			n = strtoul(arg, &end, 10);
-			if (errno || end == arg || *end || n < 1 || n > 65535) {
-				snprintf(err, errlen, "filter: port '%s' is not a "
-					 "number in [1, 65535]", arg);
+			if (filter_port_parse(arg, &tc->port, err, errlen))
 				return -EINVAL;
-			}
-			tc->port = htons(n);
 			tc->match |= XNAT_TRACE_PORT;
 		} else if (!strcmp(word, "proto")) {
 			if (proto_parse(arg, &tc->proto)) {

@@ -3,7 +3,10 @@
  * The benchmark's packet generator: xdp_gen runs under BPF_PROG_RUN in
  * live-frames mode (BPF_F_TEST_XDP_LIVE_FRAMES, user/bench/gen.c). For every
  * frame the kernel hands it, it picks the next flow (source port
- * src_port + i, round robin over n_flows) and the next frame length of the
+ * src_port + i, round robin over n_flows; or, with ports_per_host, the
+ * inside endpoint i of many hosts: source address src_ip + i / ports_per_host,
+ * source port src_port + i % ports_per_host, destination port
+ * dst_port + i % n_dports) and the next frame length of the
  * size cycle, sets the frame to that length, writes the whole
  * Ethernet/IPv4/UDP header with correct lengths and checksums, and sends it
  * with XDP_TX out of the port given as ingress, i.e. to the veth peer.
@@ -48,6 +51,16 @@ const volatile __u32 ip_csum_base;
 const volatile __u32 udp_csum_base;
 const volatile __u16 src_port = 1; /* host order */
 const volatile __u32 n_flows = 1;
+/* Many inside hosts (0: one source address, the template's): source
+ * ports per host, the first host's address and the first destination
+ * port (host order), and how many destination ports. The checksum bases
+ * then leave out the source address and the destination port. */
+const volatile __u32 ports_per_host;
+const volatile __u32 src_ip_first;
+const volatile __u16 dst_port_first;
+const volatile __u32 n_dports = 1;
+/* The endpoint the first flow is (a run that continues another's). */
+const volatile __u32 flow_first;
 /* Frame length (without FCS) of each slot of the size cycle, 42 or more. */
 const volatile __u32 cycle_len = 1;
 const volatile __u16 cycle[GEN_CYCLE_MAX] = { GEN_HDR_LEN };
@@ -79,7 +92,7 @@ int xdp_gen(struct xdp_md *ctx)
 	struct gen_state *st;
 	struct iphdr *ip;
 	struct udphdr *udp;
-	__u32 zero = 0, flow, slot, len, cur, sum;
+	__u32 zero = 0, flow, slot, len, cur, sum, ipsum;
 	__be16 sport, l3_len, l4_len;
 	__u16 check;
 	__u64 *w;
@@ -118,14 +131,28 @@ int xdp_gen(struct xdp_md *ctx)
 	l3_len = bpf_htons(len - sizeof(struct ethhdr));
 	l4_len = bpf_htons(len - sizeof(struct ethhdr) - sizeof(struct iphdr));
 	sport = bpf_htons(src_port + flow);
+	ipsum = ip_csum_base;
+	sum = udp_csum_base;
+	if (ports_per_host) {
+		__u32 ep = flow_first + flow;
+		__u32 host = ep / ports_per_host;
+		__be32 saddr = bpf_htonl(src_ip_first + host);
+		__be16 dport = bpf_htons(dst_port_first + ep % n_dports);
+
+		sport = bpf_htons(src_port + (ep - host * ports_per_host));
+		ip->saddr = saddr;
+		udp->dest = dport;
+		ipsum += (saddr & 0xffff) + (saddr >> 16);
+		sum += (saddr & 0xffff) + (saddr >> 16) + dport;
+	}
 
 	ip->tot_len = l3_len;
-	ip->check = (__u16)~csum_fold(ip_csum_base + l3_len);
+	ip->check = (__u16)~csum_fold(ipsum + l3_len);
 	udp->source = sport;
 	udp->len = l4_len;
 	/* The UDP length counts twice: in the pseudo-header and the header.
 	 * Zero payload adds nothing. A computed 0 goes out as 0xffff. */
-	sum = udp_csum_base + sport + l4_len + l4_len;
+	sum += sport + l4_len + l4_len;
 	check = ~csum_fold(sum);
 	udp->check = check ? check : 0xffff;
 

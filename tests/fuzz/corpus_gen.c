@@ -27,7 +27,7 @@ struct seed {
 	uint8_t ctl;
 	struct pkt_spec spec;
 	enum { PLAIN, CSUM0, BAD_L4, BAD_IP, FRAG_FIRST, FRAG_LATER, OPTS,
-	       VLAN, ARP, GRE, ICMP_ERR, NO_DF } kind;
+	       VLAN, ARP, GRE, ICMP_ERR, NO_DF, TCP_MSS, V6_EXT } kind;
 	struct pkt_spec quote; /* ICMP_ERR: the quoted packet */
 };
 
@@ -94,6 +94,12 @@ static const struct seed seeds[] = {
 	{ "lan-udp4-too-big", 0, { LAN4(IPPROTO_UDP, 40000, 53),
 	  .payload = big, .payload_len = sizeof(big) }, NO_DF },
 
+	{ "lan-tcp4-syn-mss", 0, { LAN4(IPPROTO_TCP, 41004, 443),
+	  .tcp_flags = TCP_SYN, .seq = 9, .payload = "\x02\x04\x05\xb4",
+	  .payload_len = 4 }, TCP_MSS },
+	{ "lan-udp6-hop-by-hop", 0, { LAN6(IPPROTO_UDP, 40003, 53),
+	  .ip_id = 0 }, V6_EXT },
+
 	/* From the WAN. */
 	{ "wan-udp4-reply", WAN_IN, { WAN4(IPPROTO_UDP, 53, 40000) } },
 	{ "wan-udp4-reply-nocsum", WAN_IN, { WAN4(IPPROTO_UDP, 53, 40000) }, CSUM0 },
@@ -142,6 +148,10 @@ static const struct seed seeds[] = {
 	    .icmp_type = 8, .icmp_id = 40002 } },
 	{ "wan-udp6-reply", WAN_IN, { WAN6(IPPROTO_UDP, 53, 40003) } },
 	{ "wan-udp6-unsolicited", WAN_IN, { WAN6(IPPROTO_UDP, 53, 30001) } },
+	{ "wan-udp6-reply-frag-first", WAN_IN, { WAN6(IPPROTO_UDP, 53, 40003),
+	  .ip_id = 1 }, V6_EXT },
+	{ "wan-udp6-reply-frag-later", WAN_IN, { WAN6(IPPROTO_UDP, 53, 40003),
+	  .ip_id = 2 }, V6_EXT },
 	{ "wan-tcp6-synack", WAN_IN, { WAN6(IPPROTO_TCP, 443, 40004),
 	  .tcp_flags = TCP_SYN | TCP_ACK, .seq = 9000, .ack_seq = 2001 } },
 	{ "wan-icmp6-toobig-udp", WAN_IN, { FROM_WAN, .saddr = WAN6_GW,
@@ -149,6 +159,56 @@ static const struct seed seeds[] = {
 	  { FROM_WAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
 	    .proto = IPPROTO_UDP, .sport = 40003, .dport = 53 } },
 };
+
+/*
+ * IPv6 with one extension header between the fixed header and UDP: ip_id
+ * 0 a hop-by-hop header (PadN), 1 the first fragment of a datagram
+ * (offset 0, M), 2 a later one (offset 16, the UDP header gone). The UDP
+ * checksum is the one of the whole datagram as built.
+ */
+static size_t build_v6_ext(uint8_t *buf, const struct pkt_spec *spec)
+{
+	size_t len = pkt_build(buf, spec), l3 = sizeof(struct ethhdr);
+	uint8_t *ip6 = buf + l3, ext[8] = { 0 };
+	uint16_t plen = (uint16_t)(len - l3 - 40);
+
+	ext[0] = ip6[6]; /* next header: what the fixed header said */
+	if (spec->ip_id == 0) {
+		ip6[6] = 0; /* hop-by-hop */
+		ext[2] = 1; /* PadN, 4 bytes of padding */
+		ext[3] = 4;
+	} else {
+		ip6[6] = 44; /* fragment */
+		ext[3] = spec->ip_id == 1 ? 1 : 16; /* offset 0 M / offset 16 */
+		ext[7] = 0x42; /* identification */
+	}
+	if (spec->ip_id == 2) {
+		/* The datagram from byte 16 on, behind the header. */
+		memmove(ip6 + 40 + 8, ip6 + 40 + 16, plen - 16);
+		plen -= 16;
+	} else {
+		memmove(ip6 + 40 + 8, ip6 + 40, plen);
+	}
+	memcpy(ip6 + 40, ext, 8);
+	plen += 8;
+	ip6[4] = plen >> 8;
+	ip6[5] = plen & 0xff;
+	return l3 + 40 + plen;
+}
+
+/* A TCP SYN whose payload (4 bytes) becomes an option: data offset 6. */
+static size_t build_tcp_opt(uint8_t *buf, const struct pkt_spec *spec)
+{
+	size_t len = pkt_build(buf, spec);
+	struct pkt_v4_tcp *p = (void *)buf;
+	uint8_t *l4 = (uint8_t *)&p->tcp;
+
+	p->tcp.doff = 6;
+	l4[16] = l4[17] = 0;
+	csum_put16(l4 + 16, csum_oracle_l4_v4(&p->ip.saddr, &p->ip.daddr,
+					      IPPROTO_TCP, l4, 24, 16));
+	return len;
+}
 
 static size_t build(uint8_t *buf, const struct seed *s)
 {
@@ -168,6 +228,10 @@ static size_t build(uint8_t *buf, const struct seed *s)
 		return pkt_build_v4_gre(buf, &spec);
 	case ICMP_ERR:
 		return pkt_build_icmp_error(buf, &spec, &s->quote, 0);
+	case V6_EXT:
+		return build_v6_ext(buf, &spec);
+	case TCP_MSS:
+		return build_tcp_opt(buf, &spec);
 	case CSUM0:
 		spec.udp_csum_zero = true;
 		break;

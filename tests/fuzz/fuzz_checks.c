@@ -204,6 +204,25 @@ bool is_mac(const uint8_t *m, const uint8_t *want)
 	return !memcmp(m, want, ETH_ALEN);
 }
 
+/*
+ * IPv6 is routed, not NATed: addresses and payload leave as they came,
+ * except a TCP SYN's options and checksum (MSS clamping may lower the MSS
+ * option; the checksum's validity is checked on its own).
+ */
+static bool v6_payload_same(const struct parsed *in, const struct parsed *out)
+{
+	size_t n = in->l3_len - 40, doff;
+
+	if (memcmp(in->ip + 8, out->ip + 8, 32) || in->l3_len != out->l3_len)
+		return false;
+	if (in->proto != IPPROTO_TCP || in->l4_len < 20 || !(in->l4[13] & 0x02))
+		return !memcmp(in->l4, out->l4, n);
+	doff = (size_t)(in->l4[12] >> 4) * 4;
+	return !memcmp(in->l4, out->l4, 16) &&
+	       !memcmp(in->l4 + 18, out->l4 + 18, 2) &&
+	       !memcmp(in->l4 + doff, out->l4 + doff, n - doff);
+}
+
 void check_forwarded_frame(const struct parsed *in,
 				  const struct parsed *out)
 {
@@ -221,9 +240,7 @@ void check_forwarded_frame(const struct parsed *in,
 		violation("TTL %u in, %u out", in->ttl, out->ttl);
 	if (!is_mac(out->f + 6, mac_lan0) && !is_mac(out->f + 6, mac_wan0))
 		violation("forwarded with a source MAC not the router's");
-	if (out->family == 6 &&
-	    (memcmp(in->ip + 8, out->ip + 8, 32) ||
-	     memcmp(in->ip + 40, out->ip + 40, in->l3_len - 40)))
+	if (out->family == 6 && !v6_payload_same(in, out))
 		violation("IPv6 addresses or payload changed");
 	check_checksums(in, out);
 }

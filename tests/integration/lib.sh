@@ -252,17 +252,8 @@ testbed_setup() {
 # before xnat runs, so the first packet of a flow does not go to the kernel
 # with "pass_no_neigh" while ARP/ND is in progress.
 testbed_warm_neigh() {
-	local a ok
-	for a in $LAN_HOST4 $WAN_HOST4 $LAN_HOST6 $WAN_HOST6; do
-		ok=0
-		for _ in 1 2 3; do
-			if on "$NS_RTR" ping -q -c 1 -W 1 "$a" >/dev/null 2>&1; then
-				ok=1
-				break
-			fi
-		done
-		[ $ok = 1 ] || { echo "router cannot ping $a" >&2; return 1; }
-	done
+	# shellcheck disable=SC2086 # the addresses are words
+	tb_resolve "$NS_RTR" $LAN_HOST4 $WAN_HOST4 $LAN_HOST6 $WAN_HOST6
 }
 
 # ---- topology variants --------------------------------------------------------
@@ -417,6 +408,17 @@ router_up() {
 	return 0
 }
 
+# Delete namespace NS (one of this testbed's) after ending by PID, hard,
+# what still runs in it: what the polite pass of testbed_teardown left.
+tb_ns_del() {
+	local ns=$1 p
+	for p in $(ip netns pids "$ns" 2>/dev/null); do
+		kill -KILL "$p" 2>/dev/null
+	done
+	ip netns del "$ns" 2>/dev/null ||
+		tb_warn "teardown: could not delete namespace $ns"
+}
+
 # Remove everything this testbed created, whatever state it is in; safe to
 # call twice. Order: our processes, xnat (while its namespace still exists),
 # what xnat failed to remove for this namespace, the namespaces.
@@ -460,19 +462,11 @@ testbed_teardown() {
 
 	for ns in "${extra[@]}"; do
 		[ -e "/run/netns/$ns" ] || continue
-		for p in $(ip netns pids "$ns" 2>/dev/null); do
-			kill -KILL "$p" 2>/dev/null
-		done
-		ip netns del "$ns" 2>/dev/null ||
-			tb_warn "teardown: could not delete namespace $ns"
+		tb_ns_del "$ns"
 	done
 	[ ${#extra[@]} -gt 0 ] && : >"$TB_WORK/netns"
 	for ns in "${TB_NS_CREATED[@]}"; do
-		for p in $(ip netns pids "$ns" 2>/dev/null); do
-			kill -KILL "$p" 2>/dev/null
-		done
-		ip netns del "$ns" 2>/dev/null ||
-			tb_warn "teardown: could not delete namespace $ns"
+		tb_ns_del "$ns"
 	done
 	TB_NS_CREATED=()
 	TB_RTR_INO=
@@ -570,6 +564,70 @@ echo_server() {
 			"UDP6-LISTEN:$port,reuseaddr,ipv6only=0" PIPE
 	fi
 	wait_listen "$ns" "$proto" "$port"
+}
+
+# A random file of SIZE sent from NS_FROM to a server in NS_TO on
+# ADDR:PORT, checked to arrive whole (TB_WORK/NAME.bin, NAME.recv); the
+# test fails where it does not.
+tcp_upload_checked() {
+	local name=$1 size=$2 from=$3 to=$4 addr=$5 port=$6
+	random_file "$TB_WORK/$name.bin" "$size"
+	tcp_server_recv "$to" "$port" "$TB_WORK/$name.recv" || fail "no server"
+	check tcp_send "$from" "TCP:$addr:$port" "$TB_WORK/$name.bin"
+	bg_wait "$BG_PID" || fail "server did not finish"
+	same_file "$TB_WORK/$name.bin" "$TB_WORK/$name.recv" || fail "transfer corrupted"
+}
+
+# The LAN host has learnt path MTU MTU towards ADDR (from "fragmentation
+# needed"), or the test fails.
+expect_lan_pmtu() {
+	local addr=$1 mtu=$2
+	check on_lan ip route get "$addr"
+	grep -q "mtu $mtu" <<<"$CHECK_OUT" || fail "the LAN host did not learn PMTU $mtu"
+}
+
+# A paced TCP stream in the background, for tests that change the router
+# under a running connection: from NS to DEST (ADDR:PORT), the file
+# TB_WORK/chunk.bin every 50 ms for as long as STREAM_FLAG exists, and at
+# least MIN times, so that it outlasts the change however long that takes.
+# The whole pipeline is bounded by SECS. What it sent is kept in
+# TB_WORK/NAME.sent (to compare with what arrived), socat's messages in
+# TB_WORK/NAME.log. Sets STREAM_PID; `rm -f "$STREAM_FLAG"` ends it.
+paced_stream() {
+	local ns=$1 dest=$2 name=$3 min=$4 secs=$5
+	STREAM_FLAG=$TB_WORK/streaming
+	touch "$STREAM_FLAG"
+	# shellcheck disable=SC2016 # the inner script's own arguments
+	timeout "$secs" bash -c '
+		i=0
+		while [ -e "$1" ] || [ $i -lt "$6" ]; do
+			cat "$2"; sleep 0.05; i=$((i + 1))
+		done | tee "$3" |
+		ip netns exec "$4" socat -u - "TCP:$5"
+	' _ "$STREAM_FLAG" "$TB_WORK/chunk.bin" "$TB_WORK/$name.sent" "$ns" \
+		"$dest" "$min" </dev/null >"$TB_WORK/$name.log" 2>&1 &
+	STREAM_PID=$!
+	echo "$STREAM_PID" >>"$TB_WORK/pids"
+}
+
+# The packets counter of one reason of `xnat stats --json` (a suite may
+# define its own, e.g. to leave stderr out of the JSON).
+counter() {
+	local out
+	out=$(xnat stats --json 2>&1) || { echo "xnat stats --json: $out" >&2; return 1; }
+	json_q "j['counters']['$1']['packets']" <<<"$out"
+}
+
+# Wait (at most 5 s, or SECS) until the log of a background command has a
+# line matching REGEX.
+wait_log() {
+	local log=$1 re=$2 n=$((${3:-5} * 10))
+	for _ in $(seq "$n"); do
+		grep -qE "$re" "$log" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "no '$re' in $log after ${3:-5} s: $(cat "$log" 2>/dev/null)"
+	return 1
 }
 
 # Client side: socat ADDRESS is e.g. TCP:198.19.0.2:5000 or

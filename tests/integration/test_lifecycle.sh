@@ -67,13 +67,6 @@ flow_count() {
 	json_q "len([f for f in j['flows'] if $1])" <<<"$out"
 }
 
-# The packets counter of one reason of `xnat stats --json`.
-counter() {
-	local out
-	out=$(xnat stats --json 2>&1) || { echo "xnat stats --json: $out" >&2; return 1; }
-	json_q "j['counters']['$1']['packets']" <<<"$out"
-}
-
 # MAC address of interface IF in namespace NS.
 ns_mac() {
 	ip -n "$1" link show "$2" | awk '$1 == "link/ether" { print $2; exit }'
@@ -124,18 +117,6 @@ while True:
     s.sendto(d, a)
 ' "$port"
 	wait_listen "$ns" udp "$port"
-}
-
-# Wait (at most 5 s) until the log of a background command has a line
-# matching REGEX.
-wait_log() {
-	local log=$1 re=$2
-	for _ in $(seq 50); do
-		grep -qE "$re" "$log" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "no '$re' in $log after 5 s: $(cat "$log" 2>/dev/null)"
-	return 1
 }
 
 # Poll `xnat flows` until no entry matches COND, for at most LIMIT_MS after

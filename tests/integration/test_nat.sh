@@ -336,15 +336,17 @@ stun_server() {
 	wait_log "$NATPEER_LOG" '^ready' || return 1
 }
 
-# Wait (at most 5 s, or SECS) until the log has a line matching REGEX.
-wait_log() {
-	local log=$1 re=$2 n=$((${3:-5} * 10))
-	for _ in $(seq "$n"); do
-		grep -qE "$re" "$log" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "no '$re' in $log: $(cat "$log" 2>/dev/null)"
-	return 1
+# The LAN host's socket SPORT sends to DEST, then listens SECS s for
+# whatever comes to its mapping (natpeer probe --listen, in the
+# background). Sets PROBE_LOG (its output) and PROBE_PORT (the external
+# port DEST saw).
+udp_probe_listen() {
+	local sport=$1 dest=$2 secs=$3
+	natpeer_bg 20 "$NS_LAN" probe "$sport" "$dest" --listen "$secs"
+	PROBE_LOG=$NATPEER_LOG
+	wait_log "$PROBE_LOG" '^listening' || fail "the inside socket got no reply"
+	PROBE_PORT=$(seen_port "$(cat "$PROBE_LOG")" "$dest")
+	echo "inside $sport -> external $PROBE_PORT"
 }
 
 # The external port a probe's output reports for DEST ("reply DEST A:P").
@@ -409,13 +411,6 @@ restart_with() {
 	echo "config $file: $*"
 	check xnat down
 	check xnat up -c "$file"
-}
-
-# The packets counter of one reason of `xnat stats --json`.
-counter() {
-	local out
-	out=$(xnat stats --json 2>&1) || { echo "xnat stats --json: $out" >&2; return 1; }
-	json_q "j['counters']['$1']['packets']" <<<"$out"
 }
 
 # Entries of `xnat flows --json` for which the Python condition over f holds.
@@ -575,11 +570,8 @@ test_filtering_adf() {
 	stun_server "$NS_WAN" "$d1" || fail "no server"
 	[ "$TB_MODE" = xdp ] && { drop0=$(counter drop_filtered) || fail "no drop_filtered counter"; }
 
-	natpeer_bg 20 "$NS_LAN" probe 42000 "$d1" --listen 6
-	log=$NATPEER_LOG
-	wait_log "$log" '^listening' || fail "the inside socket got no reply"
-	port=$(seen_port "$(cat "$log")" "$d1")
-	echo "inside 42000 -> external $port"
+	udp_probe_listen 42000 "$d1" 6
+	log=$PROBE_LOG port=$PROBE_PORT
 
 	check natpeer "$NS_WAN" send "$WAN_HOST4:7001" "$RTR_WAN4:$port" same-address
 	check natpeer "$NS_WAN" send "$WAN_HOST4B:7000" "$RTR_WAN4:$port" other-address
@@ -650,11 +642,8 @@ test_filtering_eif() {
 	reload_with eif nat.filtering=endpoint-independent
 	stun_server "$NS_WAN" "$d1" || fail "no server"
 
-	natpeer_bg 20 "$NS_LAN" probe 42001 "$d1" --listen 5
-	log=$NATPEER_LOG
-	wait_log "$log" '^listening' || fail "the inside socket got no reply"
-	port=$(seen_port "$(cat "$log")" "$d1")
-	echo "inside 42001 -> external $port"
+	udp_probe_listen 42001 "$d1" 5
+	log=$PROBE_LOG port=$PROBE_PORT
 
 	check natpeer "$NS_WAN" send "$WAN_HOST4B:7000" "$RTR_WAN4:$port" other-address
 	sleep 1
@@ -930,14 +919,8 @@ test_pmtud() {
 	grep -q 'mtu 1400' <<<"$out" && fail "PMTU 1400 known before any traffic"
 	[ "$TB_MODE" = xdp ] && { err0=$(counter fwd_icmp_error) || fail "no fwd_icmp_error counter"; }
 
-	random_file "$TB_WORK/pmtu.bin" 2M
-	tcp_server_recv "$NS_FAR" 5000 "$TB_WORK/pmtu.recv" || fail "no server"
-	check tcp_send "$NS_LAN" "TCP:$FAR_HOST4:5000" "$TB_WORK/pmtu.bin"
-	bg_wait "$BG_PID" || fail "server did not finish"
-	same_file "$TB_WORK/pmtu.bin" "$TB_WORK/pmtu.recv" || fail "transfer corrupted"
-
-	check on_lan ip route get "$FAR_HOST4"
-	grep -q 'mtu 1400' <<<"$CHECK_OUT" || fail "the LAN host did not learn PMTU 1400"
+	tcp_upload_checked pmtu 2M "$NS_LAN" "$NS_FAR" "$FAR_HOST4" 5000
+	expect_lan_pmtu "$FAR_HOST4" 1400
 	if [ "$TB_MODE" = xdp ]; then
 		err1=$(counter fwd_icmp_error) || fail "no fwd_icmp_error counter"
 		echo "fwd_icmp_error: $err0 before, $err1 after"
@@ -956,13 +939,8 @@ test_router_mtu() {
 	check ip -n "$NS_RTR" link set "$RTR_WAN_IF" mtu 1400
 	check xnat up -c "$TB_CONFIG"
 	[ "$TB_MODE" = xdp ] && { mtu0=$(counter tx_icmp_too_big) || fail "no tx_icmp_too_big counter"; }
-	random_file "$TB_WORK/mtu.bin" 2M
-	tcp_server_recv "$NS_WAN" 5000 "$TB_WORK/mtu.recv" || fail "no server"
-	check tcp_send "$NS_LAN" "TCP:$WAN_HOST4:5000" "$TB_WORK/mtu.bin"
-	bg_wait "$BG_PID" || fail "server did not finish"
-	same_file "$TB_WORK/mtu.bin" "$TB_WORK/mtu.recv" || fail "transfer corrupted"
-	check on_lan ip route get "$WAN_HOST4"
-	grep -q 'mtu 1400' <<<"$CHECK_OUT" || fail "the LAN host did not learn PMTU 1400"
+	tcp_upload_checked mtu 2M "$NS_LAN" "$NS_WAN" "$WAN_HOST4" 5000
+	expect_lan_pmtu "$WAN_HOST4" 1400
 	if [ "$TB_MODE" = xdp ]; then
 		mtu1=$(counter tx_icmp_too_big) || fail "no tx_icmp_too_big counter"
 		echo "tx_icmp_too_big: $mtu0 before, $mtu1 after"
@@ -1049,28 +1027,18 @@ test_fragments() {
 # size segments need "fragmentation needed" (PMTUD) as in test_router_mtu,
 # the flow was simply created before the change.
 test_mtu_change() {
-	local flag=$TB_WORK/streaming pid
+	local pid
 
 	tcp_server_recv "$NS_WAN" 5000 "$TB_WORK/mtuchg.recv" || fail "no server"
 	random_file "$TB_WORK/chunk.bin" 32K
-	touch "$flag"
-	# shellcheck disable=SC2016 # the inner script's own arguments
-	timeout 25 bash -c '
-		i=0
-		while [ -e "$1" ] || [ $i -lt 40 ]; do
-			cat "$2"; sleep 0.05; i=$((i + 1))
-		done | tee "$3" |
-		ip netns exec "$4" socat -u - "TCP:$5"
-	' _ "$flag" "$TB_WORK/chunk.bin" "$TB_WORK/mtuchg.sent" "$NS_LAN" \
-		"$WAN_HOST4:5000" </dev/null >"$TB_WORK/mtuchg.log" 2>&1 &
-	pid=$!
-	echo "$pid" >>"$TB_WORK/pids"
+	paced_stream "$NS_LAN" "$WAN_HOST4:5000" mtuchg 40 25
+	pid=$STREAM_PID
 	sleep 1
 	check ip -n "$NS_RTR" link set "$RTR_WAN_IF" mtu 1400
 	check ip -n "$NS_WAN" link set "$HOST_IF" mtu 1400
 	check xnat up -c "$TB_CONFIG"
 	sleep 1
-	rm -f "$flag"
+	rm -f "$STREAM_FLAG"
 	bg_wait "$pid" || fail "the upload did not complete after the MTU change: $(cat "$TB_WORK/mtuchg.log")"
 	bg_wait "$BG_PID" || fail "server did not finish"
 	same_file "$TB_WORK/mtuchg.sent" "$TB_WORK/mtuchg.recv" || fail "upload corrupted"
@@ -1195,7 +1163,7 @@ test_router_originated() {
 # stream keeps its XDP flow and keeps moving: nothing is evicted. In kernel
 # mode (no XDP table) the same traffic just works.
 test_exhaustion_kernel_fallback() {
-	local flag=$TB_WORK/streaming pid cond full0=0 full1 pk0 pk1
+	local pid cond full0=0 full1 pk0 pk1
 
 	testbed_add_lan_host || fail "cannot add the second LAN host"
 	[ "$TB_MODE" = xdp ] && restart_with small flows.max=4
@@ -1203,18 +1171,8 @@ test_exhaustion_kernel_fallback() {
 	tcp_server_recv "$NS_WAN" 5000 "$TB_WORK/stream.recv" || fail "no server"
 
 	random_file "$TB_WORK/chunk.bin" 16K
-	touch "$flag"
-	# shellcheck disable=SC2016 # the inner script's own arguments
-	timeout 60 bash -c '
-		i=0
-		while [ -e "$1" ] || [ $i -lt 20 ]; do
-			cat "$2"; sleep 0.05; i=$((i + 1))
-		done | tee "$3" |
-		ip netns exec "$4" socat -u - "TCP:$5"
-	' _ "$flag" "$TB_WORK/chunk.bin" "$TB_WORK/stream.sent" "$NS_LAN2" \
-		"$WAN_HOST4:5000" </dev/null >"$TB_WORK/stream.log" 2>&1 &
-	pid=$!
-	echo "$pid" >>"$TB_WORK/pids"
+	paced_stream "$NS_LAN2" "$WAN_HOST4:5000" stream 20 60
+	pid=$STREAM_PID
 	sleep 1
 
 	cond="f['proto'] == 'tcp' and (f['src'].startswith('$LAN2_HOST4:') or f['new_dst'].startswith('$LAN2_HOST4:'))"
@@ -1238,7 +1196,7 @@ test_exhaustion_kernel_fallback() {
 		echo "stream flow packets: $pk0 before, $pk1 after the burst"
 		[ "$pk1" -gt $((pk0 + 10)) ] || fail "the stream stopped moving in XDP after the burst"
 	fi
-	rm -f "$flag"
+	rm -f "$STREAM_FLAG"
 	bg_wait "$pid" || fail "stream failed: $(cat "$TB_WORK/stream.log")"
 	bg_wait "$BG_PID" || fail "server did not finish"
 	same_file "$TB_WORK/stream.sent" "$TB_WORK/stream.recv" || fail "stream corrupted"

@@ -189,28 +189,17 @@ tcp_retrans() { snmp_counter "$1" Tcp RetransSegs; }
 # TCP stream crosses five reloads, arrives intact, and
 # needs no retransmission (a dropped segment would show up as one).
 test_reload_during_transfer() {
-	local i pid retr0 retr1 flag=$TB_WORK/streaming
+	local i pid retr0 retr1
 
 	random_file "$TB_WORK/chunk.bin" 64K
 	tcp_server_recv "$NS_WAN" $SRV_PORT "$TB_WORK/stream.recv" ||
 		fail "no server"
 	retr0=$(tcp_retrans "$NS_LAN")
 
-	# The sender writes a 64 KiB chunk every 50 ms for as long as the flag
-	# file exists (at least 2 s), so the stream outlasts the reloads
-	# however long they take; what it sent is kept to compare. The
-	# whole pipeline is bounded by timeout.
-	touch "$flag"
-	timeout 60 bash -c '
-		i=0
-		while [ -e "$1" ] || [ $i -lt 40 ]; do
-			cat "$2"; sleep 0.05; i=$((i + 1))
-		done | tee "$3" |
-		ip netns exec "$4" socat -u - "TCP:$5"
-	' _ "$flag" "$TB_WORK/chunk.bin" "$TB_WORK/stream.sent" "$NS_LAN" \
-		"$WAN_HOST4:$SRV_PORT" </dev/null >"$TB_WORK/stream.log" 2>&1 &
-	pid=$!
-	echo "$pid" >>"$TB_WORK/pids"
+	# A 64 KiB chunk every 50 ms for at least 2 s and until the reloads
+	# are done; what it sent is kept to compare.
+	paced_stream "$NS_LAN" "$WAN_HOST4:$SRV_PORT" stream 40 60
+	pid=$STREAM_PID
 	sleep 1
 
 	for i in 1 2 3 4 5; do
@@ -218,7 +207,7 @@ test_reload_during_transfer() {
 		kill -0 "$pid" 2>/dev/null || fail "stream ended during reload $i: $(cat "$TB_WORK/stream.log")"
 		sleep 0.5
 	done
-	rm -f "$flag"
+	rm -f "$STREAM_FLAG"
 	bg_wait "$pid" || fail "stream failed: $(cat "$TB_WORK/stream.log")"
 	bg_wait "$BG_PID" || fail "server did not finish"
 	same_file "$TB_WORK/stream.sent" "$TB_WORK/stream.recv" ||

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The one definition of check.h's state and its failure report. */
+/* The one definition of check.h's state, its failure report and the setup
+ * helpers sh() and write_file(). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include "check.h"
 
 const char *cur_test = "setup";
@@ -15,4 +19,29 @@ void check_fail(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int sh(const char *cmd)
+{
+	int rc = system(cmd);
+
+	if (rc)
+		fprintf(stderr, "  '%s' failed (status %d)\n", cmd, rc);
+	return rc;
+}
+
+int write_file(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+	int err;
+
+	if (!f) {
+		fprintf(stderr, "setup: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	err = fputs(val, f) < 0;
+	err |= fclose(f) != 0;
+	if (err)
+		fprintf(stderr, "setup: writing %s failed\n", path);
+	return err ? -1 : 0;
 }

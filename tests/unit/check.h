@@ -20,6 +20,12 @@ extern const char *cur_test;
 /* Report a failed check of cur_test on stderr, printf style. */
 void check_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A shell command of a test's setup (ip, nft): system(CMD), its failure
+ * reported on stderr; 0 or its status. */
+int sh(const char *cmd);
+/* VAL into the file PATH (a sysctl), a failure reported: 0 or -1. */
+int write_file(const char *path, const char *val);
+
 #define ASSERT_EQ(actual, expected, name)                                    \
 	({                                                                   \
 		long long ___a = (long long)(actual);                        \

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The shared fixture of the data-path unit tests (see fixture.h): the
- * testbed and the program's maps, the checks every run makes, the fixture
- * runner and the test runner behind FIXTURE_MAIN.
+ * program's maps, the checks every run makes, the fixture runner and the
+ * test runner behind FIXTURE_MAIN. The testbed and the loaded program
+ * are set up by fixture_setup.c.
  */
 #include <errno.h>
 #include <sched.h>
@@ -83,16 +84,6 @@ bool expect_bytes(const uint8_t *act, size_t act_len,
 		hexdump_line("expected", off, exp, exp_len);
 	}
 	return false;
-}
-
-/* A shell command (ip, nft); its failure is reported. */
-int sh(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc)
-		fprintf(stderr, "  '%s' failed (status %d)\n", cmd, rc);
-	return rc;
 }
 
 /* ---- Maps ------------------------------------------------------------- */
@@ -529,181 +520,6 @@ bool run_save(const struct fixture *f, uint8_t *out, uint32_t *out_len)
 			  f->verdict, f->reason, out, out_len);
 }
 
-/* ---- Setup ------------------------------------------------------------ */
-
-static int write_file(const char *path, const char *val)
-{
-	FILE *f = fopen(path, "w");
-	int err;
-
-	if (!f) {
-		fprintf(stderr, "setup: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	err = fputs(val, f) < 0;
-	err |= fclose(f) != 0;
-	if (err)
-		fprintf(stderr, "setup: writing %s failed\n", path);
-	return err ? -1 : 0;
-}
-
-static int check_mac(const char *ifname, const uint8_t *want)
-{
-	struct ifreq ifr = {};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
-
-	if (fd < 0)
-		return -1;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	rc = ioctl(fd, SIOCGIFHWADDR, &ifr);
-	close(fd);
-	if (rc || memcmp(ifr.ifr_hwaddr.sa_data, want, ETH_ALEN)) {
-		fprintf(stderr, "setup: %s has not the expected MAC\n", ifname);
-		return -1;
-	}
-	return 0;
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
-{
-	if (level != LIBBPF_WARN)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
-static int setup_netns(void)
-{
-	static const char *const cmds[] = {
-		"ip link set lo up",
-		"ip link add lan0 address 02:00:00:00:01:01 type veth peer name lan0p",
-		"ip link add wan0 address 02:00:00:00:02:01 type veth peer name wan0p",
-		"ip link set lan0 up",
-		"ip link set lan0p up",
-		"ip link set wan0 up",
-		"ip link set wan0p up",
-		"ip addr add 198.18.1.1/24 dev lan0",
-		"ip addr add 2001:2:0:1::1/64 dev lan0 nodad",
-		"ip addr add 198.19.0.1/24 dev wan0",
-		"ip addr add 2001:2:0:2::1/64 dev wan0 nodad",
-		"ip neigh add 198.18.1.10 lladdr 02:00:00:00:01:0a dev lan0 nud permanent",
-		"ip neigh add 198.19.0.2 lladdr 02:00:00:00:02:02 dev wan0 nud permanent",
-		"ip -6 neigh add 2001:2:0:1::10 lladdr 02:00:00:00:01:0a dev lan0 nud permanent",
-		"ip -6 neigh add 2001:2:0:2::2 lladdr 02:00:00:00:02:02 dev wan0 nud permanent",
-		"ip route add unreachable 198.18.200.0/24",
-		/* A port xnat does not run on, for PASS_EGRESS. */
-		"ip link add ext0 type veth peer name ext0p",
-		"ip link set ext0p up",
-		"ip link set ext0 up",
-		"ip addr add 198.18.100.1/24 dev ext0",
-		/* The VLAN 100 device's stand-in (see test_vlan). */
-		/* A VLAN device takes its port's MAC unless told otherwise. */
-		"ip link add vl100 address 02:00:00:00:01:01 type veth peer name vl100p",
-		"ip link set vl100p up",
-		"ip link set vl100 up",
-		"ip addr add 198.18.3.1/24 dev vl100",
-		"ip neigh add " VLAN_HOST " lladdr 02:00:00:00:04:0a dev vl100 nud permanent",
-		"ip neigh add 198.18.100.2 lladdr 02:00:00:00:03:02 dev ext0 nud permanent",
-	};
-	size_t i;
-
-	if (unshare(CLONE_NEWNET)) {
-		fprintf(stderr, "setup: unshare(CLONE_NEWNET): %s\n",
-			strerror(errno));
-		return -1;
-	}
-	for (i = 0; i < ARRAY_SIZE(cmds); i++)
-		if (sh(cmds[i]))
-			return -1;
-	if (write_file("/proc/sys/net/ipv4/ip_forward", "1") ||
-	    write_file("/proc/sys/net/ipv6/conf/all/forwarding", "1"))
-		return -1;
-	if_lan = if_nametoindex("lan0");
-	if_wan = if_nametoindex("wan0");
-	if (!if_lan || !if_wan) {
-		fprintf(stderr, "setup: lan0/wan0 missing\n");
-		return -1;
-	}
-	if (check_mac("lan0", mac_lan0) || check_mac("wan0", mac_wan0))
-		return -1;
-	return 0;
-}
-
-static int setup_bpf(void)
-{
-	struct xnat_config cfg = {
-		.port_min = PORT_MIN,
-		.port_max = PORT_MAX,
-		.wan_ifindex = if_wan,
-		.timeout_tcp_est = 7440,
-		.timeout_tcp_trans = 240,
-		.timeout_udp = 300,
-		.timeout_icmp = 60,
-	};
-	struct iface_info lan = { .role = XNAT_ROLE_LAN,
-				  .mac = MAC_LAN0, .parent = if_lan };
-	struct iface_info wan = { .role = XNAT_ROLE_WAN,
-				  .mac = MAC_WAN0, .parent = if_wan };
-	struct fwd_key fk = { .port = htons(8080), .proto = IPPROTO_TCP };
-	struct fwd_value fv = { .port = htons(80) };
-	__u32 zero = 0, l = if_lan, w = if_wan;
-	int ifaces_fd, fwd_fd, err;
-
-	libbpf_set_print(libbpf_print);
-	inet_pton(AF_INET, NAT_ADDR, &cfg.nat_addr);
-	inet_pton(AF_INET, LAN_HOST, &fv.addr);
-
-	skel = xnat_bpf__open();
-	if (!skel) {
-		fprintf(stderr, "setup: xnat_bpf__open failed\n");
-		return -1;
-	}
-	err = bpf_map__set_max_entries(skel->maps.xnat_flows, 2 * FLOW_CONNS);
-	if (!err)
-		err = xnat_bpf__load(skel);
-	if (err) {
-		fprintf(stderr, "setup: loading the XDP program: %s\n",
-			strerror(-err));
-		return -1;
-	}
-	prog_fd = bpf_program__fd(skel->progs.xdp_xnat);
-	flows_fd = bpf_map__fd(skel->maps.xnat_flows);
-	stats_fd = bpf_map__fd(skel->maps.xnat_stats);
-	config_fd = bpf_map__fd(skel->maps.xnat_config);
-	tx_fd = bpf_map__fd(skel->maps.xnat_tx_ports);
-	ifaces_fd = bpf_map__fd(skel->maps.xnat_ifaces);
-	fwd_fd = bpf_map__fd(skel->maps.xnat_forwards);
-	ncpus = libbpf_num_possible_cpus();
-	if (ncpus <= 0) {
-		fprintf(stderr, "setup: libbpf_num_possible_cpus failed\n");
-		return -1;
-	}
-
-	/* In the order user/maps.c writes them: ports, forwards, config. */
-	if (bpf_map_update_elem(ifaces_fd, &l, &lan, BPF_ANY) ||
-	    bpf_map_update_elem(ifaces_fd, &w, &wan, BPF_ANY) ||
-	    bpf_map_update_elem(tx_fd, &l, &l, BPF_ANY) ||
-	    bpf_map_update_elem(tx_fd, &w, &w, BPF_ANY) ||
-	    bpf_map_update_elem(fwd_fd, &fk, &fv, BPF_ANY) ||
-	    bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY)) {
-		fprintf(stderr, "setup: filling the maps: %s\n", strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-/* The testbed and the loaded program, without the test runner (for the
- * fuzzer, tests/fuzz/). 0 or -1 with the failure reported. */
-int fixture_setup(void)
-{
-	setvbuf(stderr, NULL, _IOLBF, 0);
-	if (geteuid()) {
-		fprintf(stderr, "fixture: must run as root\n");
-		return -1;
-	}
-	return setup_netns() || setup_bpf() ? -1 : 0;
-}
-
 /* ---- The runner ------------------------------------------------------ */
 
 static int n_run, n_pass, n_fail;
@@ -748,7 +564,7 @@ int fixture_main(const char *prog, const struct test *t, size_t n)
 		return 1;
 	}
 	cur_test = "setup";
-	if (setup_netns() || setup_bpf()) {
+	if (fixture_testbed()) {
 		printf("#1 setup:FAIL\n0 passed, 1 failed\n");
 		return 1;
 	}

@@ -171,6 +171,41 @@ struct fixture {
 		 .tcp_flags = flags, .seq = sq, .ack_seq = ak, .ttl = 63,     \
 		 .ip_id = 0x0101 }
 
+/* An ICMP echo request from the LAN host, and as NAT sends it on. */
+#define ECHO_OUT(id, sq)                                                     \
+	.ingress = LAN,                                                       \
+	.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,                 \
+		.proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO, .icmp_id = id, \
+		.icmp_seq = sq, .ttl = 64 }
+#define ECHO_OUT_NAT(sq)                                                     \
+	.has_out = true,                                                      \
+	.out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,                  \
+		 .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO,               \
+		 .icmp_id = LEARNED, .icmp_seq = sq, .ttl = 63 }
+
+/* IPv6 UDP from the LAN host, routed without NAT (TTL t in, t - 1 out). */
+#define UDP6_OUT(sp, dp, t)                                                  \
+	.ingress = LAN,                                                       \
+	.in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,               \
+		.proto = IPPROTO_UDP, .sport = sp, .dport = dp, .ttl = t }
+#define UDP6_OUT_ROUTED(sp, dp, t)                                           \
+	.has_out = true,                                                      \
+	.out = { TO_WAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,                \
+		 .proto = IPPROTO_UDP, .sport = sp, .dport = dp,              \
+		 .ttl = (t) - 1 }
+
+/* The first SYN of a port-forwarded connection (configs: 8080 -> the LAN
+ * host's 80), as the WAN sends it and as the LAN server gets it. */
+#define FWD_SYN                                                               \
+	.ingress = WAN,                                                       \
+	.in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,                 \
+		.proto = IPPROTO_TCP, .sport = 33333, .dport = 8080,          \
+		.tcp_flags = TCP_SYN, .seq = 42, .ttl = 60, .ip_id = 7 },     \
+	.verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .has_out = true,    \
+	.out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,                  \
+		 .proto = IPPROTO_TCP, .sport = 33333, .dport = 80,           \
+		 .tcp_flags = TCP_SYN, .seq = 42, .ttl = 59, .ip_id = 7 }
+
 /* A well-formed packet that the malformed tests then break. */
 #define MAL_UDP4                                                              \
 	.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,                 \
@@ -192,8 +227,6 @@ struct fixture {
 
 const char *verdict_name(int v);
 const char *reason_name(int r);
-/* Run CMD with system(3); 0 or -1 with the failure reported. */
-int sh(const char *cmd);
 /* Counters summed over the CPUs. */
 void stats_read(struct xnat_counter sum[XNAT_REASON_MAX]);
 int flows_count(void);
@@ -257,6 +290,9 @@ struct test {
 /* Build the testbed and load the program, without running tests (the
  * fuzzer's start); 0 or -1. */
 int fixture_setup(void);
+/* The same without its checks of the caller (stderr buffering, root): the
+ * runner's (fixture_setup.c). */
+int fixture_testbed(void);
 
 /* Build the testbed, run the N tests of T in order, report; the exit code
  * of the binary. */

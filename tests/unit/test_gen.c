@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests of the benchmark's generator, sink, bare forwarder and
- * microbenchmark (user/bench/gen.c, user/bench/microbench.c and their programs). The
- * binary unshares a private network namespace with a veth pair gen0 (the
- * generator's port) and sink0, and a small router (fwdin, fwdout) for the
- * forwarder; everything disappears with the process, and the tests also
- * check that what they attached is gone after closing.
+ * Unit tests of the benchmark's generator and sink (user/bench/gen.c and
+ * their programs; the bare forwarder and the microbenchmark are in
+ * test_fwd.c). The binary unshares a private network namespace with a
+ * veth pair gen0 (the generator's port) and sink0; everything disappears
+ * with the process, and the tests also check that what they attached is
+ * gone after closing.
  *
  * Frames the generator makes are checked field by field against the
  * config, with both checksums from the independent oracle (csum_oracle.h):
@@ -14,8 +14,7 @@
  * sink's counters). No test asserts anything about timing or rates.
  *
  * Run as root from the repository root. Prints "#N name:OK|FAIL", the
- * reasons on stderr, the microbenchmark's numbers on stderr, and ends with
- * "N passed, N failed".
+ * reasons on stderr, and ends with "N passed, N failed" (bench_harness.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,12 +36,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bench_harness.h"
 #include "check.h"
 #include "pkt.h"
 #include "gen.h"
 #include "log.h"
-#include "microbench.h"
-#include "xnat_fwd.skel.h"
 #include "xnat_bench.skel.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -102,14 +100,6 @@ static uint16_t max_size(const struct gen_config *c)
 	return m;
 }
 
-/* Is any XDP program attached to IFINDEX? */
-static bool xdp_attached(int ifindex)
-{
-	__u32 id = 0;
-
-	return !bpf_xdp_query_id(ifindex, 0, &id) && id;
-}
-
 /*
  * A frame the generator sent must be exactly what CFG describes: its MACs,
  * IPv4 without options, DF, TTL 64, the addresses, UDP to dst_port from
@@ -156,31 +146,6 @@ static bool check_frame(const uint8_t *f, uint32_t len,
 					       IPPROTO_UDP, &p->udp, len - 34),
 			  "UDP checksum verifies");
 	return ok;
-}
-
-/* One non-live BPF_PROG_RUN of PROG_FD on IN arriving on IFINDEX. */
-static bool run_prog(int prog_fd, int ifindex, const uint8_t *in, uint32_t len,
-		     int repeat, uint8_t *out, uint32_t *out_len,
-		     uint32_t *retval)
-{
-	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = ifindex };
-	LIBBPF_OPTS(bpf_test_run_opts, opts,
-		.data_in = in,
-		.data_size_in = len,
-		.data_out = out,
-		.data_size_out = out ? PKT_MAX : 0,
-		.ctx_in = &ctx,
-		.ctx_size_in = sizeof(ctx),
-		.repeat = repeat,
-	);
-
-	if (!ASSERT_OK(bpf_prog_test_run_opts(prog_fd, &opts),
-		       "bpf_prog_test_run_opts"))
-		return false;
-	if (out_len)
-		*out_len = opts.data_size_out;
-	*retval = opts.retval;
-	return true;
 }
 
 /* The I-th frame of generator G (non-live), from the largest-size template
@@ -434,6 +399,32 @@ static bool test_sink_port_filter(void)
 
 /* ---- Live runs ---------------------------------------------------------- */
 
+/* A sink counting C's destination port on sink0 and a generator for C:
+ * false, with neither left open, if either fails. */
+static bool open_sink_and_gen(const struct gen_config *c, struct sink **sk,
+			      struct gen **g)
+{
+	if (!ASSERT_OK(sink_open_port(sk, if_sink, c->dst_port), "sink_open_port"))
+		return false;
+	if (!ASSERT_OK(gen_open(g, c), "gen_open")) {
+		sink_close(*sk);
+		return false;
+	}
+	return true;
+}
+
+/* One run of G, and what the sink counted: P frames of B bytes. */
+static bool run_to_sink(struct gen *g, struct sink *sk, struct gen_result *r,
+			uint64_t *p, uint64_t *b)
+{
+	bool ok = true;
+
+	ok &= ASSERT_OK(gen_run(g, r), "gen_run");
+	ok &= ASSERT_OK(sink_read(sk, p, b), "sink_read");
+	ok &= ASSERT_TRUE(r->packets > 0, "frames offered");
+	return ok;
+}
+
 /*
  * Paced imix over 100 flows into the sink (counting our UDP port only, so
  * the kernel's own frames do not count): every frame offered arrives, with
@@ -452,15 +443,9 @@ static bool test_live_paced_to_sink(void)
 
 	c.rate_pps = 50000;
 	c.duration_s = 0.2;
-	if (!ASSERT_OK(sink_open_port(&sk, if_sink, c.dst_port), "sink_open_port"))
+	if (!open_sink_and_gen(&c, &sk, &g))
 		return false;
-	if (!ASSERT_OK(gen_open(&g, &c), "gen_open")) {
-		sink_close(sk);
-		return false;
-	}
-	ok &= ASSERT_OK(gen_run(g, &r), "gen_run");
-	ok &= ASSERT_OK(sink_read(sk, &p, &b), "sink_read");
-	ok &= ASSERT_TRUE(r.packets > 0, "frames offered");
+	ok &= run_to_sink(g, sk, &r, &p, &b);
 	ok &= ASSERT_TRUE(r.packets <= 10000, "no more than rate * duration");
 	ok &= ASSERT_TRUE(r.seconds >= c.duration_s, "ran its duration");
 	ok &= ASSERT_EQ(p, r.packets, "sink saw every frame offered");
@@ -485,15 +470,9 @@ static bool test_live_full_speed(void)
 
 	c.flows = 1000;
 	c.duration_s = 0.2;
-	if (!ASSERT_OK(sink_open_port(&sk, if_sink, c.dst_port), "sink_open_port"))
+	if (!open_sink_and_gen(&c, &sk, &g))
 		return false;
-	if (!ASSERT_OK(gen_open(&g, &c), "gen_open")) {
-		sink_close(sk);
-		return false;
-	}
-	ok &= ASSERT_OK(gen_run(g, &r), "gen_run");
-	ok &= ASSERT_OK(sink_read(sk, &p, &b), "sink_read");
-	ok &= ASSERT_TRUE(r.packets > 0, "frames offered");
+	ok &= run_to_sink(g, sk, &r, &p, &b);
 	ok &= ASSERT_EQ(r.bytes, r.packets * 60, "60 bytes per frame");
 	ok &= ASSERT_TRUE(r.seconds >= c.duration_s, "ran its duration");
 	/* A veth receive ring can overflow only if its NAPI ran elsewhere;
@@ -631,12 +610,8 @@ static bool test_live_other_thread(void)
 
 	c.rate_pps = 20000;
 	c.duration_s = 0.1;
-	if (!ASSERT_OK(sink_open_port(&sk, if_sink, c.dst_port), "sink_open_port"))
+	if (!open_sink_and_gen(&c, &sk, &t.g))
 		return false;
-	if (!ASSERT_OK(gen_open(&t.g, &c), "gen_open")) {
-		sink_close(sk);
-		return false;
-	}
 	ok &= ASSERT_OK(pthread_create(&th, NULL, thread_main, &t), "pthread_create");
 	if (ok)
 		pthread_join(th, NULL);
@@ -651,193 +626,12 @@ static bool test_live_other_thread(void)
 	return ok;
 }
 
-/* ---- The bare forwarder (bpf/bench/xnat_fwd.bpf.c) ------------------------------ */
-
-/* Its own router in the test namespace: fwdin (198.18.10.1/24,
- * 2001:2:0:10::1/64) and fwdout (198.19.10.1/24, 2001:2:0:11::1/64), the
- * next hop 198.19.10.2 / 2001:2:0:11::2 a permanent neighbour on fwdout. */
-#define MAC_FWDIN   { 0x02, 0, 0, 0, 0x10, 0x01 }
-#define MAC_FWDOUT  { 0x02, 0, 0, 0, 0x11, 0x01 }
-#define MAC_SENDER  { 0x02, 0, 0, 0, 0x10, 0x0a }
-#define MAC_NEXTHOP { 0x02, 0, 0, 0, 0x11, 0x02 }
-#define FROM_SENDER .smac = MAC_SENDER, .dmac = MAC_FWDIN
-#define TO_NEXTHOP  .smac = MAC_FWDOUT, .dmac = MAC_NEXTHOP
-
-static int if_fwdin, if_fwdout;
-
-struct fwd_case {
-	const char *name;
-	struct pkt_spec in;
-	int verdict;
-	bool has_out;           /* else: the output is the input */
-	struct pkt_spec out;
-	size_t (*build)(uint8_t *buf, const struct pkt_spec *s);
-	uint32_t trunc;         /* cut the frame to this many bytes */
-};
-
-static const struct fwd_case fwd_cases[] = {
-	{ .name = "ipv4 udp forwarded",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 64 },
-	  .verdict = XDP_REDIRECT, .has_out = true,
-	  .out = { TO_NEXTHOP, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 63 } },
-	{ .name = "ipv4 tcp forwarded, TTL 2",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
-	    .proto = IPPROTO_TCP, .sport = 1000, .dport = 80, .ttl = 2,
-	    .tcp_flags = 0x10 },
-	  .verdict = XDP_REDIRECT, .has_out = true,
-	  .out = { TO_NEXTHOP, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
-	    .proto = IPPROTO_TCP, .sport = 1000, .dport = 80, .ttl = 1,
-	    .tcp_flags = 0x10 } },
-	{ .name = "ipv6 udp forwarded",
-	  .in = { FROM_SENDER, .saddr = "2001:2:0:10::10", .daddr = "2001:2:0:11::2",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 64 },
-	  .verdict = XDP_REDIRECT, .has_out = true,
-	  .out = { TO_NEXTHOP, .saddr = "2001:2:0:10::10", .daddr = "2001:2:0:11::2",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 63 } },
-	{ .name = "ipv4 TTL 1 to the kernel",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 1 },
-	  .verdict = XDP_PASS },
-	{ .name = "ipv6 hop limit 1 to the kernel",
-	  .in = { FROM_SENDER, .saddr = "2001:2:0:10::10", .daddr = "2001:2:0:11::2",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 1 },
-	  .verdict = XDP_PASS },
-	{ .name = "ipv4 unresolved neighbour to the kernel",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.19.10.3",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
-	  .verdict = XDP_PASS },
-	{ .name = "ipv4 for the router itself",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.18.10.1",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
-	  .verdict = XDP_PASS },
-	{ .name = "ipv4 unreachable route to the kernel",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.18.200.1",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
-	  .verdict = XDP_PASS },
-	{ .name = "ipv6 link-local destination",
-	  .in = { FROM_SENDER, .saddr = "2001:2:0:10::10", .daddr = "fe80::1",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
-	  .verdict = XDP_PASS },
-	{ .name = "ipv6 multicast destination",
-	  .in = { FROM_SENDER, .saddr = "2001:2:0:10::10", .daddr = "ff02::1",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
-	  .verdict = XDP_PASS },
-	{ .name = "arp to the kernel",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.18.10.1" },
-	  .verdict = XDP_PASS, .build = pkt_build_arp },
-	{ .name = "truncated ipv4 dropped",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
-	  .verdict = XDP_DROP, .trunc = 30 },
-};
-
-static bool run_fwd_case(int prog_fd, const struct fwd_case *f)
-{
-	uint8_t in[PKT_MAX], out[PKT_MAX], want[PKT_MAX];
-	uint32_t len, out_len, want_len, retval;
-	bool ok;
-
-	len = (f->build ? f->build : pkt_build)(in, &f->in);
-	if (f->trunc)
-		len = f->trunc;
-	if (!run_prog(prog_fd, if_fwdin, in, len, 1, out, &out_len, &retval))
-		return false;
-	ok = ASSERT_EQ(retval, f->verdict, f->name);
-	if (f->has_out) {
-		want_len = pkt_build(want, &f->out);
-	} else {
-		memcpy(want, in, len);
-		want_len = len;
-	}
-	ok &= ASSERT_TRUE(out_len == want_len && !memcmp(out, want, want_len),
-			  f->name);
-	return ok;
-}
-
-/* Every case of the table, then a port that leaves the map. */
-static bool test_fwd_cases(void)
-{
-	const struct fwd_case *fwd4 = &fwd_cases[0];
-	struct xnat_fwd_bpf *skel;
-	__u32 ports[2] = { if_fwdin, if_fwdout };
-	int prog_fd, map_fd, i;
-	bool ok = true;
-
-	skel = xnat_fwd_bpf__open_and_load();
-	if (!ASSERT_TRUE(skel, "load xnat_fwd"))
-		return false;
-	prog_fd = bpf_program__fd(skel->progs.xdp_fwd);
-	map_fd = bpf_map__fd(skel->maps.xdp_tx_ports);
-	for (i = 0; i < 2; i++)
-		ok &= ASSERT_OK(bpf_map_update_elem(map_fd, &ports[i], &ports[i],
-						    BPF_ANY), "xdp_tx_ports");
-	for (i = 0; i < (int)ARRAY_SIZE(fwd_cases) && ok; i++)
-		ok &= run_fwd_case(prog_fd, &fwd_cases[i]);
-	/* Not in xdp_tx_ports: the kernel's, untouched. */
-	ok &= ASSERT_OK(bpf_map_delete_elem(map_fd, &ports[1]), "delete fwdout");
-	if (ok) {
-		struct fwd_case f = *fwd4;
-
-		f.name = "egress not in xdp_tx_ports";
-		f.verdict = XDP_PASS;
-		f.has_out = false;
-		ok &= run_fwd_case(prog_fd, &f);
-	}
-	xnat_fwd_bpf__destroy(skel);
-	return ok;
-}
-
-/* ---- Microbenchmark ------------------------------------------------------ */
-
-static bool test_microbench(void)
-{
-	struct microbench_result r;
-	bool ok;
-	int c;
-
-	ok = ASSERT_OK(microbench_run(&r, 5), "microbench_run");
-	for (c = 0; c < MICROBENCH_CASES; c++) {
-		const struct microbench_stat *s = &r.c[c];
-
-		fprintf(stderr, "  (info) %-13s min %4.0f median %5.1f max %5.0f "
-			"net %5.1f ns/packet, %llu packets, %llu on its path\n",
-			s->name ? s->name : "?", s->min_ns, s->median_ns,
-			s->max_ns, s->net_ns, (unsigned long long)s->packets,
-			(unsigned long long)s->on_path);
-		ok &= ASSERT_TRUE(s->median_ns > 0 && s->min_ns > 0, s->name);
-		ok &= ASSERT_EQ(s->packets, 5 * MICROBENCH_BATCH, "packets");
-		/* fast path: fwd_fast grew by exactly its packets; fast path
-		 * off: fwd_routed did; xdp_fwd redirected with TTL - 1. */
-		ok &= ASSERT_EQ(s->on_path, s->packets, "packets on their path");
-	}
-	fprintf(stderr, "  (info) fast/floor %.2f, off/floor %.2f, off/fast %.2f "
-		"(CPU %d)\n", r.fast_vs_floor, r.off_vs_floor, r.off_vs_fast,
-		r.cpu);
-	return ok;
-}
-
 /* ---- Leftovers ----------------------------------------------------------- */
-
-static int fds_at_start;
-
-static int count_fds(void)
-{
-	char path[64];
-	int fd, n = 0;
-
-	for (fd = 0; fd < 4096; fd++) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		n += !access(path, F_OK);
-	}
-	return n;
-}
 
 /* Every open and close above left no descriptor and no program behind. */
 static bool test_nothing_left(void)
 {
-	bool ok = ASSERT_EQ(count_fds(), fds_at_start, "open descriptors");
+	bool ok = ASSERT_EQ(count_fds(), bench_fds_at_start, "open descriptors");
 
 	ok &= ASSERT_TRUE(!xdp_attached(if_lo), "lo clean");
 	ok &= ASSERT_TRUE(!xdp_attached(if_gen), "gen0 clean");
@@ -847,41 +641,10 @@ static bool test_nothing_left(void)
 
 /* ---- Setup and main ------------------------------------------------------ */
 
-static int sh(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc)
-		fprintf(stderr, "  '%s' failed (status %d)\n", cmd, rc);
-	return rc;
-}
-
-static int write_file(const char *path, const char *val)
-{
-	FILE *f = fopen(path, "w");
-	int err;
-
-	if (!f)
-		return -1;
-	err = fputs(val, f) < 0;
-	err |= fclose(f) != 0;
-	return err ? -1 : 0;
-}
-
 static int setup(void)
 {
-	cpu_set_t one;
-
-	orig_netns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (orig_netns < 0) {
-		fprintf(stderr, "setup: /proc/self/ns/net: %s\n", strerror(errno));
+	if (unshare_net(&orig_netns))
 		return -1;
-	}
-	if (unshare(CLONE_NEWNET)) {
-		fprintf(stderr, "setup: unshare(CLONE_NEWNET): %s\n",
-			strerror(errno));
-		return -1;
-	}
 	/* No IPv6 chatter (ND, MLD) on the veths. */
 	write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
 	if (sh("ip link add gen0 address 02:00:00:00:0a:01 type veth "
@@ -895,46 +658,11 @@ static int setup(void)
 		fprintf(stderr, "setup: gen0/sink0/lo missing\n");
 		return -1;
 	}
-	/* The bare forwarder's router, IPv6 on for it only. */
-	if (sh("ip link add fwdin address 02:00:00:00:10:01 type veth peer name fwdinp") ||
-	    sh("ip link add fwdout address 02:00:00:00:11:01 type veth peer name fwdoutp"))
-		return -1;
-	write_file("/proc/sys/net/ipv6/conf/fwdin/disable_ipv6", "0");
-	write_file("/proc/sys/net/ipv6/conf/fwdout/disable_ipv6", "0");
-	if (sh("ip link set fwdin up && ip link set fwdinp up && "
-	       "ip link set fwdout up && ip link set fwdoutp up && "
-	       "ip addr add 198.18.10.1/24 dev fwdin && "
-	       "ip addr add 198.19.10.1/24 dev fwdout && "
-	       "ip addr add 2001:2:0:10::1/64 dev fwdin nodad && "
-	       "ip addr add 2001:2:0:11::1/64 dev fwdout nodad && "
-	       "ip neigh add 198.19.10.2 lladdr 02:00:00:00:11:02 dev fwdout nud permanent && "
-	       "ip -6 neigh add 2001:2:0:11::2 lladdr 02:00:00:00:11:02 dev fwdout nud permanent && "
-	       "ip route add unreachable 198.18.200.0/24") ||
-	    write_file("/proc/sys/net/ipv4/ip_forward", "1") ||
-	    write_file("/proc/sys/net/ipv6/conf/all/forwarding", "1"))
-		return -1;
-	if_fwdin = if_nametoindex("fwdin");
-	if_fwdout = if_nametoindex("fwdout");
-	if (!if_fwdin || !if_fwdout) {
-		fprintf(stderr, "setup: fwdin/fwdout missing\n");
-		return -1;
-	}
-	/* Non-live runs execute on this CPU, and the generator's sequence
-	 * is per CPU: stay on one. */
-	test_cpu = sched_getcpu();
-	CPU_ZERO(&one);
-	CPU_SET(test_cpu, &one);
-	if (sched_setaffinity(0, sizeof(one), &one)) {
-		fprintf(stderr, "setup: sched_setaffinity: %s\n", strerror(errno));
-		return -1;
-	}
-	return 0;
+	test_cpu = pin_this_cpu();
+	return test_cpu < 0 ? -1 : 0;
 }
 
-static const struct {
-	const char *name;
-	bool (*fn)(void);
-} tests[] = {
+static const struct bench_test tests[] = {
 	{ "gen_bad_config", test_gen_bad_config },
 	{ "gen_frame_64", test_gen_frame_64 },
 	{ "gen_imix_flows", test_gen_imix_flows },
@@ -946,41 +674,10 @@ static const struct {
 	{ "live_full_speed", test_live_full_speed },
 	{ "live_frames_valid", test_live_frames_valid },
 	{ "live_other_thread", test_live_other_thread },
-	{ "fwd_cases", test_fwd_cases },
-	{ "microbench", test_microbench },
 	{ "nothing_left", test_nothing_left },
 };
 
 int main(void)
 {
-	int n_pass = 0, n_fail = 0;
-	size_t i;
-
-	setvbuf(stderr, NULL, _IOLBF, 0);
-	log_setup(0, 0);
-	if (geteuid()) {
-		fprintf(stderr, "test_gen: must run as root\n");
-		printf("#1 setup:FAIL\n0 passed, 1 failed\n");
-		return 1;
-	}
-	cur_test = "setup";
-	if (setup()) {
-		printf("#1 setup:FAIL\n0 passed, 1 failed\n");
-		return 1;
-	}
-	fds_at_start = count_fds();
-	for (i = 0; i < ARRAY_SIZE(tests); i++) {
-		bool ok;
-
-		cur_test = tests[i].name;
-		ok = tests[i].fn();
-		if (ok)
-			n_pass++;
-		else
-			n_fail++;
-		printf("#%zu %s:%s\n", i + 1, tests[i].name, ok ? "OK" : "FAIL");
-		fflush(stdout);
-	}
-	printf("%d passed, %d failed\n", n_pass, n_fail);
-	return n_fail ? 1 : 0;
+	return bench_tests_main("test_gen", setup, tests, ARRAY_SIZE(tests));
 }

@@ -59,31 +59,41 @@ static const struct pkt_spec q6_udp = {
 #define FWD_ERR .verdict = XDP_REDIRECT, .reason = XNAT_FWD_ICMP_ERROR, \
 		.has_out = true
 
+/* An error from SRC on the WAN side about a NATed flow, quoting QIN; the
+ * LAN host must get it one hop older, quoting QOUT. */
+#define ERR_FROM_WAN(src, t, type, code, sq, qin, qout)                      \
+	.ingress = WAN,                                                       \
+	.in = { FROM_WAN, .saddr = src, .daddr = NAT_ADDR, .ttl = t,          \
+		ICMP_ERR(type, code), .icmp_seq = sq },                       \
+	.in_quote = qin, FWD_ERR,                                             \
+	.out = { TO_LAN, .saddr = src, .daddr = LAN_HOST, .ttl = (t) - 1,     \
+		 ICMP_ERR(type, code), .icmp_seq = sq },                      \
+	.out_quote = qout
+
+/* An error from the LAN host about a flow, quoting QIN; the WAN peer must
+ * get it from the NAT address, quoting QOUT. */
+#define ERR_FROM_LAN(type, code, qin, qout)                                  \
+	.ingress = LAN,                                                       \
+	.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW, .ttl = 64,      \
+		ICMP_ERR(type, code) },                                       \
+	.in_quote = qin, FWD_ERR,                                             \
+	.out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW, .ttl = 63,       \
+		 ICMP_ERR(type, code) },                                      \
+	.out_quote = qout
+
 static const struct fixture fx_icmp_err_udp[] = {
 	{ .name = "udp flow", UDP_OUT(40000, 53), .verdict = XDP_REDIRECT,
 	  .reason = XNAT_FWD_SLOW, UDP_OUT_NAT(40000, 53) },
 	{ .name = "port unreachable from the peer, whole packet quoted",
-	  .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR, .ttl = 64,
-		  ICMP_ERR(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH) },
-	  .in_quote = &q_udp_natted, FWD_ERR,
-	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST, .ttl = 63,
-		   ICMP_ERR(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH) },
-	  .out_quote = &q_udp_orig },
-	{ .name = "port unreachable, 28-byte quote (RFC 792)", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR, .ttl = 64,
-		  ICMP_ERR(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH) },
-	  .in_quote = &q_udp_natted, .quote_len = 28, FWD_ERR,
-	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST, .ttl = 63,
-		   ICMP_ERR(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH) },
-	  .out_quote = &q_udp_orig },
-	{ .name = "time exceeded from a router further out", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = "198.19.200.9", .daddr = NAT_ADDR,
-		  .ttl = 250, ICMP_ERR(ICMP_TIME_EXCEEDED, ICMP_EXC_TTL) },
-	  .in_quote = &q_udp_natted, FWD_ERR,
-	  .out = { TO_LAN, .saddr = "198.19.200.9", .daddr = LAN_HOST,
-		   .ttl = 249, ICMP_ERR(ICMP_TIME_EXCEEDED, ICMP_EXC_TTL) },
-	  .out_quote = &q_udp_orig },
+	  ERR_FROM_WAN(WAN_GW, 64, ICMP_DEST_UNREACH,
+		       ICMP_PORT_UNREACH, 0, &q_udp_natted, &q_udp_orig) },
+	{ .name = "port unreachable, 28-byte quote (RFC 792)",
+	  ERR_FROM_WAN(WAN_GW, 64, ICMP_DEST_UNREACH,
+		       ICMP_PORT_UNREACH, 0, &q_udp_natted, &q_udp_orig),
+	  .quote_len = 28 },
+	{ .name = "time exceeded from a router further out",
+	  ERR_FROM_WAN("198.19.200.9", 250, ICMP_TIME_EXCEEDED,
+		       ICMP_EXC_TTL, 0, &q_udp_natted, &q_udp_orig) },
 	{ .name = "the flow still works", UDP_OUT(40000, 53),
 	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
 	  UDP_OUT_NAT(40000, 53) },
@@ -91,75 +101,37 @@ static const struct fixture fx_icmp_err_udp[] = {
 	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
 	  UDP_REPLY_NAT(53, 40000) },
 	{ .name = "port unreachable from the lan host about the reply",
-	  .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW, .ttl = 64,
-		  ICMP_ERR(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH) },
-	  .in_quote = &q_reply_lan, FWD_ERR,
-	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW, .ttl = 63,
-		   ICMP_ERR(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH) },
-	  .out_quote = &q_reply_wan },
+	  ERR_FROM_LAN(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH,
+		       &q_reply_lan, &q_reply_wan) },
 };
 
 static const struct fixture fx_icmp_err_tcp[] = {
 	{ .name = "tcp SYN", TCP_OUT(40100, TCP_SYN, 1000, 0),
 	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
 	  TCP_OUT_NAT(40100, TCP_SYN, 1000, 0) },
-	{ .name = "fragmentation needed, whole header quoted", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR, .ttl = 64,
-		  ICMP_ERR(ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED),
-		  .icmp_seq = 1400 },
-	  .in_quote = &q_tcp_natted, FWD_ERR,
-	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST, .ttl = 63,
-		   ICMP_ERR(ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED),
-		   .icmp_seq = 1400 },
-	  .out_quote = &q_tcp_orig },
-	{ .name = "fragmentation needed, 28-byte quote", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR, .ttl = 64,
-		  ICMP_ERR(ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED),
-		  .icmp_seq = 1400 },
-	  .in_quote = &q_tcp_natted, .quote_len = 28, FWD_ERR,
-	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST, .ttl = 63,
-		   ICMP_ERR(ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED),
-		   .icmp_seq = 1400 },
-	  .out_quote = &q_tcp_orig },
+	{ .name = "fragmentation needed, whole header quoted",
+	  ERR_FROM_WAN(WAN_GW, 64, ICMP_DEST_UNREACH,
+		       ICMP_FRAG_NEEDED, 1400, &q_tcp_natted, &q_tcp_orig) },
+	{ .name = "fragmentation needed, 28-byte quote",
+	  ERR_FROM_WAN(WAN_GW, 64, ICMP_DEST_UNREACH,
+		       ICMP_FRAG_NEEDED, 1400, &q_tcp_natted, &q_tcp_orig),
+	  .quote_len = 28 },
 };
 
 static const struct fixture fx_icmp_err_echo[] = {
-	{ .name = "echo request id 7", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO, .icmp_id = 7,
-		  .icmp_seq = 1, .ttl = 64 },
+	{ .name = "echo request id 7", ECHO_OUT(7, 1),
 	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
-	  .has_out = true,
-	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
-		   .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO,
-		   .icmp_id = LEARNED, .icmp_seq = 1, .ttl = 63 } },
+	  ECHO_OUT_NAT(1) },
 	{ .name = "time exceeded quoting the translated request",
-	  .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = "198.19.200.9", .daddr = NAT_ADDR,
-		  .ttl = 250, ICMP_ERR(ICMP_TIME_EXCEEDED, ICMP_EXC_TTL) },
-	  .in_quote = &q_echo_natted, FWD_ERR,
-	  .out = { TO_LAN, .saddr = "198.19.200.9", .daddr = LAN_HOST,
-		   .ttl = 249, ICMP_ERR(ICMP_TIME_EXCEEDED, ICMP_EXC_TTL) },
-	  .out_quote = &q_echo_orig },
+	  ERR_FROM_WAN("198.19.200.9", 250, ICMP_TIME_EXCEEDED,
+		       ICMP_EXC_TTL, 0, &q_echo_natted, &q_echo_orig) },
 };
 
 static const struct fixture fx_icmp_err_forward[] = {
-	{ .name = "wan SYN to 8080", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_TCP, .sport = 33333, .dport = 8080,
-		  .tcp_flags = TCP_SYN, .seq = 42, .ttl = 60, .ip_id = 7 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .has_out = true,
-	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,
-		   .proto = IPPROTO_TCP, .sport = 33333, .dport = 80,
-		   .tcp_flags = TCP_SYN, .seq = 42, .ttl = 59, .ip_id = 7 } },
-	{ .name = "port unreachable from the forwarded server", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW, .ttl = 64,
-		  ICMP_ERR(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH) },
-	  .in_quote = &q_fwd_lan, FWD_ERR,
-	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW, .ttl = 63,
-		   ICMP_ERR(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH) },
-	  .out_quote = &q_fwd_wan },
+	{ .name = "wan SYN to 8080", FWD_SYN },
+	{ .name = "port unreachable from the forwarded server",
+	  ERR_FROM_LAN(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH,
+		       &q_fwd_lan, &q_fwd_wan) },
 };
 
 /*
@@ -172,14 +144,7 @@ static const struct fixture fx_icmp_err_forward[] = {
  * PMTUD breaks.
  */
 static const struct fixture fx_icmp_err_lan_router[] = {
-	{ .name = "wan SYN to 8080", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_TCP, .sport = 33333, .dport = 8080,
-		  .tcp_flags = TCP_SYN, .seq = 42, .ttl = 60, .ip_id = 7 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .has_out = true,
-	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,
-		   .proto = IPPROTO_TCP, .sport = 33333, .dport = 80,
-		   .tcp_flags = TCP_SYN, .seq = 42, .ttl = 59, .ip_id = 7 } },
+	{ .name = "wan SYN to 8080", FWD_SYN },
 	{ .name = "fragmentation needed from a lan router", .ingress = LAN,
 	  .in = { .smac = MAC_LAN_HOST2, .dmac = MAC_LAN0,
 		  .saddr = LAN_HOST2, .daddr = WAN_GW, .ttl = 64,
@@ -193,13 +158,9 @@ static const struct fixture fx_icmp_err_lan_router[] = {
 };
 
 static const struct fixture fx_icmp_err_v6[] = {
-	{ .name = "ipv6 udp lan->wan", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53, .ttl = 64 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .has_out = true,
-	  .out = { TO_WAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
-		   .proto = IPPROTO_UDP, .sport = 40000, .dport = 53,
-		   .ttl = 63 } },
+	{ .name = "ipv6 udp lan->wan", UDP6_OUT(40000, 53, 64),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+	  UDP6_OUT_ROUTED(40000, 53, 64) },
 	{ .name = "packet too big from the wan", .ingress = WAN,
 	  .in = { FROM_WAN, .saddr = WAN6_GW, .daddr = LAN6_HOST, .ttl = 64,
 		  ICMP_ERR(ICMPV6_PKT_TOOBIG, 0), .icmp_seq = 1280 },

@@ -60,14 +60,21 @@ static size_t mut_doff_beyond(uint8_t *buf, size_t len)
 	return len;
 }
 
+/* An IPv4 packet (20-byte header) cut to L4_LEN bytes after its header:
+ * IP length, checksum and frame agree. */
+static size_t ipv4_cut_l4(uint8_t *buf, uint16_t l4_len)
+{
+	struct pkt_v4_udp *p = (void *)buf;
+
+	p->ip.tot_len = htons(20 + l4_len);
+	pkt_ipv4_fix_csum(&p->ip);
+	return sizeof(struct ethhdr) + 20 + l4_len;
+}
+
 /* TCP header cut to 10 bytes: IP length and frame agree. */
 static size_t mut_tcp_truncated(uint8_t *buf, size_t len)
 {
-	struct pkt_v4_tcp *p = (void *)buf;
-
-	p->ip.tot_len = htons(20 + 10);
-	pkt_ipv4_fix_csum(&p->ip);
-	return sizeof(struct ethhdr) + 20 + 10;
+	return ipv4_cut_l4(buf, 10);
 }
 
 /* Frame cut inside the TCP header while tot_len claims the whole packet. */
@@ -92,20 +99,12 @@ static size_t mut_udp_len_under(uint8_t *buf, size_t len)
 
 static size_t mut_udp_truncated(uint8_t *buf, size_t len)
 {
-	struct pkt_v4_udp *p = (void *)buf;
-
-	p->ip.tot_len = htons(20 + 4);
-	pkt_ipv4_fix_csum(&p->ip);
-	return sizeof(struct ethhdr) + 20 + 4;
+	return ipv4_cut_l4(buf, 4);
 }
 
 static size_t mut_icmp_truncated(uint8_t *buf, size_t len)
 {
-	struct pkt_v4_icmp *p = (void *)buf;
-
-	p->ip.tot_len = htons(20 + 4);
-	pkt_ipv4_fix_csum(&p->ip);
-	return sizeof(struct ethhdr) + 20 + 4;
+	return ipv4_cut_l4(buf, 4);
 }
 
 static size_t mut_ip6_plen_over(uint8_t *buf, size_t len)

@@ -123,15 +123,9 @@ static const struct fixture fx_tcp[] = {
 /* ---- ICMP echo --------------------------------------------------------- */
 
 static const struct fixture fx_icmp[] = {
-	{ .name = "echo request lan->wan id 7", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO, .icmp_id = 7,
-		  .icmp_seq = 1, .ttl = 64 },
+	{ .name = "echo request lan->wan id 7", ECHO_OUT(7, 1),
 	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
-	  .has_out = true,
-	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
-		   .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO,
-		   .icmp_id = LEARNED, .icmp_seq = 1, .ttl = 63 } },
+	  ECHO_OUT_NAT(1) },
 	{ .name = "echo reply wan->lan", .ingress = WAN,
 	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
 		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHOREPLY,
@@ -140,14 +134,9 @@ static const struct fixture fx_icmp[] = {
 	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,
 		   .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHOREPLY,
 		   .icmp_id = 7, .icmp_seq = 1, .ttl = 63 } },
-	{ .name = "second echo request", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO, .icmp_id = 7,
-		  .icmp_seq = 2, .ttl = 64 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
-	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
-		   .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO,
-		   .icmp_id = LEARNED, .icmp_seq = 2, .ttl = 63 } },
+	{ .name = "second echo request", ECHO_OUT(7, 2),
+	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+	  ECHO_OUT_NAT(2) },
 };
 
 /* ---- Unsolicited and kernel ports from the WAN ------------------------- */
@@ -182,14 +171,7 @@ static const struct fixture fx_wan_in[] = {
 /* ---- Port forward ------------------------------------------------------ */
 
 static const struct fixture fx_forward[] = {
-	{ .name = "wan SYN to 8080", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_TCP, .sport = 33333, .dport = 8080,
-		  .tcp_flags = TCP_SYN, .seq = 42, .ttl = 60, .ip_id = 7 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .has_out = true,
-	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,
-		   .proto = IPPROTO_TCP, .sport = 33333, .dport = 80,
-		   .tcp_flags = TCP_SYN, .seq = 42, .ttl = 59, .ip_id = 7 } },
+	{ .name = "wan SYN to 8080", FWD_SYN },
 	{ .name = "lan server SYN-ACK", .ingress = LAN,
 	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
 		  .proto = IPPROTO_TCP, .sport = 80, .dport = 33333,

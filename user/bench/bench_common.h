@@ -57,7 +57,12 @@ void bench_size_gen(enum bench_size s, struct gen_config *cfg);
 
 struct bench_profile {
 	enum bench_size size;
-	uint32_t flows;       /* 1 or 10000 */
+	uint32_t flows;       /* 1, 10000, 100000 or 1000000 */
+	/* 0: the flows are source ports of the LAN host. Else: inside
+	 * endpoints of many hosts routed behind the LAN host, this many
+	 * source ports each, towards BENCH_HOSTS_DPORTS destination ports
+	 * (the many-endpoint profiles 100k and 1M). */
+	uint32_t ports_per_host;
 	bool both;            /* LAN->WAN only, or both directions at once */
 	char name[24];        /* "64B/10k/up", stable: JSON key */
 };
@@ -77,7 +82,7 @@ struct bench_plan {
 	int reps;
 	unsigned int modes;       /* bit per enum bench_mode */
 	unsigned int kinds;       /* enum bench_kind bits */
-	struct bench_profile profiles[BS_MAX * 2 * 2];
+	struct bench_profile profiles[BS_MAX * 2 * 2 + 2]; /* + 100k, 1M */
 	int n_profiles;
 	double max_s;             /* one saturation trial */
 	double step_s;            /* one loss-search step */
@@ -126,6 +131,11 @@ struct bench {
 	enum bench_mode mode;      /* current, or BM_MAX for none */
 	bool mode_up;
 	bool xnat_up;              /* `xnat up` ran: `xnat down` on cleanup */
+	/* The host's conntrack limits before bench_conntrack_raise(), put
+	 * back by bench_conntrack_restore(); what was asked, and whether
+	 * it is in force. */
+	bool ct_saved, ct_ok;
+	long long ct_max_saved, ct_hash_saved, ct_need;
 };
 
 /* Set by the signal handlers; every loop checks it. */
@@ -138,6 +148,12 @@ extern volatile sig_atomic_t bench_stop;
 #define BENCH_WAN_HOST "198.19.0.2"
 #define BENCH_PORT_FIRST 20000  /* LAN source ports: XDP NAT keeps them */
 #define BENCH_DST_PORT 9        /* discard */
+/* The many-endpoint profiles: inside hosts from this address on, behind
+ * the LAN host (the router's route to 198.18.0.0/16), 1024 source ports
+ * each, towards 64 destination ports from BENCH_DST_PORT. */
+#define BENCH_HOSTS_FIRST "198.18.64.0"
+#define BENCH_HOSTS_PORTS 1024
+#define BENCH_HOSTS_DPORTS 64
 /* XXX: flows of the WAN->LAN direction in "both" profiles. The generator
  * varies source ports only, and replies to N flows need N destination
  * ports; until gen_config can vary those, the reverse direction is the
@@ -182,6 +198,13 @@ void bench_kill_all(struct bench *b);
 /* Attach the counting sinks to the hosts' ports, or remove them (TCP). */
 int bench_sinks_open(struct bench *b);
 void bench_sinks_close(struct bench *b);
+/* Raise the host's nf_conntrack_max and conntrack hash size to hold NEED
+ * connections (bench_conntrack.c); 0, or -errno when they are not. */
+int bench_conntrack_raise(struct bench *b, long long need);
+/* Are the limits in force for NEED connections? */
+bool bench_conntrack_ok(const struct bench *b, long long need);
+/* Put the host's limits back as they were (testbed teardown). */
+void bench_conntrack_restore(struct bench *b);
 
 double bench_now(void);       /* CLOCK_MONOTONIC seconds */
 void bench_sleep(double s);   /* interrupted by bench_stop */
@@ -286,6 +309,7 @@ struct bench_results {
 	/* BPF_PROG_RUN ns/packet (microbench), -1 when not measured. */
 	double micro_fast_ns, micro_slow_ns, micro_fwd_ns;
 	double micro_traced_ns; /* fast path with an idle `xnat trace` */
+	double micro_offload_ns; /* offload mode's hit (bpf/offload.h) */
 	char micro_note[128];
 	char date[32];
 	char kernel[96];

@@ -329,8 +329,11 @@ static int read_xnat_stats(struct bench *b, struct bench_router_counters *c)
 		c->reason[r] = n;
 		if (r == XNAT_FWD_FAST)
 			c->fwd_fast += n;
-		else if (r == XNAT_FWD_SLOW || r == XNAT_FWD_OFFLOAD)
-			c->fwd_slow += n; /* offload mode's miss */
+		else if (r == XNAT_FWD_SLOW || r == XNAT_FWD_OFFLOAD ||
+			 r == XNAT_FWD_SLOW_EDM)
+			/* offload mode's miss; a new flow through an
+			 * endpoint-dependent port is a new flow too */
+			c->fwd_slow += n;
 		else if (r == XNAT_FWD_ROUTED)
 			c->fwd_routed += n;
 		else if (!strncmp(reasons[r].name, "pass_", 5))

@@ -26,22 +26,14 @@ static struct bench_newflow *new_newflow(struct bench_results *r)
 }
 
 /*
- * The new-flow test's flows: NF_ADDRS source addresses spread over
- * 198.18.0.0/16 (behind the LAN host), NF_PORTS source ports each, and as
- * many destination ports as it takes to make N distinct flows. The inside
- * endpoints stay below what one NAT address has ports for (45,536): the
- * XDP NAT maps endpoint-independently (RFC 4787), one external port per
- * inside address and port, so a million flows from a million endpoints
- * would not fit any NAPT with one address; a million flows to several
- * destinations from 40,000 endpoints do. Each address has its own block
- * of ports, so port preservation never collides. Runs go destination by
- * destination, so the first NF_ADDRS runs also create the mappings.
+ * The new-flow test's flows: N distinct inside endpoints, each its own
+ * flow, from hosts behind the LAN host (BENCH_HOSTS_FIRST on, with
+ * BENCH_HOSTS_PORTS source ports each) towards BENCH_HOSTS_DPORTS
+ * destination ports: one external address has ports for 45,536 endpoints,
+ * so past that the XDP NAT maps endpoint-dependently (docs/NAT.md), as
+ * netfilter does. Runs go NF_CHUNK endpoints at a time.
  */
-#define NF_ADDRS 4
-#define NF_PORTS 10000
-static const char *const nf_addrs[NF_ADDRS] = {
-	"198.18.16.1", "198.18.80.1", "198.18.144.1", "198.18.208.1",
-};
+#define NF_CHUNK 65536
 /* Remainders this small are sent paced below saturation in a fixed
  * 10 ms, so that exactly they go out; they are not timed. */
 #define NF_TAIL 1000
@@ -86,12 +78,12 @@ static void nf_account(struct nf_run *x, const struct trial *t,
 }
 
 /*
- * One generator run: REM new flows from SRC, ports from SPORT, to DPORT.
- * Paced runs are timed (and their rate becomes the next pace); a TAIL is
- * not. *SENT gets the flows it offered.
+ * One generator run: REM new flows, endpoints FIRST on. Paced runs are
+ * timed (and their rate becomes the next pace); a TAIL is not. *SENT gets
+ * the flows it offered.
  */
-static int nf_one(struct nf_run *x, const char *src, uint16_t sport,
-		  uint16_t dport, uint32_t rem, uint32_t *sent)
+static int nf_one(struct nf_run *x, uint32_t first, uint32_t rem,
+		  uint32_t *sent)
 {
 	struct bench_profile prof = { .size = BS_64, .flows = 1 };
 	struct trial t = { .n = 1 };
@@ -103,9 +95,12 @@ static int nf_one(struct nf_run *x, const char *src, uint16_t sport,
 	int err;
 
 	trial_gen_setup(x->b, &prof, 0, c);
-	inet_pton(AF_INET, src, &c->src_ip);
-	c->src_port = sport;
-	c->dst_port = dport;
+	inet_pton(AF_INET, BENCH_HOSTS_FIRST, &c->src_ip);
+	c->src_port = BENCH_PORT_FIRST;
+	c->dst_port = BENCH_DST_PORT;
+	c->ports_per_host = BENCH_HOSTS_PORTS;
+	c->n_dports = BENCH_HOSTS_DPORTS;
+	c->flow_first = first;
 	c->flows = rem;
 	c->rate_pps = tail ? rem / 0.01 : 4 * x->r_est;
 	c->duration_s = tail ? 0.01 : 0.8 * rem / x->r_est;
@@ -136,10 +131,9 @@ static int nf_one(struct nf_run *x, const char *src, uint16_t sport,
 		x->timed_flows += set_up;
 		x->timed_secs += secs;
 	}
-	pr_debug("new flows: %s ports %u-%u to port %u at %.0f pps for %.3f s: "
+	pr_debug("new flows: endpoints %u-%u at %.0f pps for %.3f s: "
 		 "sent %llu in %.3f s, forwarded %llu, fwd_slow %llu, "
-		 "passed %llu, dropped %llu\n", src, c->src_port,
-		 c->src_port + c->flows - 1, c->dst_port, c->rate_pps,
+		 "passed %llu, dropped %llu\n", first, first + rem - 1, c->rate_pps,
 		 c->duration_s, (unsigned long long)res->packets, res->seconds,
 		 (unsigned long long)(t.sink_after[0] - t.sink_before[0]),
 		 (unsigned long long)d.fwd_slow, (unsigned long long)d.passed,
@@ -156,6 +150,13 @@ static void nf_conclude(struct nf_run *x, long long ct_before)
 	nf->rate = x->timed_secs > 0 ? x->timed_flows / x->timed_secs : 0;
 	nf->verified = nf->flows_set_up > 0 &&
 		       nf->flows_set_up >= nf->flows_offered * 9 / 10;
+	if (nf->verified && kernel_sets_up(b->mode) &&
+	    !bench_conntrack_ok(b, b->plan->newflow_flows)) {
+		nf->verified = false;
+		snprintf(nf->note, sizeof(nf->note),
+			 "nf_conntrack_max or its hash size below %u flows",
+			 b->plan->newflow_flows);
+	}
 	if (!nf->verified && !nf->note[0])
 		snprintf(nf->note, sizeof(nf->note),
 			 "only %llu of %llu flows set up",
@@ -190,16 +191,13 @@ int bench_newflow(struct bench *b, struct bench_results *r, int rep,
 	nf->offered_pps = offer_pps;
 	ct_before = bench_sysctl_read(b, NS_RTR, "net/netfilter/nf_conntrack_count");
 
-	for (int run = 0; left && !err && !bench_stop; run++) {
-		uint32_t n = left < NF_PORTS ? left : NF_PORTS, done = 0;
-		const char *src = nf_addrs[run % NF_ADDRS];
-		uint16_t sport0 = BENCH_PORT_FIRST + (run % NF_ADDRS) * NF_PORTS;
-		uint16_t dport = 1000 + run / NF_ADDRS;
+	for (uint32_t first = 0; left && !err && !bench_stop;) {
+		uint32_t n = left < NF_CHUNK ? left : NF_CHUNK, done = 0;
 
 		for (int tries = 0; done < n && tries < 50 && !err; tries++) {
 			uint32_t sent = 0;
 
-			err = nf_one(&x, src, sport0 + done, dport, n - done, &sent);
+			err = nf_one(&x, first + done, n - done, &sent);
 			done += sent;
 			if (!err && !sent)
 				break;
@@ -210,6 +208,7 @@ int bench_newflow(struct bench *b, struct bench_results *r, int rep,
 			break;
 		}
 		left -= n;
+		first += n;
 	}
 	nf_conclude(&x, ct_before);
 	if (!err)

@@ -153,6 +153,38 @@ static void plan_kinds(struct bench_plan *plan, const char *profiles)
 		plan->kinds |= BK_TCP;
 }
 
+/*
+ * The many-endpoint profiles, 64 B one way: 100,000 and 1,000,000 flows
+ * from as many inside endpoints (hosts with BENCH_HOSTS_PORTS source ports
+ * each, towards BENCH_HOSTS_DPORTS destination ports), cycled. In a full
+ * run, and where --profiles names them (100k, 1M); --quick leaves them out
+ * unless named.
+ */
+static void plan_many_endpoints(struct bench_plan *plan, const char *profiles,
+				bool any_size, bool any_flows, bool any_dir)
+{
+	static const struct { const char *tok; uint32_t flows; } many[] = {
+		{ "100k", 100000 }, { "1M", 1000000 },
+	};
+
+	if ((any_size && !in_list(profiles, "64")) ||
+	    (any_dir && !in_list(profiles, "up")))
+		return;
+	for (size_t i = 0; i < sizeof(many) / sizeof(many[0]); i++) {
+		struct bench_profile *p;
+
+		if (any_flows ? !in_list(profiles, many[i].tok) : plan->quick)
+			continue;
+		p = &plan->profiles[plan->n_profiles++];
+		p->size = BS_64;
+		p->flows = many[i].flows;
+		p->ports_per_host = BENCH_HOSTS_PORTS;
+		p->both = false;
+		snprintf(p->name, sizeof(p->name), "%s/%s/up",
+			 bench_size_names[BS_64], many[i].tok);
+	}
+}
+
 /* The UDP profiles: every size x flows x direction that --profiles
  * selects; each group it does not name stays whole (--quick: 64 B and
  * IMIX, up only). */
@@ -164,7 +196,8 @@ static void plan_profiles(struct bench_plan *plan, const char *profiles)
 	if (profiles) {
 		for (int s = 0; s < BS_MAX; s++)
 			any_size |= in_list(profiles, size_tok[s]);
-		any_flows = in_list(profiles, "1") || in_list(profiles, "10k");
+		any_flows = in_list(profiles, "1") || in_list(profiles, "10k") ||
+			    in_list(profiles, "100k") || in_list(profiles, "1M");
 		any_dir = in_list(profiles, "up") || in_list(profiles, "both");
 	}
 	plan->n_profiles = 0;
@@ -191,6 +224,7 @@ static void plan_profiles(struct bench_plan *plan, const char *profiles)
 			}
 		}
 	}
+	plan_many_endpoints(plan, profiles, any_size, any_flows, any_dir);
 }
 
 int bench_plan_init(struct bench_plan *plan, bool quick, int reps,
@@ -198,7 +232,7 @@ int bench_plan_init(struct bench_plan *plan, bool quick, int reps,
 		    size_t errlen)
 {
 	static const char *const profile_tokens[] = {
-		"64", "500", "1500", "imix", "1", "10k", "up", "both",
+		"64", "500", "1500", "imix", "1", "10k", "100k", "1M", "up", "both",
 		"udp", "newflow", "tcp", "micro", NULL
 	};
 	const char *bad;
@@ -210,7 +244,7 @@ int bench_plan_init(struct bench_plan *plan, bool quick, int reps,
 		bad = unknown_token(profiles, profile_tokens);
 		if (bad) {
 			snprintf(err, errlen, "--profiles: unknown '%s' (sizes 64, 500, "
-				 "1500, imix; flows 1, 10k; up, both; udp, newflow, tcp, micro)",
+				 "1500, imix; flows 1, 10k, 100k, 1M; up, both; udp, newflow, tcp, micro)",
 				 bad);
 			return -1;
 		}
@@ -243,7 +277,7 @@ int bench_results_init(struct bench_results *r, const struct bench_plan *p)
 	r->cells = calloc((size_t)p->reps * BM_MAX * (p->n_profiles ?: 1),
 			  sizeof(*r->cells));
 	r->micro_fast_ns = r->micro_slow_ns = r->micro_fwd_ns = -1;
-	r->micro_traced_ns = -1;
+	r->micro_traced_ns = r->micro_offload_ns = -1;
 	return r->cells ? 0 : -ENOMEM;
 }
 

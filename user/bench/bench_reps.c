@@ -37,6 +37,7 @@ static void microbench(struct bench_results *r)
 	r->micro_slow_ns = mb.c[MICROBENCH_FP_OFF].net_ns;
 	r->micro_fwd_ns = mb.c[MICROBENCH_FLOOR].net_ns;
 	r->micro_traced_ns = mb.c[MICROBENCH_TRACED].net_ns;
+	r->micro_offload_ns = mb.c[MICROBENCH_OFFLOAD].net_ns;
 	snprintf(r->micro_note, sizeof(r->micro_note),
 		 "medians of %llu calls (%llu packets) on CPU %d, less the empty program's %.0f ns%s",
 		 (unsigned long long)mb.c[MICROBENCH_FAST].calls,
@@ -45,35 +46,58 @@ static void microbench(struct bench_results *r)
 		 err == -EPROTO ? "; WARNING: a case left its path" : "");
 }
 
-/* One repetition of the UDP profiles: every mode in turn. */
+/* The profiles of one session of MODE: the usual ones (MANY false) or
+ * the many-endpoint ones, each warmed up once per flow count. */
+static int udp_session(struct bench *b, struct bench_results *r, int rep,
+		       enum bench_mode m, bool many)
+{
+	const struct bench_plan *p = b->plan;
+	uint32_t warmed[4] = { 0 };
+	int n_warmed = 0, err;
+
+	err = bench_mode_enter(b, m, many ? FLOWS_NEWFLOW : FLOWS_PROFILES, true);
+	for (int pi = 0; pi < p->n_profiles && !err && !bench_stop; pi++) {
+		const struct bench_profile *pr = &p->profiles[pi];
+		bool seen = false;
+
+		if (!!pr->ports_per_host != many)
+			continue;
+		/* Mappings (and conntrack entries) for this flow count,
+		 * before replies are sent or anything is timed; they live
+		 * on for the mode's session. */
+		for (int i = 0; i < n_warmed; i++)
+			seen |= warmed[i] == pr->flows;
+		if (!seen && n_warmed < 4) {
+			err = bench_udp_warm(b, r, pi);
+			warmed[n_warmed++] = pr->flows;
+			if (err)
+				break;
+		}
+		err = bench_udp_profile(b, r, rep, pi);
+	}
+	if (bench_mode_leave(b) && !err)
+		err = -EIO;
+	return err;
+}
+
+/* One repetition of the UDP profiles: every mode in turn; the
+ * many-endpoint profiles in a session of their own, with a table sized
+ * for them (the others keep the small one they always had). */
 static int udp_rep(struct bench *b, struct bench_results *r, int rep)
 {
 	const struct bench_plan *p = b->plan;
+	bool many = false;
 	int err = 0;
 
+	for (int pi = 0; pi < p->n_profiles; pi++)
+		many |= p->profiles[pi].ports_per_host != 0;
 	for (int m = 0; m < BM_MAX && !err && !bench_stop; m++) {
-		bool warm[2] = { false, false };
-
 		if (!bench_plan_has_mode(p, m))
 			continue;
 		bench_progress("rep %d/%d: %s", rep + 1, p->reps, bench_mode_names[m]);
-		err = bench_mode_enter(b, m, FLOWS_PROFILES, true);
-		for (int pi = 0; pi < p->n_profiles && !err && !bench_stop; pi++) {
-			int f = p->profiles[pi].flows > 1;
-
-			/* Mappings (and conntrack entries) for this flow
-			 * count, before replies are sent or anything is
-			 * timed; they live on for the mode's session. */
-			if (!warm[f]) {
-				err = bench_udp_warm(b, r, pi);
-				warm[f] = true;
-				if (err)
-					break;
-			}
-			err = bench_udp_profile(b, r, rep, pi);
-		}
-		if (bench_mode_leave(b) && !err)
-			err = -EIO;
+		err = udp_session(b, r, rep, m, false);
+		if (!err && many)
+			err = udp_session(b, r, rep, m, true);
 	}
 	return err;
 }

@@ -282,6 +282,7 @@ void bench_testbed_down(struct bench *b)
 	bench_stop = 0;
 	bench_kill_all(b);
 	bench_sinks_close(b);
+	bench_conntrack_restore(b);
 	if (b->progs) {
 		xnat_bench_bpf__destroy(b->progs);
 		b->progs = NULL;

@@ -50,6 +50,11 @@ void trial_gen_setup(struct bench *b, const struct bench_profile *p, int dir,
 		cfg->dst_port = BENCH_DST_PORT;
 		cfg->flows = p->flows;
 		cfg->cpu = b->plan->cpu_lan_gen;
+		if (p->ports_per_host) {
+			cfg->ports_per_host = p->ports_per_host;
+			cfg->n_dports = BENCH_HOSTS_DPORTS;
+			inet_pton(AF_INET, BENCH_HOSTS_FIRST, &cfg->src_ip);
+		}
 	} else {
 		cfg->ifindex = b->ifindex_wan_host;
 		memcpy(cfg->src_mac, bench_mac_wan_host, 6);

@@ -246,6 +246,23 @@ static int finish(const struct opts *o, const struct bench_plan *plan,
 	return fail(o, EXIT_SYSTEM, "%s", msg);
 }
 
+/* The many-endpoint profiles and the new-flow test put up to a million
+ * connections through the kernel's NAT: raise its limits for the run
+ * (a failure only marks those samples unverified). */
+static void raise_conntrack(struct bench *b, const struct bench_plan *plan)
+{
+	long long need = 0;
+
+	for (int pi = 0; pi < plan->n_profiles; pi++)
+		if (plan->profiles[pi].ports_per_host &&
+		    plan->profiles[pi].flows > need)
+			need = plan->profiles[pi].flows;
+	if ((plan->kinds & BK_NEWFLOW) && plan->newflow_flows > need)
+		need = plan->newflow_flows;
+	if (need)
+		bench_conntrack_raise(b, need);
+}
+
 int cmd_bench(const struct opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal }, old[3];
@@ -278,6 +295,8 @@ int cmd_bench(const struct opts *o)
 	err = bench_testbed_up(&b);
 	if (err)
 		bench_progress("testbed setup failed");
+	if (!err)
+		raise_conntrack(&b, &plan);
 	if (!err && !bench_stop)
 		err = bench_measure(&b, &res);
 

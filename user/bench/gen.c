@@ -151,8 +151,7 @@ static int gen_check(const struct gen_config *cfg)
 		pr_warn("Generator: no transmit port\n");
 		return -EINVAL;
 	}
-	if (cfg->flows < 1 || cfg->flows > GEN_MAX_FLOWS ||
-	    cfg->src_port + cfg->flows - 1 > 65535 || !cfg->src_port) {
+	if (!gen_flows_fit(cfg)) {
 		pr_warn("Generator: %u flows from source port %u do not fit in "
 			"ports 1-65535\n", cfg->flows, cfg->src_port);
 		return -EINVAL;
@@ -212,6 +211,13 @@ static void gen_set_rodata(struct xnat_gen_bpf *skel,
 
 	_Static_assert(sizeof(ro->hdr_tmpl) == 40, "template: bytes 0..39");
 	memcpy((void *)ro->hdr_tmpl, hdr, sizeof(ro->hdr_tmpl));
+	ro->ports_per_host = cfg->ports_per_host;
+	ro->src_ip_first = ntohl(cfg->src_ip);
+	ro->dst_port_first = cfg->dst_port;
+	ro->n_dports = cfg->n_dports ?: 1;
+	ro->flow_first = cfg->flow_first;
+	if (cfg->ports_per_host) /* source address, destination port: per frame */
+		memset(ip + 12, 0, 4), memset(udp + 2, 0, 2);
 	ro->ip_csum_base = sum16(ip, 20); /* tot_len, check still 0 */
 	memcpy(pseudo, ip + 12, 8);
 	pseudo[8] = 0;

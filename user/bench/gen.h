@@ -16,6 +16,7 @@
 #ifndef XNAT_GEN_H
 #define XNAT_GEN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define GEN_MAX_SIZES 4
@@ -29,6 +30,13 @@ struct gen_config {
 	uint16_t dst_port;        /* host order */
 	uint32_t flows;           /* distinct flows: source ports
 				     src_port .. src_port + flows - 1 */
+	/* Or, when not 0, inside endpoints of many hosts: flow i comes from
+	 * address src_ip + i / ports_per_host (host order arithmetic), port
+	 * src_port + i % ports_per_host, to port dst_port + i % n_dports. */
+	uint32_t ports_per_host;
+	uint32_t n_dports;
+	uint32_t flow_first;      /* with ports_per_host: flow 0 is endpoint
+				     flow_first (a run continuing another) */
 	/* Frame sizes without FCS (64 B on the wire = 60 here), and their
 	 * weights: imix is {60, 572, 1496} x {7, 4, 1}. */
 	uint16_t sizes[GEN_MAX_SIZES];
@@ -52,6 +60,20 @@ struct gen_result {
 /* At most this many flows (source ports src_port .. src_port + flows - 1
  * must stay within 65535). */
 #define GEN_MAX_FLOWS 65535
+/* With ports_per_host: at most this many flows (hosts x ports). */
+#define GEN_MAX_HOST_FLOWS (1U << 24)
+
+/* Do CFG's flows fit the port space (and the limits above)? */
+static inline bool gen_flows_fit(const struct gen_config *c)
+{
+	uint32_t span = c->ports_per_host ? c->ports_per_host : c->flows;
+	uint64_t most = c->ports_per_host ? GEN_MAX_HOST_FLOWS : GEN_MAX_FLOWS;
+
+	return c->flows >= 1 && c->src_port &&
+	       c->flow_first + (uint64_t)c->flows <= most &&
+	       c->src_port + span - 1 <= 65535 &&
+	       c->dst_port + (c->n_dports ? c->n_dports : 1) - 1 <= 65535;
+}
 
 struct gen;
 

@@ -1,0 +1,490 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Failures leave nothing half-done: every xnat command either completes or
+# leaves the router exactly as it was, and says which. In the namespace
+# testbed (lib.sh):
+#
+#   - a first `up` that fails after attaching to some ports leaves nothing;
+#     `down` removes an orphan program and pins nobody recorded;
+#   - a reload that fails puts back the running router (from the config it
+#     recorded, not the edited file) and exits 2 saying so;
+#   - a port removed on reload takes its flows out of the flow table, so
+#     the kernel carries them instead of XDP sending them nowhere;
+#   - commands that change the router take a lock, and `xnat run` follows
+#     a config another command applied instead of putting its own back;
+#   - a WAN address change moves NAT (flows, mappings, nft rules) to the new
+#     address, and `xnat run` starts while the WAN has no address yet;
+#   - `nft flush ruleset` is reported by status and repaired by run;
+#   - ports XDP cannot serve (bridge, tun, a bridge's member) are refused
+#     naming kernel mode, and a bridged LAN works in kernel mode;
+#   - frames an egress port refuses are counted and warned about;
+#   - a pinned map of another layout: config-derived ones are re-created,
+#     state ones refused naming `xnat down`;
+#   - under `ip netns exec`, joining another mount namespace is said.
+#
+#   tests/integration/test_failures.sh [SUBSTRING...]
+#   V=1 / DEBUG_TESTENV=1 / MODES=xdp                   see lib.sh
+set -u
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+SRV_PORT=5000
+
+# ---- helpers ----------------------------------------------------------------
+
+pin_dir() { echo "/sys/fs/bpf/xnat/$TB_RTR_INO"; }
+
+# A copy of the test's config as TB_WORK/NAME.ini with sed expressions
+# applied; prints its path. Each expression must change something.
+config_edit() {
+	local name=$1 file=$TB_WORK/$1.ini e
+	shift
+	cp "$TB_CONFIG" "$file" || return 1
+	for e in "$@"; do
+		cp "$file" "$file.prev"
+		sed -i -E "$e" "$file"
+		cmp -s "$file" "$file.prev" &&
+			{ echo "config_edit: '$e' changed nothing" >&2; return 1; }
+	done
+	rm -f "$file.prev"
+	echo "$file"
+}
+
+# Run xnat, keeping its exit status in RC and its output in OUT.
+xnat_rc() {
+	echo "+ xnat $*"
+	OUT=$(xnat "$@" 2>&1)
+	RC=$?
+	[ -n "$OUT" ] && printf '%s\n' "$OUT" | sed 's/^/  | /'
+	echo "  exit $RC"
+}
+
+# Everything a running router has that a test may compare: the nft table,
+# the config-derived maps and the programs on the ports.
+router_snapshot() {
+	local m
+	on_rtr nft list table inet xnat 2>&1
+	[ "$TB_MODE" = xdp ] || return 0
+	for m in xnat_config xnat_ifaces xnat_tx_ports xnat_forwards xnat_vlans; do
+		echo "map $m:"
+		bpftool map dump pinned "$(pin_dir)/$m" 2>&1
+	done
+	ip -n "$NS_RTR" -d link show | grep -oE '^[0-9]+: [^:@]+|prog/xdp id [0-9]+'
+}
+
+# Nothing of xnat is left in the router namespace.
+nothing_left() {
+	local before after
+	ip -n "$NS_RTR" -d link show | grep -q 'prog/xdp' &&
+		fail "an XDP program is still attached: $(ip -n "$NS_RTR" -d link show | grep -B2 prog/xdp)"
+	on_rtr nft list tables | grep -qw xnat && fail "nft table xnat is still there"
+	[ -e "$(pin_dir)" ] && fail "pins left: $(find "$(pin_dir)")"
+	[ -e "/run/xnat/$TB_RTR_INO/state" ] && fail "state record left"
+	before=$(cat "$TB_WORK/ip_forward.before")
+	after=$(on_rtr sysctl -n net.ipv4.ip_forward)
+	[ "$before" = "$after" ] ||
+		fail "net.ipv4.ip_forward is $after, was $before before xnat"
+	echo "nothing left: no XDP, no table, no pins, no state, ip_forward $after"
+}
+
+# A UDP exchange from NS (source port SPORT) with the WAN echo server;
+# prints the reply.
+udp_from() {
+	timeout 5 ip netns exec "$1" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[3])))
+s.settimeout(2)
+s.sendto(sys.argv[4].encode(), (sys.argv[1], int(sys.argv[2])))
+print(s.recvfrom(2048)[0].decode())
+' "$WAN_HOST4" $SRV_PORT "$2" "$3"
+}
+
+# UDP echo server for any number of peers on the WAN host.
+udp_echo_wan() {
+	bg_ns 120 "$NS_WAN" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+while True:
+    d, a = s.recvfrom(65535)
+    try:
+        s.sendto(d, a)
+    except OSError:
+        pass  # a sender it has no route back to
+' $SRV_PORT
+	wait_listen "$NS_WAN" udp $SRV_PORT
+}
+
+# Entries of `xnat flows --json` for which the Python condition holds.
+flow_count() {
+	local out
+	out=$(xnat flows --json 2>&1) || { echo "xnat flows: $out" >&2; return 1; }
+	json_q "len([f for f in j['flows'] if $1])" <<<"$out"
+}
+
+hairpin_names() { on_rtr nft list table inet xnat | grep -q "ip daddr $1 "; }
+
+no_flows() { [ "$(flow_count "$1")" = 0 ]; }
+
+# Poll (up to SECS) until the shell condition CMD... succeeds.
+wait_until() {
+	local secs=$1 i
+	shift
+	for ((i = 0; i < secs * 5; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# `xnat run` in the background, bounded; returns once the router is up.
+# The bound is generous: timeout(1) counts on the wall clock, which may
+# jump on a virtual machine, and an early SIGTERM would take the router
+# down in the middle of a test.
+start_run() {
+	local cfg=$1
+	timeout 900 "$XNAT" -n "$NS_RTR" run -c "$cfg" \
+		>"$TB_WORK/run.log" 2>&1 </dev/null &
+	RUN_PID=$!
+	echo "$RUN_PID" >>"$TB_WORK/pids"
+	echo "+ & [pid $RUN_PID] xnat run -c $cfg"
+	wait_until 20 state_recorded || fail "xnat run did not come up: $(cat "$TB_WORK/run.log")"
+}
+
+state_recorded() { [ -e "/run/xnat/$TB_RTR_INO/state" ]; }
+
+stop_run() {
+	kill -TERM "$RUN_PID" 2>/dev/null
+	wait "$RUN_PID"
+	echo "xnat run exited $?; its log:"
+	sed 's/^/  | /' "$TB_WORK/run.log"
+}
+
+counter() {
+	xnat stats --json 2>/dev/null | json_q "j['counters']['$1']['packets']"
+}
+
+# ---- a first start, down ------------------------------------------------------
+
+# A first `up` that fails on its third port, after attaching to two (xdp =
+# native on an ifb device, which has no native XDP), leaves nothing.
+# shellcheck disable=SC2034,SC2154 # TEST_MODES is read by lib.sh
+TEST_MODES[first_up_fails_clean]=xdp
+test_first_up_fails_clean() {
+	local cfg
+	check xnat down
+	nothing_left
+	check ip -n "$NS_RTR" link add ifb0 type ifb
+	check ip -n "$NS_RTR" link set ifb0 up
+	cfg=$(config_edit native 's/^lan( *)= lan0/lan\1= lan0, ifb0/' \
+		's/^xdp( *)= auto/xdp\1= native/') || fail "config"
+	xnat_rc up -c "$cfg"
+	[ "$RC" = 2 ] || fail "expected exit 2 (system error), got $RC"
+	grep -q ifb0 <<<"$OUT" || fail "the error does not name ifb0"
+	grep -q "nothing was left applied" <<<"$OUT" || fail "does not say it undid"
+	nothing_left
+}
+
+# `down` finds and removes what a lost record left: the program on the
+# ports, the pins, the table.
+TEST_MODES[down_removes_orphan]=xdp
+test_down_removes_orphan() {
+	ip -n "$NS_RTR" -d link show | grep -q 'prog/xdp' || fail "not attached"
+	check rm -rf "/run/xnat/$TB_RTR_INO"
+	xnat_rc down
+	[ "$RC" = 0 ] || fail "down failed"
+	grep -q "not up" <<<"$OUT" || fail "down does not say xnat was not up"
+	ip -n "$NS_RTR" -d link show | grep -q 'prog/xdp' && fail "orphan program left"
+	[ -e "$(pin_dir)" ] && fail "orphan pins left"
+	on_rtr nft list tables | grep -qw xnat && fail "table left"
+	return 0
+}
+
+# ---- reloads ------------------------------------------------------------------
+
+# A reload that fails (a new LAN port already runs another XDP program,
+# found after the table, sysctls and maps were changed) puts back exactly
+# the old router, although the operator's file was edited in place.
+TEST_MODES[reload_rolls_back]=xdp
+test_reload_rolls_back() {
+	local before after tok=xnat-rb-$RANDOM
+	check ip -n "$NS_RTR" link add ifb0 type ifb
+	check ip -n "$NS_RTR" link set ifb0 up
+	check ip -n "$NS_RTR" link set dev ifb0 xdpgeneric \
+		obj "$XNAT_ROOT/.output/xnat_fwd.bpf.o" sec xdp
+	before=$(router_snapshot)
+	# The running config's own file, edited: a restore that re-read it
+	# would apply the new forward and timeout.
+	sed -i -E -e 's/^lan( *)= lan0/lan\1= lan0, ifb0/' \
+		-e 's/^udp( *)= [0-9]+/udp\1= 17/' \
+		-e 's|^tcp/8080 = .*|tcp/8080 = 198.18.1.10:81\ntcp/9090 = 198.18.1.10:90|' \
+		"$TB_CONFIG"
+	grep -q 9090 "$TB_CONFIG" || fail "config not edited"
+	xnat_rc up -c "$TB_CONFIG"
+	[ "$RC" = 2 ] || fail "expected exit 2, got $RC"
+	grep -q "rolled back" <<<"$OUT" || fail "does not say it rolled back"
+	after=$(router_snapshot)
+	if [ "$before" != "$after" ]; then
+		diff <(echo "$before") <(echo "$after")
+		fail "the router differs from before the failed reload"
+	fi
+	echo "router after the failed reload = before it (nft table, maps, programs)"
+	check ip -n "$NS_RTR" link set dev ifb0 xdpgeneric off
+	udp_echo_wan || fail "no server"
+	check udp_from "$NS_LAN" 40001 "$tok"
+	[ "$CHECK_OUT" = "$tok" ] || fail "no NAT after the rollback"
+}
+
+# A LAN port dropped on reload takes its flows out of the table (and its
+# hosts' mappings): the kernel carries them now. Flows of the ports that
+# stay are kept.
+TEST_MODES[remove_port_flows]=xdp
+test_remove_port_flows() {
+	local two one n1 n0
+	testbed_add_lan_port || fail "no second LAN port"
+	two=$(config_edit two 's/^lan( *)= lan0/lan\1= lan0, lan1/') || fail "config"
+	check xnat up -c "$two"
+	udp_echo_wan || fail "no server"
+	check udp_from "$NS_LAN1" 40002 one
+	check udp_from "$NS_LAN" 40003 zero
+	n1=$(flow_count "'$LAN1_HOST4' in f['src'] + f['new_dst']")
+	n0=$(flow_count "'$LAN_HOST4' in f['src'] + f['new_dst']")
+	echo "flow entries: lan1 host $n1, lan0 host $n0"
+	[ "$n1" = 2 ] && [ "$n0" = 2 ] || fail "expected 2 entries each"
+	check xnat up -c "$TB_CONFIG"
+	n1=$(flow_count "'$LAN1_HOST4' in f['src'] + f['new_dst']")
+	n0=$(flow_count "'$LAN_HOST4' in f['src'] + f['new_dst']")
+	echo "after dropping lan1: lan1 host $n1, lan0 host $n0"
+	[ "$n1" = 0 ] || fail "flows through the dropped port remain"
+	[ "$n0" = 2 ] || fail "flows of lan0 were lost"
+	ip -n "$NS_RTR" -d link show lan1 | grep -q prog/xdp && fail "XDP still on lan1"
+	# The same socket still gets answers, through the kernel's NAT.
+	check udp_from "$NS_LAN1" 40002 again
+	[ "$CHECK_OUT" = again ] || fail "lan1 host gets no reply after the reload"
+}
+
+# ---- locking --------------------------------------------------------------------
+
+# While another command holds the router's lock, `up` waits, then applies.
+TEST_MODES[lock_serializes]=xdp
+test_lock_serializes() {
+	local lock=/run/xnat/$TB_RTR_INO/lock cfg holder up_pid
+	cfg=$(config_edit fwd9090 's|^(tcp/8080 = .*)|\1\ntcp/9090 = 198.18.1.10:90|') ||
+		fail "config"
+	timeout 20 flock "$lock" sleep 3 &
+	holder=$!
+	echo "$holder" >>"$TB_WORK/pids"
+	wait_until 5 bash -c "! flock -n '$lock' true" || fail "lock not taken"
+	timeout "$T_XNAT" "$XNAT" -n "$NS_RTR" up -c "$cfg" >"$TB_WORK/up.log" 2>&1 &
+	up_pid=$!
+	sleep 1
+	kill -0 "$up_pid" 2>/dev/null || fail "up did not wait for the lock: $(cat "$TB_WORK/up.log")"
+	on_rtr nft list table inet xnat | grep -q 9090 && fail "applied while locked"
+	wait "$holder"
+	wait "$up_pid" || fail "up failed after the lock was released: $(cat "$TB_WORK/up.log")"
+	on_rtr nft list table inet xnat | grep -q 9090 || fail "not applied after the lock"
+}
+
+# `xnat run` does not put its own config back over a concurrent `up`: it
+# follows what the other command applied.
+TEST_MODES[run_follows_up]=xdp
+test_run_follows_up() {
+	local cfg
+	cfg=$(config_edit fwd9090 's|^(tcp/8080 = .*)|\1\ntcp/9090 = 198.18.1.10:90|') ||
+		fail "config"
+	check xnat down
+	start_run "$TB_CONFIG"
+	check xnat up -c "$cfg"
+	# A link event makes run refresh now; and then the 5 s tick.
+	check ip -n "$NS_RTR" addr add 198.19.0.77/24 dev "$RTR_WAN_IF"
+	sleep 6
+	on_rtr nft list table inet xnat | grep -q 9090 ||
+		fail "xnat run put its old config back over the concurrent up"
+	bpftool map dump pinned "$(pin_dir)/xnat_forwards" | grep -q 33315 ||
+		fail "forward 9090 missing from the map"
+	grep -q "following it" "$TB_WORK/run.log" || fail "run did not say it follows"
+	stop_run
+	nothing_left
+}
+
+# ---- WAN address ------------------------------------------------------------------
+
+# The WAN address changes under `xnat run` (DHCP): flows NATed to the old
+# address leave the table, new ones use the new address, and the nft
+# hairpin rules follow.
+TEST_MODES[wan_address_change]=xdp
+test_wan_address_change() {
+	local new=198.19.0.5
+	check xnat down
+	start_run "$TB_CONFIG"
+	udp_echo_wan || fail "no server"
+	check udp_from "$NS_LAN" 40004 before
+	[ "$(flow_count "f['new_src'].startswith('$RTR_WAN4:')")" -ge 1 ] ||
+		fail "no flow NATed to $RTR_WAN4"
+	check ip -n "$NS_RTR" addr del "$RTR_WAN4/24" dev "$RTR_WAN_IF"
+	check ip -n "$NS_RTR" addr add "$new/24" dev "$RTR_WAN_IF"
+	# The address went with the neighbours of its subnet: resolve the WAN
+	# host again, or the next packet goes to the kernel (pass_no_neigh).
+	tb_resolve "$NS_RTR" "$WAN_HOST4" || fail "WAN host unreachable"
+	wait_until 10 no_flows "'$RTR_WAN4:' in f['new_src'] + f['dst']" ||
+		fail "flows NATed to the old address remain"
+	check udp_from "$NS_LAN" 40004 after
+	[ "$CHECK_OUT" = after ] || fail "no reply after the address change"
+	[ "$(flow_count "f['new_src'].startswith('$new:')")" -ge 1 ] ||
+		fail "new flow not NATed to $new: $(xnat flows; cat "$TB_WORK/run.log")"
+	check on_rtr nft list table inet xnat
+	grep -q "ip daddr $new" <<<"$CHECK_OUT" || fail "hairpin rule has not the new address"
+	grep -q "ip daddr $RTR_WAN4 " <<<"$CHECK_OUT" && fail "old address still in the rules"
+	stop_run
+}
+
+# `xnat run` starts while the WAN has no address yet: NAT waits (counted as
+# pass_no_nat_addr), and works once the address comes.
+TEST_MODES[wan_address_late]=xdp
+test_wan_address_late() {
+	check xnat down
+	check ip -n "$NS_RTR" addr del "$RTR_WAN4/24" dev "$RTR_WAN_IF"
+	check ip -n "$NS_RTR" route add 198.19.0.0/24 dev "$RTR_WAN_IF"
+	# Without an address the router cannot ARP: a static neighbour, so
+	# that XDP routes the packet and stops at the missing NAT address.
+	check ip -n "$NS_RTR" neigh replace "$WAN_HOST4" dev "$RTR_WAN_IF" \
+		lladdr "$(ip -n "$NS_WAN" link show "$HOST_IF" | awk '$1 == "link/ether" { print $2 }')" nud permanent
+	start_run "$TB_CONFIG"
+	udp_echo_wan || fail "no server"
+	udp_from "$NS_LAN" 40005 early && fail "NAT without an address?"
+	[ "$(counter pass_no_nat_addr)" -ge 1 ] ||
+		fail "pass_no_nat_addr not counted: $(xnat stats)"
+	check ip -n "$NS_RTR" route del 198.19.0.0/24 dev "$RTR_WAN_IF"
+	check ip -n "$NS_RTR" addr add "$RTR_WAN4/24" dev "$RTR_WAN_IF"
+	# xnat run has it once its rules name it (the hairpin DNAT).
+	wait_until 10 hairpin_names "$RTR_WAN4" ||
+		fail "xnat run did not pick the address up: $(cat "$TB_WORK/run.log")"
+	wait_until 10 udp_from "$NS_LAN" 40006 late ||
+		fail "no NAT after the address came: $(xnat stats; xnat flows; cat "$TB_WORK/run.log")"
+	[ "$(flow_count "f['new_src'].startswith('$RTR_WAN4:')")" -ge 1 ] ||
+		fail "no XDP flow NATed to $RTR_WAN4"
+	stop_run
+}
+
+# ---- the nft table --------------------------------------------------------------
+
+# `nft flush ruleset` removes xnat's table: status says so (exit 4), and
+# `xnat run` puts it back.
+test_nft_flush() {
+	xnat_rc status
+	[ "$RC" = 0 ] || fail "status of a whole router exits $RC"
+	check on_rtr nft flush ruleset
+	xnat_rc status
+	[ "$RC" = 4 ] || fail "status exits $RC with the table gone, not 4"
+	grep -q "nft table inet xnat is missing" <<<"$OUT" || fail "no warning"
+	[ "$(xnat status --json 2>/dev/null | json_q "j['nft']['state']")" = missing ] ||
+		fail "status --json nft.state is not missing"
+	check xnat down
+	start_run "$TB_CONFIG"
+	check on_rtr nft flush ruleset
+	wait_until 10 on_rtr nft list table inet xnat || fail "xnat run did not restore the table"
+	xnat_rc status
+	[ "$RC" = 0 ] || fail "status exits $RC after the repair"
+	stop_run
+}
+
+# ---- ports XDP cannot serve ------------------------------------------------------
+
+# A bridge, a tun device and a bridge's member port are refused in xdp
+# mode before anything changes, naming kernel mode and the config line.
+TEST_MODES[refuse_ports]=xdp
+test_refuse_ports() {
+	local before cfg dev
+	check ip -n "$NS_RTR" link add br0 type bridge
+	check ip -n "$NS_RTR" link add ifb1 type ifb
+	check ip -n "$NS_RTR" link set ifb1 master br0
+	check ip -n "$NS_RTR" tuntap add mode tun name tun0
+	before=$(router_snapshot)
+	for dev in br0 tun0 ifb1; do
+		check ip -n "$NS_RTR" link set "$dev" up
+		cfg=$(config_edit "lan-$dev" "s/^lan( *)= lan0/lan\\1= lan0, $dev/") || fail config
+		xnat_rc up -c "$cfg"
+		[ "$RC" = 1 ] || fail "$dev: expected exit 1, got $RC"
+		grep -q "$cfg:[0-9]*: .*$dev.*mode = kernel" <<<"$OUT" ||
+			fail "$dev: message lacks file:line, the port or 'mode = kernel'"
+	done
+	[ "$(router_snapshot)" = "$before" ] || fail "a refused up changed the router"
+}
+
+# A bridged LAN works in kernel mode.
+TEST_MODES[bridge_kernel_mode]=kernel
+test_bridge_kernel_mode() {
+	local cfg tok=xnat-br-$RANDOM
+	check ip -n "$NS_RTR" addr flush dev "$RTR_LAN_IF"
+	check ip -n "$NS_RTR" link add br0 type bridge
+	check ip -n "$NS_RTR" link set "$RTR_LAN_IF" master br0
+	check ip -n "$NS_RTR" addr add "$RTR_LAN4/24" dev br0
+	check ip -n "$NS_RTR" link set br0 up
+	cfg=$(config_edit br 's/^lan( *)= lan0/lan\1= br0/') || fail config
+	check xnat up -c "$cfg"
+	udp_echo_wan || fail "no server"
+	wait_until 10 udp_from "$NS_LAN" 40007 "$tok" || fail "no NAT through the bridge"
+}
+
+# A veth whose peer has neither XDP nor GRO refuses redirected frames:
+# they are counted as drop_redirect and status warns.
+TEST_MODES[redirect_drops_warned]=xdp
+test_redirect_drops_warned() {
+	check on_lan ethtool -K "$HOST_IF" gro off
+	udp_echo_wan || fail "no server"
+	udp_from "$NS_LAN" 40008 x || true
+	udp_from "$NS_LAN" 40008 y || true
+	[ "$(counter drop_redirect)" -ge 1 ] ||
+		fail "drop_redirect not counted: $(xnat stats)"
+	xnat_rc status
+	grep -q "drop_redirect" <<<"$OUT" || fail "status does not warn"
+	check on_lan ethtool -K "$HOST_IF" gro on
+}
+
+# ---- upgrades ---------------------------------------------------------------------
+
+# A binary whose config-derived map has another layout re-creates it (the
+# forward still works); one whose state map differs is refused, naming
+# `xnat down`, and the router keeps running.
+TEST_MODES[map_layout_change]=xdp
+test_map_layout_change() {
+	local pins tok=xnat-ml-$RANDOM
+	pins=$(pin_dir)
+	check rm "$pins/xnat_forwards"
+	check bpftool map create "$pins/xnat_forwards" type hash key 8 value 8 \
+		entries 16 name xnat_forwards
+	xnat_rc up -c "$TB_CONFIG"
+	[ "$RC" = 0 ] || fail "up with a derived map of another layout failed"
+	grep -q "xnat_forwards has a new layout" <<<"$OUT" || fail "not said"
+	check bpftool map show pinned "$pins/xnat_forwards"
+	grep -q "key 4B  value 8B" <<<"$CHECK_OUT" || fail "not re-created"
+	echo_server "$NS_LAN" tcp 80 || fail "no server"
+	check bash -c "echo $tok | timeout 5 ip netns exec $NS_WAN socat -t 2 - TCP:$RTR_WAN4:8080"
+	grep -q "$tok" <<<"$CHECK_OUT" || fail "port forward broken after re-creation"
+
+	check rm "$pins/xnat_peers"
+	check bpftool map create "$pins/xnat_peers" type hash key 16 value 8 \
+		entries 16 name xnat_peers
+	xnat_rc up -c "$TB_CONFIG"
+	[ "$RC" = 2 ] || fail "expected exit 2 for a state map of another layout, got $RC"
+	grep -q "xnat_peers.*xnat down" <<<"$OUT" || fail "message does not name xnat down"
+	udp_echo_wan || fail "no server"
+	check udp_from "$NS_LAN" 40009 "$tok"
+}
+
+# ---- bpffs under ip netns exec ------------------------------------------------------
+
+# Joining the mount namespace with the bpffs is said, not silent.
+TEST_MODES[netns_exec_explicit]=xdp
+test_netns_exec_explicit() {
+	check timeout "$T_XNAT" ip netns exec "$NS_RTR" "$XNAT" status
+	grep -q "using the one of the mount namespace of pid" <<<"$CHECK_OUT" ||
+		fail "joining another mount namespace is not said"
+}
+
+run_tests "$@"

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The config's interfaces: [router] wan and lan (names that are also safe
+ * in nft strings, each once), their checks after the parse, and their
+ * lookup in the running system (config.h: config_resolve), with the WAN's
+ * address when [nat] address is auto. See config_parse.h.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_parse.h"
+
+/* Characters that are also safe inside an nft string: no quotes, no '*'. */
+static int valid_ifname(const char *s)
+{
+	size_t n = strlen(s);
+	const char *c;
+
+	if (n == 0 || n >= IF_NAMESIZE || !strcmp(s, ".") || !strcmp(s, ".."))
+		return 0;
+	for (c = s; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("-_.", *c))
+			return 0;
+	return 1;
+}
+
+static int set_ifname(struct parser *p, struct config_iface *ifc,
+		      const char *name)
+{
+	if (!valid_ifname(name))
+		return perr(p, p->lineno,
+			    "bad interface name '%s': up to %d of letters, digits, '-', '_', '.'",
+			    name, IF_NAMESIZE - 1);
+	strcpy(ifc->name, name);
+	ifc->line = p->lineno;
+	return 0;
+}
+
+int parse_wan(struct parser *p, const struct key_def *k, const char *v)
+{
+	return set_ifname(p, &p->cfg->wan, v);
+}
+
+static int add_lan(struct parser *p, char *name)
+{
+	struct config *cfg = p->cfg;
+	int i;
+
+	if (!*name)
+		return perr(p, p->lineno, "empty interface name in lan list");
+	for (i = 0; i < cfg->n_lan; i++)
+		if (!strcmp(cfg->lan[i].name, name))
+			return perr(p, p->lineno, "lan %s is listed twice",
+				    name);
+	if (cfg->n_lan == CONFIG_MAX_LAN)
+		return perr(p, p->lineno, "too many lan interfaces (at most %d)",
+			    CONFIG_MAX_LAN);
+	if (set_ifname(p, &cfg->lan[cfg->n_lan], name))
+		return -1;
+	cfg->n_lan++;
+	return 0;
+}
+
+int parse_lan(struct parser *p, const struct key_def *k, const char *v)
+{
+	char buf[256], *s, *comma;
+
+	if (strlen(v) >= sizeof(buf))
+		return perr(p, p->lineno, "lan list too long");
+	strcpy(buf, v);
+	for (s = buf; ; s = comma + 1) {
+		comma = strchr(s, ',');
+		if (comma)
+			*comma = '\0';
+		if (add_lan(p, trim(s)))
+			return -1;
+		if (!comma)
+			return 0;
+	}
+}
+
+static int find_lan(const struct config *cfg, const char *name)
+{
+	int i;
+
+	for (i = 0; i < cfg->n_lan; i++)
+		if (!strcmp(cfg->lan[i].name, name))
+			return i;
+	return -1;
+}
+
+/* Missing means not given: a wan or lan line in error was reported. */
+void check_interfaces(struct parser *p, int wan_given, int lan_given)
+{
+	const struct config *cfg = p->cfg;
+	int i;
+
+	if (!cfg->wan.name[0] && !wan_given)
+		perr(p, 0, "[router] wan is missing");
+	if (!cfg->n_lan && !lan_given)
+		perr(p, 0, "[router] lan is missing");
+	i = cfg->wan.name[0] ? find_lan(cfg, cfg->wan.name) : -1;
+	if (i >= 0)
+		perr(p, cfg->lan[i].line,
+		     "wan %s is also listed as lan (wan at line %d)",
+		     cfg->wan.name, cfg->wan.line);
+}
+
+static int resolve_iface(const struct config *cfg, struct config_iface *ifc,
+			 struct config_errors *errs)
+{
+	/* Unnamed: the parser has said why. */
+	if (!ifc->name[0])
+		return -1;
+	ifc->ifindex = if_nametoindex(ifc->name);
+	if (ifc->ifindex)
+		return 0;
+	if (errno == ENODEV)
+		errs_add(errs, cfg->path, ifc->line, "interface %s not found",
+			 ifc->name);
+	else
+		errs_add(errs, cfg->path, ifc->line, "interface %s: %s",
+			 ifc->name, strerror(errno));
+	return -1;
+}
+
+/* The first IPv4 address the kernel lists for the WAN is its primary. */
+static int resolve_wan_addr(struct config *cfg, struct config_errors *errs)
+{
+	struct ifaddrs *ifas, *ifa;
+	int ret = -1;
+
+	if (getifaddrs(&ifas)) {
+		errs_add(errs, cfg->path, 0, "getifaddrs: %s", strerror(errno));
+		return -1;
+	}
+	for (ifa = ifas; ifa; ifa = ifa->ifa_next) {
+		if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != AF_INET ||
+		    strcmp(ifa->ifa_name, cfg->wan.name))
+			continue;
+		cfg->nat_addr =
+			((struct sockaddr_in *)ifa->ifa_addr)->sin_addr.s_addr;
+		ret = 0;
+		break;
+	}
+	freeifaddrs(ifas);
+	if (ret && cfg->nat_addr_wait) {
+		cfg->nat_addr = 0;
+		return 0;
+	}
+	if (ret)
+		errs_add(errs, cfg->path, cfg->wan.line,
+			 "wan %s has no IPv4 address; set [nat] address",
+			 cfg->wan.name);
+	return ret;
+}
+
+int config_resolve_all(struct config *cfg, struct config_errors *errs)
+{
+	int i, wan_err, ret;
+
+	errs->n = 0;
+	wan_err = resolve_iface(cfg, &cfg->wan, errs);
+	ret = wan_err;
+	for (i = 0; i < cfg->n_lan; i++)
+		ret |= resolve_iface(cfg, &cfg->lan[i], errs);
+	if (!wan_err && cfg->nat_addr_auto && !resolve_wan_addr(cfg, errs)) {
+		cfg->pool[0] = cfg->nat_addr;
+		cfg->n_pool = 1;
+	} else if (!wan_err && cfg->nat_addr_auto) {
+		ret = -1;
+	}
+	return ret ? -1 : 0;
+}
+
+int config_resolve(struct config *cfg, char err[CONFIG_ERR_LEN])
+{
+	struct config_errors *errs = malloc(sizeof(*errs));
+	int ret;
+
+	if (!errs) {
+		set_err(err, cfg->path, 0, "%s", strerror(ENOMEM));
+		return -1;
+	}
+	ret = config_resolve_all(cfg, errs);
+	if (ret)
+		memcpy(err, errs->msg[0], CONFIG_ERR_LEN);
+	free(errs);
+	return ret;
+}

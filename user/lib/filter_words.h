@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The filter words that several commands share (flows, trace): "host ADDR"
+ * and "port N" read the same way, with the same messages, wherever a
+ * filter takes them. */
+#ifndef XNAT_LIB_FILTER_WORDS_H
+#define XNAT_LIB_FILTER_WORDS_H
+
+#include <stddef.h>
+#include "xnat_common.h"
+
+/* An IPv4 or IPv6 address into *HOST and *FAMILY (XNAT_AF_*): 0, or
+ * -EINVAL with the reason in ERR. */
+int filter_host_parse(const char *arg, union xnat_addr *host, __u8 *family,
+		      char *err, size_t errlen);
+/* A port in [1, 65535] into *PORT (network order): 0, or -EINVAL with the
+ * reason in ERR. */
+int filter_port_parse(const char *arg, __be16 *port, char *err, size_t errlen);
+
+#endif /* XNAT_LIB_FILTER_WORDS_H */
