@@ -13,10 +13,10 @@
  *
  * The quote is the packet as it arrived, before any rewrite, as the
  * sender knows it: that is what its stack matches the error to. It is cut
- * to ICMP_QUOTE_MAX bytes and to a multiple of 4 (the checksum loop's
- * word), which keeps the IPv4 error within 576 bytes (RFC 1812 4.3.2.3)
- * and the IPv6 one within 1280 (RFC 4443 2.4 (c)); every quote holds the
- * IP header and at least the 8 bytes of L4 that stacks look at.
+ * to ICMP_QUOTE_MAX bytes, as Linux does for IPv4: the error stays within
+ * 576 bytes (RFC 1812 4.3.2.3); for IPv6 that is less than the 1280 that
+ * RFC 4443 2.4 (c) allows. Every quote holds the IP header and at least
+ * the 8 bytes of L4 that stacks look at.
  *
  * The error's source is the router's address on the ingress port
  * (xnat_ifaddrs, written by userspace), as the kernel's own errors have.
@@ -34,7 +34,7 @@
 #include "parsing.h"
 
 /* Longest quote of the offending packet, in bytes. */
-#define ICMP_QUOTE_MAX 512
+#define ICMP_QUOTE_MAX 548
 /* Errors per second per CPU, and the burst allowed (Linux's defaults for
  * net.ipv4.icmp_msgs_per_sec and icmp_msgs_burst). */
 #define ICMP_RATE_PER_SEC 1000
@@ -73,6 +73,7 @@ static __always_inline __u64 icmp_sum_to_end(void *p, void *end)
 {
 	__u32 *w = p;
 	__u64 sum = 0;
+	__u8 *t;
 	int i;
 
 	for (i = 0; i < (ICMP_QUOTE_MAX + 8) / 4; i++) {
@@ -84,6 +85,15 @@ static __always_inline __u64 icmp_sum_to_end(void *p, void *end)
 		 * otherwise test one and load through another. */
 		asm volatile("" : "+r"(w));
 	}
+	/* The last 1 to 3 bytes, at an even offset: a 16-bit word, then a
+	 * byte padded with zero (RFC 1071). */
+	t = (void *)w;
+	if ((void *)(t + 2) <= end) {
+		sum += *(__u16 *)t;
+		t += 2;
+	}
+	if ((void *)(t + 1) <= end)
+		sum += *t;
 	return sum;
 }
 
@@ -145,7 +155,7 @@ static __always_inline int icmp_build_v4(struct xdp_md *ctx, __u32 l2,
 		return -1;
 	dst = ip->saddr;
 	q = bpf_ntohs(ip->tot_len);
-	q = (q < ICMP_QUOTE_MAX ? q : ICMP_QUOTE_MAX) & ~3U;
+	q = q < ICMP_QUOTE_MAX ? q : ICMP_QUOTE_MAX;
 	if (icmp_reshape(ctx, l2, sizeof(*ip) + sizeof(*ih), q))
 		return -1;
 	data = (void *)(long)ctx->data;
@@ -197,7 +207,7 @@ static __always_inline int icmp_build_v6(struct xdp_md *ctx, __u32 l2,
 		return -1;
 	dst = ip6->saddr;
 	q = sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
-	q = (q < ICMP_QUOTE_MAX ? q : ICMP_QUOTE_MAX) & ~3U;
+	q = q < ICMP_QUOTE_MAX ? q : ICMP_QUOTE_MAX;
 	if (icmp_reshape(ctx, l2, sizeof(*ip6) + sizeof(*ih), q))
 		return -1;
 	data = (void *)(long)ctx->data;
