@@ -9,6 +9,12 @@
  * exactly as on a timeout. Deleting the entries from userspace instead
  * would race with that callback and leave the mapping's count wrong.
  *
+ * Offload mode's entries (FLOW_NAT_CT) each have their own timer
+ * (offload_expire() in offload.h) and no mapping: the given entry is
+ * marked and its timer kicked, whichever direction it is; userspace runs
+ * the program for each direction's entry. The timer removes it and writes
+ * why to the event log, as on an idle timeout.
+ *
  * The verdict says what happened: XDP_PASS marked and kicked, XDP_DROP no
  * such connection (already gone), XDP_TX marked but its timer was not
  * armed yet (it expires at its first run), XDP_ABORTED a bad argument.
@@ -42,6 +48,10 @@ int xdp_flow_expire(struct xdp_md *ctx)
 	ov = bpf_map_lookup_elem(&xnat_flows, &okey);
 	if (!ov)
 		return XDP_DROP;
+	if (ov->nat == FLOW_NAT_CT) {
+		ov->expired = 1;
+		return bpf_timer_start(&ov->timer, 0, 0) ? XDP_TX : XDP_PASS;
+	}
 	if (ov->dir != FLOW_DIR_ORIG)
 		return XDP_ABORTED;
 	flow_reply_key(&okey, ov, &rkey);

@@ -28,6 +28,7 @@
 #include "flow.h"
 #include "slowpath.h"
 #include "ct.h"
+#include "natlog.h"
 
 /* The conntrack timeout offload mode keeps the entry at: the kernel's for
  * the only states carried (TCP established, UDP), set from [timeouts]. */
@@ -62,26 +63,36 @@ static int offload_expire(void *map, struct flow_key *key,
 		return 0;
 	timeout = offload_timeout(cfg, key->proto) * NSEC_PER_SEC;
 	now = bpf_ktime_get_ns();
-	if (now < v->last_seen_ns + timeout) {
+	/* expired: `xnat flows delete` (bpf/flow_ctl.bpf.c) kicked us. */
+	if (!v->expired && now < v->last_seen_ns + timeout) {
 		__u64 next = v->last_seen_ns + timeout - now;
 
 		bpf_timer_start(&v->timer, next < FLOW_RECHECK_NS ? next :
 					    FLOW_RECHECK_NS, 0);
 		return 0;
 	}
+	flowlog_emit(NATLOG_UNLOADED, v->expired ? FLOWLOG_WHY_DELETED :
+						  FLOWLOG_WHY_IDLE, key, v);
 	bpf_map_delete_elem(&xnat_flows, key);
 	return 0;
 }
 
 /* Take the connection off the fast path: this entry and the other
- * direction's, if it is there. */
+ * direction's, if it is there. WHY goes to the event log. */
 static __always_inline void offload_remove(const struct flow_key *key,
-					   const struct flow_value *v)
+					   const struct flow_value *v,
+					   __u8 why)
 {
+	struct flow_value *rv;
 	struct flow_key rkey;
 
 	flow_reply_key(key, v, &rkey);
-	bpf_map_delete_elem(&xnat_flows, &rkey);
+	rv = bpf_map_lookup_elem(&xnat_flows, &rkey);
+	if (rv) {
+		flowlog_emit(NATLOG_UNLOADED, why, &rkey, rv);
+		bpf_map_delete_elem(&xnat_flows, &rkey);
+	}
+	flowlog_emit(NATLOG_UNLOADED, why, key, v);
 	bpf_map_delete_elem(&xnat_flows, key);
 }
 
@@ -103,7 +114,9 @@ static __always_inline int offload_refresh(struct xdp_md *ctx, struct pkt *p,
 					   const struct xnat_config *cfg)
 {
 	__u32 timeout = offload_timeout(cfg, p->key.proto);
-	__u32 now = refresh_clock(bpf_ktime_get_coarse_ns());
+	/* flow_touch() has just read the clock into last_seen_ns (always,
+	 * for FLOW_NAT_CT entries): no second helper call per packet. */
+	__u32 now = refresh_clock(v->last_seen_ns);
 	struct flow_value t;
 	struct nf_conn *ct;
 	__u8 dir;
@@ -139,14 +152,14 @@ static __always_inline int offload_hit(struct xdp_md *ctx, struct pkt *p,
 	 * to the kernel for good, as nf_flow_table does. A SYN on an
 	 * established connection is a new one reusing the tuple. */
 	if (p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_RST | XNAT_TCP_SYN)) {
-		offload_remove(&p->key, v);
+		offload_remove(&p->key, v, FLOWLOG_WHY_TCP_END);
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_END);
 	}
+	flow_touch(v, p, cfg);
 	if (offload_refresh(ctx, p, v, cfg)) {
-		offload_remove(&p->key, v);
+		offload_remove(&p->key, v, FLOWLOG_WHY_CT_GONE);
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_GONE);
 	}
-	flow_touch(v, p, cfg);
 	return XNAT_CONTINUE;
 }
 
@@ -249,6 +262,7 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 			bpf_timer_set_callback(&v->timer, offload_expire);
 			bpf_timer_start(&v->timer, FLOW_RECHECK_NS, 0);
 		}
+		flowlog_emit(NATLOG_OFFLOADED, FLOWLOG_WHY_NONE, &nf->okey, ov);
 	}
 	return XNAT_CONTINUE;
 }

@@ -589,11 +589,15 @@ _Static_assert(sizeof(struct trace_event) == 112, "trace_event layout");
 enum natlog_type {
 	NATLOG_CREATED = 1,
 	NATLOG_EXPIRED = 2,
+	NATLOG_OFFLOADED = 3,  /* struct flowlog_event: onto the fast path */
+	NATLOG_UNLOADED = 4,   /* struct flowlog_event: off it, and why */
 };
 
 struct natlog_config {
 	__u32 active;          /* 0: nobody reads, nothing is written */
-	__u32 pad;
+	/* 1: the reader also takes struct flowlog_event records (offload
+	 * mode's flow moves); a reader that predates them leaves it 0. */
+	__u32 flows;
 };
 _Static_assert(sizeof(struct natlog_config) == 8, "natlog_config layout");
 
@@ -613,5 +617,47 @@ struct natlog_event {
 	__u32 pad;
 };
 _Static_assert(sizeof(struct natlog_event) == 32, "natlog_event layout");
+
+/* Why an offloaded connection's entry left the fast path. Sync note:
+ * user/natlog.c names them. */
+enum flowlog_why {
+	FLOWLOG_WHY_NONE = 0,
+	FLOWLOG_WHY_TCP_END = 1,    /* FIN, RST or SYN: conntrack must see it */
+	FLOWLOG_WHY_CT_GONE = 2,    /* on refresh: conntrack entry gone or
+				       changed */
+	FLOWLOG_WHY_IDLE = 3,       /* no packet for the protocol's timeout */
+	FLOWLOG_WHY_DELETED = 4,    /* `xnat flows delete` */
+	FLOWLOG_WHY_CT_DESTROYED = 5, /* conntrack destroy event (xnat run) */
+	FLOWLOG_WHY_RULESET = 6,    /* nftables ruleset changed (xnat run) */
+	FLOWLOG_WHY_CT_EVENTS_LOST = 7, /* conntrack events lost: every
+					   entry goes back (xnat run) */
+	FLOWLOG_WHY_MAX,
+};
+
+/*
+ * Offload mode's flow life cycle in the NAT event log's ring: one
+ * direction's entry put on the fast path (NATLOG_OFFLOADED) or taken off
+ * it (NATLOG_UNLOADED, with why). Only at those moves, never per packet.
+ * Told from struct natlog_event by its size.
+ */
+struct flowlog_event {
+	__u64 ts_ns;           /* bpf_ktime_get_ns() */
+	struct flow_key key;   /* the direction's packets as they arrive */
+	union xnat_addr new_saddr; /* as they leave (the kernel's NAT) */
+	union xnat_addr new_daddr;
+	__be16 new_sport;
+	__be16 new_dport;
+	__u8 type;             /* NATLOG_OFFLOADED or NATLOG_UNLOADED */
+	__u8 why;              /* enum flowlog_why; 0 when offloaded */
+	__u8 dir;              /* enum flow_dir: conntrack's direction */
+	__u8 pad;
+	__u32 pad2;
+	__u64 packets;         /* carried by XDP in this entry's life */
+	__u64 bytes;
+	__u64 since_ns;        /* when it was offloaded (created_ns) */
+};
+_Static_assert(sizeof(struct flowlog_event) == 120, "flowlog_event layout");
+_Static_assert(sizeof(struct flowlog_event) != sizeof(struct natlog_event),
+	       "the log's reader tells the records apart by size");
 
 #endif /* XNAT_COMMON_H */

@@ -22,6 +22,7 @@ pkgs=(
 	socat iperf3 procps kmod            # traffic in tests and the demo
 	iputils-ping python3                # ping tests; JSON checks in tests
 	python3-prometheus-client           # tests parse xnat's metrics
+	prometheus                          # tests: promtool check metrics
 	traceroute                          # test_nat.sh traceroute
 	gnuplot-nox                         # xnat bench's plot
 	coreutils util-linux

@@ -56,16 +56,39 @@ static __u64 now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* Offload mode: the kernel's connection the entry carries, as
- * `conntrack -L` prints its tuples. */
-static void json_conntrack(const struct flow_key *k, const struct flow_value *v)
+/* SINCE_NS (monotonic, as the data path stamps it) as wall-clock UTC,
+ * RFC 3339, into BUF. */
+static void wall_time(char *buf, size_t len, __u64 since_ns, __u64 now)
 {
-	char ct[320];
+	struct timespec ts;
+	time_t secs;
+	struct tm tm;
+	__u64 wall;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	wall = ts.tv_sec * 1000000000ULL + ts.tv_nsec -
+	       (now > since_ns ? now - since_ns : 0);
+	secs = wall / 1000000000ULL;
+	gmtime_r(&secs, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Offload mode: the kernel's connection the entry carries, as
+ * `conntrack -L` prints its tuples, and when it moved from the kernel to
+ * the fast path (SINCE_NS: the entry's, or the older of the two). */
+static void json_conntrack(const struct flow_key *k, const struct flow_value *v,
+			   __u64 since_ns, __u64 now)
+{
+	char ct[320], when[40];
 
 	if (v->nat != FLOW_NAT_CT)
 		return;
 	offload_ct_tuple(ct, sizeof(ct), k, v);
 	json_str("conntrack", ct);
+	wall_time(when, sizeof(when), since_ns, now);
+	json_str("offloaded_at", when);
+	json_u64("offloaded_s", now > since_ns ?
+		 (now - since_ns) / 1000000000ULL : 0);
 }
 
 /* One direction, as `xnat flows --json` has always printed it. */
@@ -97,7 +120,7 @@ static void json_entry(const struct conn *c, const struct flow_key *k,
 		 (now - v->created_ns) / 1000000000ULL : 0);
 	json_u64("packets", v->packets);
 	json_u64("bytes", v->bytes);
-	json_conntrack(k, v);
+	json_conntrack(k, v, v->created_ns, now);
 	json_obj_end();
 }
 
@@ -131,7 +154,7 @@ static void json_conn(const struct conn *c, __u64 now)
 	json_u64("reply_packets", c->has_reply ? c->rv.packets : 0);
 	json_u64("age_s", conn_age_ns(c, now) / 1000000000ULL);
 	json_u64("idle_s", conn_idle_ns(c, now) / 1000000000ULL);
-	json_conntrack(k, v);
+	json_conntrack(k, v, now - conn_age_ns(c, now), now);
 	json_obj_end();
 }
 
@@ -156,8 +179,14 @@ static void text_conn(const struct conn *c, __u64 now)
 	char src[64], dst[64], nsrc[64], ndst[64], in[IF_NAMESIZE],
 		out[IF_NAMESIZE], p[16], b[16], ct[320] = "";
 
-	if (v->nat == FLOW_NAT_CT)
+	if (v->nat == FLOW_NAT_CT) {
+		size_t l;
+
 		offload_ct_tuple(ct, sizeof(ct), k, v);
+		l = strlen(ct);
+		snprintf(ct + l, sizeof(ct) - l, "  on the fast path for %llu s",
+			 (unsigned long long)(conn_age_ns(c, now) / 1000000000ULL));
+	}
 	endpoint(src, sizeof(src), k->family, &k->saddr, k->sport);
 	endpoint(dst, sizeof(dst), k->family, &k->daddr, k->dport);
 	endpoint(nsrc, sizeof(nsrc), k->family, &v->new_saddr, v->new_sport);
@@ -225,13 +254,22 @@ static int show(const struct opts *o, int fd, const struct flow_filter *f,
 }
 
 /* Entries of the ORIG keys in KEYS still in the table. */
-static size_t still_there(int fd, const struct flow_key *keys, size_t n)
+/* Connections with an entry still there. KEYS[i] belongs to connection
+ * OWNER[i]; one connection's keys are next to each other. */
+static size_t still_there(int fd, const struct flow_key *keys,
+			  const size_t *owner, size_t n)
 {
 	struct flow_value v;
 	size_t left = 0;
 
-	for (size_t i = 0; i < n; i++)
-		left += !bpf_map_lookup_elem(fd, &keys[i], &v);
+	for (size_t i = 0; i < n; i++) {
+		if (i && owner[i] == owner[i - 1])
+			continue;
+		if (!bpf_map_lookup_elem(fd, &keys[i], &v) ||
+		    (i + 1 < n && owner[i + 1] == owner[i] &&
+		     !bpf_map_lookup_elem(fd, &keys[i + 1], &v)))
+			left++;
+	}
 	return left;
 }
 
@@ -240,7 +278,7 @@ static int delete(const struct opts *o, int fd, const struct flow_filter *f)
 	struct flow_ctl_bpf *skel = NULL;
 	struct flow_key *keys = NULL;
 	struct conn *conns = NULL;
-	size_t n, nkeys = 0, gone = 0, orphans = 0, offloaded = 0, left;
+	size_t n, nkeys = 0, ncon = 0, gone = 0, orphans = 0, left, *owner = NULL;
 	int err, ret = EXIT_SYSTEM, prog;
 
 	if (!f->match)
@@ -251,8 +289,9 @@ static int delete(const struct opts *o, int fd, const struct flow_filter *f)
 	if (err)
 		return fail(o, EXIT_SYSTEM, "flows delete: failed to read %s: %s",
 			    MAP_FLOWS, strerror(-err));
-	keys = calloc(n ? n : 1, sizeof(*keys));
-	if (!keys) {
+	keys = calloc(n ? 2 * n : 1, sizeof(*keys));
+	owner = calloc(n ? 2 * n : 1, sizeof(*owner));
+	if (!keys || !owner) {
 		ret = fail(o, EXIT_SYSTEM, "flows delete: out of memory");
 		goto out;
 	}
@@ -260,23 +299,29 @@ static int delete(const struct opts *o, int fd, const struct flow_filter *f)
 		if (!conn_match(&conns[i], f))
 			continue;
 		/* Offload mode: no mapping to release, each entry has its
-		 * own timer; deleting the entries hands the connection back
-		 * to the kernel (offloaded again once the ruleset accepts
-		 * another of its packets). */
+		 * own timer, which removes it and logs why; the connection
+		 * goes back to the kernel (offloaded again once the ruleset
+		 * accepts another of its packets). */
 		if (conn_value(&conns[i])->nat == FLOW_NAT_CT) {
-			if (conns[i].has_orig)
-				bpf_map_delete_elem(fd, &conns[i].okey);
-			if (conns[i].has_reply)
-				bpf_map_delete_elem(fd, &conns[i].rkey);
-			offloaded++;
+			if (conns[i].has_orig) {
+				owner[nkeys] = ncon;
+				keys[nkeys++] = conns[i].okey;
+			}
+			if (conns[i].has_reply) {
+				owner[nkeys] = ncon;
+				keys[nkeys++] = conns[i].rkey;
+			}
+			ncon++;
 			continue;
 		}
 		/* Only the ORIG entry has the timer; a lone REPLY entry is
 		 * one the data path is deleting right now. */
-		if (conns[i].has_orig)
+		if (conns[i].has_orig) {
+			owner[nkeys] = ncon++;
 			keys[nkeys++] = conns[i].okey;
-		else
+		} else {
 			orphans++;
+		}
 	}
 	if (nkeys) {
 		skel = flow_ctl_bpf__open();
@@ -303,19 +348,19 @@ static int delete(const struct opts *o, int fd, const struct flow_filter *f)
 		gone += run.retval == XDP_DROP; /* expired meanwhile */
 	}
 	/* The timers run in softirq right away; give them a moment. */
-	for (int t = 0; t < 100 && (left = still_there(fd, keys, nkeys)); t++)
+	for (int t = 0; t < 100 && still_there(fd, keys, owner, nkeys); t++)
 		usleep(10000);
-	left = still_there(fd, keys, nkeys);
+	left = still_there(fd, keys, owner, nkeys);
 	if (o->json) {
 		json_obj_begin(NULL);
-		json_u64("matched", nkeys + orphans + offloaded);
-		json_u64("deleted", nkeys - left + offloaded);
+		json_u64("matched", ncon + orphans);
+		json_u64("deleted", ncon - left);
 		json_u64("remaining", left);
 		json_obj_end();
 		json_done();
 	} else {
 		printf("%zu connections matched, %zu deleted",
-		       nkeys + orphans + offloaded, nkeys - left + offloaded);
+		       ncon + orphans, ncon - left);
 		if (left)
 			printf(", %zu marked expired but still there", left);
 		printf("\n");
@@ -324,6 +369,7 @@ static int delete(const struct opts *o, int fd, const struct flow_filter *f)
 	ret = left ? EXIT_SYSTEM : EXIT_OK;
 out:
 	flow_ctl_bpf__destroy(skel);
+	free(owner);
 	free(keys);
 	free(conns);
 	return ret;

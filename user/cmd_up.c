@@ -86,6 +86,7 @@ static int commit(struct xnat_state *st, const struct plan *plan)
 
 	st->mode = plan->cfg.mode;
 	st->generation++;
+	st->prog_hash = plan->xdp ? loader_prog_id(plan) : 0;
 	st->n_ifaces = 0;
 	for (int i = 0; i < plan->n_ports; i++)
 		snprintf(st->ifaces[st->n_ifaces++], IF_NAMESIZE, "%s",
@@ -365,7 +366,7 @@ static void notify_systemd(const char *fmt, ...)
 /* What `xnat run` listens to besides signals. */
 struct run_events {
 	struct mnl_socket *nl;          /* address and link changes */
-	struct natlog *nat_log;         /* xdp mode: the NAT event log */
+	struct natlog *nat_log;         /* xdp and offload modes: the event log */
 	struct offload_watch *offload;  /* offload mode: conntrack events */
 };
 
@@ -374,9 +375,13 @@ static void events_mode(struct run_events *ev, const struct config *cfg)
 	offload_watch_close(ev->offload);
 	ev->offload = cfg->mode == MODE_OFFLOAD ? offload_watch_open(cfg) : NULL;
 	/* Mapping created / expired as JSON lines on stdout (the journal,
-	 * under systemd); xdp mode only: the kernel logs its own NAT. */
-	if (!ev->nat_log && cfg->mode == MODE_XDP)
-		ev->nat_log = natlog_open(stdout);
+	 * under systemd) in xdp mode (the kernel logs its own NAT); in
+	 * offload mode, flows moving onto the fast path and back. */
+	if (!ev->nat_log && cfg->mode != MODE_KERNEL)
+		ev->nat_log = natlog_open(stdout, cfg->mode == MODE_OFFLOAD);
+	else if (ev->nat_log)
+		natlog_flows(ev->nat_log, cfg->mode == MODE_OFFLOAD);
+	offload_watch_log(ev->offload, ev->nat_log);
 }
 
 /* Serve the NAT log and offload events for a while; 1 if rtnetlink said

@@ -2,10 +2,13 @@
 /*
  * The NAT event log of `xnat run`; see natlog.h. Times are wall-clock UTC
  * (RFC 3339), converted from the data path's monotonic clock with the
- * offset measured when the log opened.
+ * offset measured when the log opened. The ring carries two records, told
+ * apart by size: struct natlog_event (a mapping) and struct flowlog_event
+ * (offload mode: a flow entry onto the fast path or off it).
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,19 @@ struct natlog {
 	struct ring_buffer *rb;
 	__s64 realtime_off_ns;
 	__u64 lost_reported;
+	int flows;
+};
+
+/* Sync note: enum flowlog_why in bpf/xnat_common.h. */
+static const char *const why_names[FLOWLOG_WHY_MAX] = {
+	[FLOWLOG_WHY_NONE] = "-",
+	[FLOWLOG_WHY_TCP_END] = "tcp_end",
+	[FLOWLOG_WHY_CT_GONE] = "conntrack_gone",
+	[FLOWLOG_WHY_IDLE] = "idle",
+	[FLOWLOG_WHY_DELETED] = "deleted",
+	[FLOWLOG_WHY_CT_DESTROYED] = "conntrack_destroyed",
+	[FLOWLOG_WHY_RULESET] = "ruleset_changed",
+	[FLOWLOG_WHY_CT_EVENTS_LOST] = "conntrack_events_lost",
 };
 
 static __u64 clock_ns(clockid_t c)
@@ -43,6 +59,16 @@ static void endpoint(char *buf, size_t len, __be32 addr, __be16 port)
 	snprintf(buf, len, "%s:%u", ip, ntohs(port));
 }
 
+static void endpoint_any(char *buf, size_t len, __u8 family,
+			 const union xnat_addr *a, __be16 port)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	inet_ntop(family == XNAT_AF_INET ? AF_INET : AF_INET6, a, ip, sizeof(ip));
+	snprintf(buf, len, family == XNAT_AF_INET ? "%s:%u" : "[%s]:%u", ip,
+		 ntohs(port));
+}
+
 static void rfc3339(char *buf, size_t len, __u64 wall_ns)
 {
 	time_t secs = wall_ns / 1000000000ULL;
@@ -55,12 +81,75 @@ static void rfc3339(char *buf, size_t len, __u64 wall_ns)
 		 (unsigned long long)(wall_ns % 1000000000ULL) / 1000);
 }
 
+/*
+ * One direction of an offloaded connection onto the fast path or off it:
+ *   {"time":...,"event":"flow_offloaded","proto":"tcp","dir":"orig",
+ *    "ingress":"lan0","src":...,"dst":...,"new_src":...,"new_dst":...}
+ *   {"time":...,"event":"flow_returned","why":"tcp_end",...,
+ *    "offloaded":TIME,"packets":N,"bytes":N}
+ */
+static void write_flow(struct natlog *l, __u64 ts_ns, __u8 type, __u8 why,
+		       const struct flow_key *k, const struct flow_value *v)
+{
+	char when[40], since[40], src[64], dst[64], nsrc[64], ndst[64],
+		in[IF_NAMESIZE];
+
+	rfc3339(when, sizeof(when), ts_ns + l->realtime_off_ns);
+	endpoint_any(src, sizeof(src), k->family, &k->saddr, k->sport);
+	endpoint_any(dst, sizeof(dst), k->family, &k->daddr, k->dport);
+	endpoint_any(nsrc, sizeof(nsrc), k->family, &v->new_saddr, v->new_sport);
+	endpoint_any(ndst, sizeof(ndst), k->family, &v->new_daddr, v->new_dport);
+	fprintf(l->out, "{\"time\":\"%s\",\"event\":\"%s\"", when,
+		type == NATLOG_OFFLOADED ? "flow_offloaded" : "flow_returned");
+	if (type != NATLOG_OFFLOADED)
+		fprintf(l->out, ",\"why\":\"%s\"",
+			why < FLOWLOG_WHY_MAX ? why_names[why] : "?");
+	fprintf(l->out, ",\"proto\":\"%s\",\"dir\":\"%s\",\"ingress\":\"%s\","
+		"\"src\":\"%s\",\"dst\":\"%s\",\"new_src\":\"%s\",\"new_dst\":\"%s\"",
+		proto_name(k->proto), v->dir == FLOW_DIR_ORIG ? "orig" : "reply",
+		ifname_of(k->ifindex, in), src, dst, nsrc, ndst);
+	if (type != NATLOG_OFFLOADED) {
+		rfc3339(since, sizeof(since), v->created_ns + l->realtime_off_ns);
+		fprintf(l->out, ",\"offloaded\":\"%s\",\"packets\":%llu,\"bytes\":%llu",
+			since, (unsigned long long)v->packets,
+			(unsigned long long)v->bytes);
+	}
+	fprintf(l->out, "}\n");
+}
+
+static int on_flow_event(struct natlog *l, const struct flowlog_event *e)
+{
+	struct flow_value v = {
+		.new_saddr = e->new_saddr,
+		.new_daddr = e->new_daddr,
+		.new_sport = e->new_sport,
+		.new_dport = e->new_dport,
+		.dir = e->dir,
+		.created_ns = e->since_ns,
+		.packets = e->packets,
+		.bytes = e->bytes,
+	};
+
+	write_flow(l, e->ts_ns, e->type, e->why, &e->key, &v);
+	return 0;
+}
+
+void natlog_flow_returned(struct natlog *l, const struct flow_key *k,
+			  const struct flow_value *v, int why)
+{
+	if (!l || !l->flows)
+		return;
+	write_flow(l, clock_ns(CLOCK_MONOTONIC), NATLOG_UNLOADED, why, k, v);
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	const struct natlog_event *e = data;
 	struct natlog *l = ctx;
 	char when[40], in[32], ext[32], rem[32];
 
+	if (len == sizeof(struct flowlog_event))
+		return on_flow_event(l, data);
 	if (len < sizeof(*e))
 		return 0;
 	rfc3339(when, sizeof(when), e->ts_ns + l->realtime_off_ns);
@@ -107,13 +196,13 @@ static void report_lost(struct natlog *l, int always)
 
 static int set_active(struct natlog *l, __u32 on)
 {
-	struct natlog_config c = { .active = on };
+	struct natlog_config c = { .active = on, .flows = on && l->flows };
 	__u32 zero = 0;
 
 	return bpf_map_update_elem(l->cfg_fd, &zero, &c, BPF_ANY) ? -errno : 0;
 }
 
-struct natlog *natlog_open(FILE *out)
+struct natlog *natlog_open(FILE *out, int flows)
 {
 	struct natlog *l = calloc(1, sizeof(*l));
 	int ncpu = libbpf_num_possible_cpus();
@@ -123,6 +212,7 @@ struct natlog *natlog_open(FILE *out)
 	if (!l)
 		return NULL;
 	l->out = out;
+	l->flows = flows;
 	l->cfg_fd = pins_map_open(MAP_NATLOG_CFG);
 	l->cpu_fd = pins_map_open(MAP_NATLOG_CPU);
 	l->rb_fd = pins_map_open(MAP_NATLOG_RB);
@@ -179,6 +269,17 @@ void natlog_wait(struct natlog *l, int ms)
 	}
 	report_lost(l, 0);
 	fflush(l->out);
+}
+
+void natlog_flows(struct natlog *l, int on)
+{
+	int err;
+
+	l->flows = on;
+	err = set_active(l, 1);
+	if (err)
+		pr_warn("xnat run: failed to switch offload flow events %s: %s\n",
+			on ? "on" : "off", strerror(-err));
 }
 
 void natlog_close(struct natlog *l)

@@ -24,6 +24,7 @@
 #include "pins.h"
 #include "log.h"
 #include "offload.h"
+#include "natlog.h"
 
 
 /* The lower set bit of the mask is the original direction's. */
@@ -242,10 +243,11 @@ void offload_ct_tuple(char *buf, size_t len, const struct flow_key *k,
 		 v->dir == FLOW_DIR_ORIG ? other : pkt);
 }
 
-/* Delete the offloaded entries for which MATCH says yes (NULL: all). */
+/* Delete the offloaded entries for which MATCH says yes (NULL: all);
+ * each one goes to LOG (may be NULL) with WHY. */
 static int flush_matching(int fd, int (*match)(const struct flow_key *k,
 						 const void *arg),
-			  const void *arg)
+			  const void *arg, struct natlog *log, int why)
 {
 	struct flow_key key, next;
 	struct flow_value v;
@@ -259,6 +261,7 @@ static int flush_matching(int fd, int (*match)(const struct flow_key *k,
 		    (match && !match(&key, arg)))
 			continue;
 		if (!bpf_map_delete_elem(fd, &key)) {
+			natlog_flow_returned(log, &key, &v, why);
 			n++;
 			/* The deleted key cannot anchor the walk. */
 			prev = NULL;
@@ -273,7 +276,7 @@ int offload_flush(void)
 
 	if (fd < 0)
 		return fd;
-	n = flush_matching(fd, NULL, NULL);
+	n = flush_matching(fd, NULL, NULL, NULL, 0);
 	close(fd);
 	return n;
 }
@@ -289,6 +292,7 @@ struct offload_watch {
 	struct nfct_handle *ct;     /* conntrack destroy events */
 	struct mnl_socket *nft;     /* nftables ruleset changes */
 	int flows_fd;
+	struct natlog *log;         /* flows taken off, or NULL */
 	int n_in;
 	struct ingress in[1 + CONFIG_MAX_LAN];
 };
@@ -303,8 +307,9 @@ static void forget_tuple(struct offload_watch *w, struct flow_key *k)
 		k->ifindex = w->in[i].ifindex;
 		k->vid = w->in[i].vid;
 		if (!bpf_map_lookup_elem(w->flows_fd, k, &v) &&
-		    v.nat == FLOW_NAT_CT)
-			bpf_map_delete_elem(w->flows_fd, k);
+		    v.nat == FLOW_NAT_CT && !bpf_map_delete_elem(w->flows_fd, k))
+			natlog_flow_returned(w->log, k, &v,
+					     FLOWLOG_WHY_CT_DESTROYED);
 	}
 }
 
@@ -417,6 +422,12 @@ static int nft_changed(struct offload_watch *w)
 	return any;
 }
 
+void offload_watch_log(struct offload_watch *w, struct natlog *log)
+{
+	if (w)
+		w->log = log;
+}
+
 void offload_watch_wait(struct offload_watch *w, int timeout_ms)
 {
 	struct pollfd pfd[2];
@@ -436,13 +447,15 @@ void offload_watch_wait(struct offload_watch *w, int timeout_ms)
 		 * events (ENOBUFS) could leave a dead connection on the fast
 		 * path: start over from a clean table. */
 		if (nfct_catch(w->ct) < 0 && errno == ENOBUFS) {
-			n = flush_matching(w->flows_fd, NULL, NULL);
+			n = flush_matching(w->flows_fd, NULL, NULL, w->log,
+					   FLOWLOG_WHY_CT_EVENTS_LOST);
 			pr_info("xnat: conntrack events lost; %d offloaded flow entries back to the kernel\n",
 				n);
 		}
 	}
 	if (pfd[1].revents && nft_changed(w)) {
-		n = flush_matching(w->flows_fd, NULL, NULL);
+		n = flush_matching(w->flows_fd, NULL, NULL, w->log,
+				   FLOWLOG_WHY_RULESET);
 		pr_debug("nftables ruleset changed: %d offloaded flow entries back to the kernel\n",
 			 n);
 	}

@@ -44,6 +44,9 @@ int offload_flush(void);
 struct offload_watch;
 struct offload_watch *offload_watch_open(const struct config *cfg);
 void offload_watch_wait(struct offload_watch *w, int timeout_ms);
+/* Write the flows the watch takes off the fast path to LOG (NULL: no). */
+struct natlog;
+void offload_watch_log(struct offload_watch *w, struct natlog *log);
 void offload_watch_close(struct offload_watch *w);
 
 #endif /* XNAT_OFFLOAD_H */

@@ -110,9 +110,16 @@ t_json_keys() {
 	need(j.get("newflow", {}), ("flows", "samples", "results"), "newflow")
 	need(j.get("tcp", {}), ("seconds", "samples", "results"), "tcp")
 	need(j.get("microbench", {}), ("fast_path_ns", "fast_path_off_ns",
-	                               "bare_forwarder_ns", "fast_path_traced_ns"),
+	                               "bare_forwarder_ns", "fast_path_traced_ns",
+	                               "offload_hit_ns"),
 	     "microbench")
-	need(j, ("xnat_version", "cpu_model"), "the document")
+	need(j, ("xnat_version", "cpu_model", "cost_ns"), "the document")
+	cost = j.get("cost_ns") or {}
+	need(cost, ("profile", "method", "modes"), "cost_ns")
+	for m in ("xdp-nat", "kernel-nat"):
+	    c = cost.get("modes", {}).get(m)
+	    if not (c and c.get("n", 0) >= 1 and c.get("median", 0) > 0):
+	        bad.append(f"cost_ns has no positive cost for {m}")
 	if j.get("complete") is not True:
 	    bad.append("complete is not true")
 	if j.get("plan", {}).get("quick") is not True:

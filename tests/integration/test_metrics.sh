@@ -3,7 +3,8 @@
 #
 # Prometheus metrics: `xnat stats --format prometheus` and `xnat metrics
 # --listen` parsed by a real parser (python3-prometheus-client's
-# text_string_to_metric_families), every family with HELP and TYPE, values
+# text_string_to_metric_families) and Prometheus's own linter (promtool
+# check metrics), every family with HELP and TYPE, values
 # that agree with `xnat stats --json` and the traffic sent; the server
 # tested over loopback inside the router's namespace. Harness: lib.sh.
 #
@@ -57,6 +58,14 @@ assert r is True, sys.argv[1]
 ' "$1"
 }
 
+# Prometheus's own checker: parses the exposition and lints it (names,
+# units, counters ending in _total, HELP and TYPE). Silent when clean.
+promtool_check() {
+	local out
+	out=$(promtool check metrics <"$1" 2>&1) || { echo "$out"; return 1; }
+	[ -z "$out" ] || { echo "$out"; return 1; }
+}
+
 # After pings: the counters agree with stats --json, the tables with the
 # traffic (one ICMP mapping, its port in use, two flow entries).
 test_metrics_textfile() {
@@ -66,6 +75,7 @@ test_metrics_textfile() {
 	printf '%s\n' "$CHECK_OUT" >"$TB_WORK/m.prom"
 	fast=$(xnat stats --json | json_q "j['counters']['fwd_fast']['packets']")
 	slow=$(xnat stats --json | json_q "j['counters']['fwd_slow']['packets']")
+	promtool_check "$TB_WORK/m.prom" || fail "promtool check metrics"
 	prom_check "V('xnat_packets_total', reason='fwd_fast', path='fast') == $fast and V('xnat_packets_total', reason='fwd_slow', path='slow') == $slow and $slow >= 1 and $fast >= 7" <"$TB_WORK/m.prom" ||
 		fail "counters"
 	prom_check "V('xnat_nat_ports_in_use', address='$RTR_WAN4', proto='icmp') == 1 and V('xnat_nat_mappings', address='$RTR_WAN4') == 1" <"$TB_WORK/m.prom" ||
@@ -110,6 +120,7 @@ test_metrics_http() {
 		fail "GET /metrics failed: $(cat "$TB_WORK/h.err" "$TB_WORK/srv.log")"
 	cat "$TB_WORK/h.err"
 	grep -q '^200 text/plain; version=0.0.4' "$TB_WORK/h.err" || fail "status or content type"
+	promtool_check "$TB_WORK/h.prom" || fail "promtool check metrics over HTTP"
 	prom_check "V('xnat_packets_total', reason='fwd_slow', path='slow') >= 1 and V('xnat_packets_total', reason='fwd_fast', path='fast') >= 5 and V('xnat_flow_entries') == 2" <"$TB_WORK/h.prom" ||
 		fail "metrics over HTTP"
 	fetch "http://127.0.0.1:$METRICS_PORT/other" >/dev/null 2>"$TB_WORK/404.err"

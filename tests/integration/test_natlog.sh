@@ -13,6 +13,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 TEST_MODES[natlog_created_expired]="xdp"
+TEST_MODES[natlog_lost_counted]="xdp"
 
 natlog_q() {
 	python3 -c '
@@ -59,6 +60,50 @@ test_natlog_created_expired() {
 	natlog_q "$log" "all(c['time'] < x['time'] for c in C for x in X if x['inside'] == c['inside']) and all(l['time'].endswith('Z') for l in C + X)" ||
 		fail "times"
 	natlog_q "$log" "len(END) == 1 and END[0]['lost'] == 0" || fail "log_closed with the lost count"
+}
+
+# The ring holds about 6,500 events (256 KiB of 40-byte records): with
+# the reader stopped, 8,000 new mappings overflow it. What did not fit
+# must be counted, reported while running (events_lost) and at the end
+# (log_closed), and add up with what was written to every mapping made.
+test_natlog_lost_counted() {
+	local cfg=$TB_WORK/run.ini log=$TB_WORK/run.log pid runner n=8000
+	check xnat down
+	cp "$TB_CONFIG" "$cfg"
+	timeout 120 "$XNAT" -n "$NS_RTR" run -c "$cfg" >"$log" 2>"$log.err" &
+	pid=$!
+	echo "$pid" >>"$TB_WORK/pids"
+	for _ in $(seq 100); do
+		xnat status >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	runner=$(pgrep -P "$pid" -x xnat) || fail "no xnat run under $pid"
+	kill -STOP "$runner"
+	# One datagram from each of N source ports: N mappings, each
+	# created on the slow path while nobody reads the ring.
+	on_lan timeout 60 python3 -c '
+import socket, sys
+dst, n = sys.argv[1], int(sys.argv[2])
+for port in range(30000, 30000 + n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("", port))
+    s.sendto(b"x", (dst, 5001))
+    s.close()
+' "$WAN_HOST4" "$n" || { kill -CONT "$runner"; fail "sending"; }
+	sleep 0.5
+	kill -CONT "$runner"
+	for _ in $(seq 50); do
+		grep -q '"events_lost"' "$log" && break
+		sleep 0.1
+	done
+	kill -TERM "$pid"
+	wait "$pid" || fail "xnat run exited $?: $(cat "$log.err")"
+	grep -v mapping_created "$log"
+	natlog_q "$log" "len(C) > 0 and END[0]['lost'] > 0" || fail "the ring did not overflow"
+	natlog_q "$log" "[l['lost'] for l in L if l['event'] == 'events_lost'][-1] == END[0]['lost']" ||
+		fail "events_lost while running"
+	natlog_q "$log" "len([c for c in C if c['proto'] == 'udp' and 30000 <= int(c['inside'].split(':')[1]) < 30000 + $n]) + END[0]['lost'] == $n" ||
+		fail "written plus lost is not every mapping made"
 }
 
 run_tests "$@"

@@ -129,3 +129,14 @@ bool result_row(const struct bench_plan *p, struct bench_results *r,
 	row->nl = cell_agg(p, r, m, pi, CS_NOLOSS);
 	return row->mx.n;
 }
+
+int cost_summary_profile(const struct bench_plan *p, struct bench_results *r)
+{
+	if (!bench_plan_has_mode(p, BM_DROP))
+		return -1;
+	for (int pi = 0; pi < p->n_profiles; pi++)
+		if (!p->profiles[pi].both &&
+		    cell_agg(p, r, BM_DROP, pi, CS_CHAIN_NS).n)
+			return pi;
+	return -1;
+}

@@ -39,6 +39,11 @@ struct agg newflow_agg(struct bench_results *r, enum bench_mode m);
 struct agg tcp_agg(struct bench_results *r, enum bench_mode m,
 		   enum bench_tcp_test t, int what);
 
+/* The profile whose per-packet costs the report's header and the JSON's
+ * cost_ns sum up: the plan's first one-direction profile (one CPU's chain,
+ * so ns/packet means what it says) on which the drop mode ran. -1: none. */
+int cost_summary_profile(const struct bench_plan *p, struct bench_results *r);
+
 /* One (mode, profile) row of the results: the saturation rate in pps and
  * Mbit/s, the no-loss rate, and the frames' size on the wire. */
 struct result_row {

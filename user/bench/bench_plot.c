@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,40 +52,76 @@ static int write_data(const char *dat, const struct bench_plan *p,
 	return fclose(f) ? -errno : 0;
 }
 
-/* The gnuplot script GP drawing DAT into PNG: bars with min-max. */
+/* The data file's first column of mode M's (median, min, max). */
+static int mode_column(const struct bench_plan *p, int m)
+{
+	int col = 2;
+
+	for (int i = 0; i < m; i++)
+		if (bench_plan_has_mode(p, i))
+			col += 3;
+	return col;
+}
+
+/*
+ * The gnuplot script GP drawing DAT into PNG: bars with min-max. The drop
+ * mode (what XDP_DROP took, several times any forwarding rate) gets its
+ * own panel and axis on the right, so it does not flatten the others.
+ */
 static int write_script(const char *gp, const char *dat, const char *png,
 			const struct bench_plan *p, struct bench_results *r)
 {
-	int first = 1, col = 2;
+	bool drop = bench_plan_has_mode(p, BM_DROP);
 	FILE *f = fopen(gp, "we");
+	int first = 1;
 
 	if (!f)
 		return -errno;
 	fprintf(f, "# written by xnat bench: gnuplot %s\n"
 		   "set terminal png size 1400,700 font ',10'\n"
 		   "set output '%s'\n"
-		   "set title \"xnat bench %s: UDP forwarded Mpps per mode and profile "
-		   "(median, bars min-max, %d rep%s; drop: what XDP\\\\_DROP took)\"\n"
+		   "set multiplot title \"xnat bench %s, %s, Linux %s: UDP forwarded Mpps "
+		   "per mode and profile (median, bars min-max, %d rep%s)\"\n"
 		   "set ylabel 'Mpps'\n"
 		   "set yrange [0:*]\n"
 		   "set grid ytics\n"
-		   "set key outside right top\n"
+		   "set key inside left top\n"
 		   "set style data histogram\n"
 		   "set style histogram errorbars gap 2 lw 1\n"
 		   "set style fill solid 0.8 border -1\n"
 		   "set xtics rotate by -30\n"
+		   "set origin 0,0\n"
+		   "set size %s,0.95\n"
+		   "set title 'forwarding modes'\n"
 		   "plot ",
-		gp, png, r->date, p->reps, p->reps == 1 ? "" : "s");
+		gp, png, r->date, r->xnat_version, r->kernel, p->reps,
+		p->reps == 1 ? "" : "s", drop ? "0.78" : "1");
 	for (int m = 0; m < BM_MAX; m++) {
-		if (!bench_plan_has_mode(p, m))
+		int col = mode_column(p, m);
+
+		if (m == BM_DROP || !bench_plan_has_mode(p, m))
 			continue;
 		fprintf(f, "%s'%s' using %d:%d:%d%s title '%s'", first ? "" : ", ",
-			first ? dat : "", col, col + 1, col + 2,
-			first ? ":xtic(1)" : "", bench_mode_names[m]);
+			dat, col, col + 1, col + 2, first ? ":xtic(1)" : "",
+			bench_mode_names[m]);
 		first = 0;
-		col += 3;
 	}
+	if (first) /* drop only: an empty left panel would not plot */
+		fprintf(f, "NaN notitle");
 	fprintf(f, "\n");
+	if (drop) {
+		int col = mode_column(p, BM_DROP);
+
+		fprintf(f, "set origin 0.78,0\n"
+			   "set size 0.22,0.95\n"
+			   "set title \"drop: what XDP\\\\_DROP took\\n"
+			   "(the chain's floor; own axis)\"\n"
+			   "set ylabel 'Mpps (drop)'\n"
+			   "set key off\n"
+			   "plot '%s' using %d:%d:%d:xtic(1) lc rgb 'gray50' title 'drop'\n",
+			dat, col, col + 1, col + 2);
+	}
+	fprintf(f, "unset multiplot\n");
 	return fclose(f) ? -errno : 0;
 }
 

@@ -281,6 +281,33 @@ static void tcp_table(FILE *f, const struct bench_plan *p,
 	}
 }
 
+/* The header's one line of per-packet costs (the cost table below has
+ * every profile): what a reader compares first. */
+static void cost_header(FILE *f, const struct bench_plan *p,
+			struct bench_results *r)
+{
+	int pi = cost_summary_profile(p, r), first = 1;
+
+	if (pi < 0)
+		return;
+	fprintf(f, "per-packet cost, ns (%s, chain minus drop, median):",
+		p->profiles[pi].name);
+	for (int m = 0; m < BM_MAX; m++) {
+		struct agg a;
+
+		if (m == BM_DROP || !bench_plan_has_mode(p, m))
+			continue;
+		a = cell_agg(p, r, m, pi, CS_ROUTER_NS);
+		if (a.n)
+			fprintf(f, "%s %s %.0f", first ? "" : ",",
+				bench_mode_names[m], a.med);
+		else
+			fprintf(f, "%s %s -", first ? "" : ",", bench_mode_names[m]);
+		first = 0;
+	}
+	fprintf(f, "\n");
+}
+
 void bench_report_text(FILE *f, const struct bench_plan *p,
 		       struct bench_results *r)
 {
@@ -290,6 +317,7 @@ void bench_report_text(FILE *f, const struct bench_plan *p,
 		r->date, r->kernel, r->ncpus, p->reps, p->reps == 1 ? "" : "s",
 		r->elapsed_s, r->interrupted ? " (INTERRUPTED: partial)" : "");
 	fprintf(f, "xnat %s on %s\n", r->xnat_version, r->cpu_model);
+	cost_header(f, p, r);
 	fprintf(f, "command: %s\n", p->command);
 	fprintf(f, "CPUs: LAN->WAN generator on CPU %d, WAN->LAN generator on CPU %d; the router's\n"
 		   "  receive and forwarding run in softirq on the sending generator's CPU (veth);\n"
@@ -313,9 +341,9 @@ void bench_report_text(FILE *f, const struct bench_plan *p,
 		fprintf(f, "\nBPF_PROG_RUN ns/packet (repeat, one CPU): ");
 		if (r->micro_fast_ns >= 0)
 			fprintf(f, "fast-path hit %.1f, fast path off %.1f, bare forwarder %.1f, "
-				"fast-path hit with an idle trace %.1f",
+				"fast-path hit with an idle trace %.1f, offload-mode hit %.1f",
 				r->micro_fast_ns, r->micro_slow_ns, r->micro_fwd_ns,
-				r->micro_traced_ns);
+				r->micro_traced_ns, r->micro_offload_ns);
 		if (r->micro_note[0])
 			fprintf(f, "%s%s", r->micro_fast_ns >= 0 ? "; " : "", r->micro_note);
 		fprintf(f, "\n");

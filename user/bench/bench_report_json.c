@@ -268,6 +268,28 @@ static void json_tcp(struct json_writer *w, const struct bench_plan *p,
 	jsonw_obj_end(w);
 }
 
+/* cost_ns: each mode's per-packet cost on the summary profile, the
+ * header's line of bench.txt. null when the drop mode did not run. */
+static void json_cost(struct json_writer *w, const struct bench_plan *p,
+		      struct bench_results *r)
+{
+	int pi = cost_summary_profile(p, r);
+
+	if (pi < 0) {
+		jsonw_null(w, "cost_ns");
+		return;
+	}
+	jsonw_obj_begin(w, "cost_ns");
+	jsonw_str(w, "profile", p->profiles[pi].name);
+	jsonw_str(w, "method", "chain ns/packet minus the drop chain's, per repetition");
+	jsonw_obj_begin(w, "modes");
+	for (int m = 0; m < BM_MAX; m++)
+		if (m != BM_DROP && bench_plan_has_mode(p, m))
+			json_agg(w, bench_mode_names[m], cell_agg(p, r, m, pi, CS_ROUTER_NS));
+	jsonw_obj_end(w);
+	jsonw_obj_end(w);
+}
+
 void bench_report_json(FILE *f, const struct bench_plan *p,
 		       struct bench_results *r)
 {
@@ -283,6 +305,7 @@ void bench_report_json(FILE *f, const struct bench_plan *p,
 	jsonw_str(&w, "xnat_version", r->xnat_version);
 	jsonw_str(&w, "cpu_model", r->cpu_model);
 	jsonw_i64(&w, "cpus", r->ncpus);
+	json_cost(&w, p, r);
 	jsonw_bool(&w, "complete", !r->interrupted);
 	jsonw_double(&w, "elapsed_s", r->elapsed_s);
 	json_plan(&w, p);
@@ -307,11 +330,13 @@ void bench_report_json(FILE *f, const struct bench_plan *p,
 		jsonw_double(&w, "fast_path_off_ns", r->micro_slow_ns);
 		jsonw_double(&w, "bare_forwarder_ns", r->micro_fwd_ns);
 		jsonw_double(&w, "fast_path_traced_ns", r->micro_traced_ns);
+		jsonw_double(&w, "offload_hit_ns", r->micro_offload_ns);
 	} else {
 		jsonw_null(&w, "fast_path_ns");
 		jsonw_null(&w, "fast_path_off_ns");
 		jsonw_null(&w, "bare_forwarder_ns");
 		jsonw_null(&w, "fast_path_traced_ns");
+		jsonw_null(&w, "offload_hit_ns");
 	}
 	jsonw_str(&w, "note", r->micro_note);
 	jsonw_obj_end(&w);

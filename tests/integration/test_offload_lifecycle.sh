@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Offload mode's flow life cycle as an operator follows it: `xnat flows`
+# says since when a connection is on the fast path, and the event log of
+# `xnat run` has a line when each direction moves from the kernel to XDP
+# (flow_offloaded) and when and why it goes back (flow_returned: tcp_end
+# on a FIN, deleted by `xnat flows delete`, conntrack_destroyed by
+# conntrack -D, ruleset_changed by an nftables change). Harness: lib.sh.
+#
+#   tests/integration/test_offload_lifecycle.sh [SUBSTRING...]
+set -u
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+LC_PORT=5100
+
+# Offloaded entries of `xnat flows --json` with PORT on either side.
+offloaded_on() {
+	local out
+	out=$(xnat flows --json) || return 1
+	json_q "len([f for f in j['flows'] if f['nat'] == 'ct' and
+		 ('$WAN_HOST4:$1' in (f['src'], f['dst'])) and
+		 f['offloaded_at'].endswith('Z') and f['offloaded_s'] >= 0])" <<<"$out"
+}
+
+# Poll (at most 10 s) until offloaded_on PORT prints N.
+wait_offloaded_on() {
+	local port=$1 n=$2 got
+	for _ in $(seq 50); do
+		got=$(offloaded_on "$port") || return 1
+		[ "$got" -eq "$n" ] && return 0
+		sleep 0.2
+	done
+	echo "offloaded entries on port $port: $got, expected $n"
+	return 1
+}
+
+# A TCP connection to the WAN host's PORT: six small writes, then SECS of
+# silence, then FIN. Both directions get offloaded after the first writes.
+lc_connection() {
+	local port=$1 secs=$2
+	tcp_server_recv "$NS_WAN" "$port" "$TB_WORK/lc.$port" ||
+		fail "no server on $port"
+	timeout $((secs + 10)) bash -c '
+		for i in 1 2 3 4 5 6; do echo "x$i"; sleep 0.2; done; sleep "$1"
+	' _ "$secs" | timeout $((secs + 10)) ip netns exec "$NS_LAN" socat -u - \
+		"TCP:$WAN_HOST4:$port" >/dev/null 2>&1 &
+	echo $! >>"$TB_WORK/pids"
+}
+
+# The event log's lines about PORT, checked with EXPR over F (flow lines).
+log_q() {
+	python3 -c '
+import json, sys
+port = sys.argv[2]
+L = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+F = [l for l in L if l["event"].startswith("flow_") and
+     any(e.endswith(":" + port) for e in (l["src"], l["dst"]))]
+ON = [l for l in F if l["event"] == "flow_offloaded"]
+OFF = [l for l in F if l["event"] == "flow_returned"]
+r = eval(sys.argv[3])
+print(r, [(l["event"], l.get("why"), l["dir"]) for l in F])
+assert r is True, sys.argv[3]
+' "$@"
+}
+
+# Poll (at most 5 s) until the log has COUNT flow_returned lines for PORT
+# with reason WHY.
+wait_returned() {
+	local log=$1 port=$2 why=$3 count=$4
+	for _ in $(seq 25); do
+		log_q "$log" "$port" "len([l for l in OFF if l['why'] == '$why']) == $count" \
+			>/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	log_q "$log" "$port" "len([l for l in OFF if l['why'] == '$why']) == $count"
+}
+
+TEST_MODES[offload_lifecycle]=offload
+test_offload_lifecycle() {
+	local log pid p
+	command -v conntrack >/dev/null || fail "conntrack (conntrack-tools) missing: scripts/deps.sh installs it"
+	bg_ns 120 "$NS_RTR" "$XNAT" run -c "$TB_CONFIG"
+	pid=$BG_PID
+	log=$TB_WORK/bg.$TB_BG_N.log
+	for _ in $(seq 50); do
+		grep -q "reloaded" "$log" 2>/dev/null && break
+		sleep 0.2
+	done
+	grep -q "reloaded" "$log" || fail "xnat run did not come up: $(cat "$log")"
+
+	# Offloaded both ways, then a FIN hands it back.
+	p=$LC_PORT
+	lc_connection $p 2
+	wait_offloaded_on $p 2 || fail "port $p: not offloaded both ways"
+	check xnat flows port $p
+	grep -q "on the fast path for [0-9]* s" <<<"$CHECK_OUT" || fail "flows: no fast-path time"
+	log_q "$log" $p "sorted(l['dir'] for l in ON) == ['orig', 'reply'] and all(l['proto'] == 'tcp' and l['time'].endswith('Z') for l in ON)" ||
+		fail "port $p: flow_offloaded lines"
+	log_q "$log" $p "[l['new_src'].startswith('$RTR_WAN4:') and l['src'].startswith('$LAN_HOST4:') for l in ON if l['dir'] == 'orig'] == [True]" ||
+		fail "port $p: the kernel's translation in the log"
+	wait_returned "$log" $p tcp_end 2 || fail "port $p: no tcp_end"
+	log_q "$log" $p "all(l['offloaded'] <= l['time'] and l['packets'] >= 1 for l in OFF)" ||
+		fail "port $p: returned lines' offloaded time and packets"
+
+	# xnat flows delete.
+	p=$((LC_PORT + 1))
+	lc_connection $p 20
+	wait_offloaded_on $p 2 || fail "port $p: not offloaded both ways"
+	check xnat flows delete port $p
+	grep -q '^1 connections matched, 1 deleted$' <<<"$CHECK_OUT" || fail "delete output"
+	wait_offloaded_on $p 0 || fail "port $p: still offloaded after delete"
+	wait_returned "$log" $p deleted 2 || fail "port $p: no deleted"
+
+	# conntrack -D: the watch of xnat run takes it off.
+	p=$((LC_PORT + 2))
+	lc_connection $p 20
+	wait_offloaded_on $p 2 || fail "port $p: not offloaded both ways"
+	check on_rtr conntrack -D -p tcp --orig-dst "$WAN_HOST4" --dport $p
+	wait_offloaded_on $p 0 || fail "port $p: still offloaded after conntrack -D"
+	wait_returned "$log" $p conntrack_destroyed 2 || fail "port $p: no conntrack_destroyed"
+
+	# An nftables ruleset change.
+	p=$((LC_PORT + 3))
+	lc_connection $p 20
+	wait_offloaded_on $p 2 || fail "port $p: not offloaded both ways"
+	check on_rtr nft add table inet xnat_test_lc
+	check on_rtr nft delete table inet xnat_test_lc
+	wait_offloaded_on $p 0 || fail "port $p: still offloaded after a ruleset change"
+	wait_returned "$log" $p ruleset_changed 2 || fail "port $p: no ruleset_changed"
+
+	kill -TERM "$pid"
+	wait "$pid" || fail "xnat run exited $?: $(cat "$log")"
+	grep '"event":"log_closed"' "$log" || fail "no log_closed line"
+}
+
+run_tests "$@"
