@@ -174,7 +174,7 @@ counter() {
 # A first `up` that fails on its third port, after attaching to two (xdp =
 # native on an ifb device, which has no native XDP), leaves nothing.
 # shellcheck disable=SC2034,SC2154 # TEST_MODES is read by lib.sh
-TEST_MODES[first_up_fails_clean]=xdp
+TEST_MODES[first_up_fails_clean]="xdp offload"
 test_first_up_fails_clean() {
 	local cfg
 	check xnat down
@@ -210,7 +210,7 @@ test_down_removes_orphan() {
 # A reload that fails (a new LAN port already runs another XDP program,
 # found after the table, sysctls and maps were changed) puts back exactly
 # the old router, although the operator's file was edited in place.
-TEST_MODES[reload_rolls_back]=xdp
+TEST_MODES[reload_rolls_back]="xdp offload"
 test_reload_rolls_back() {
 	local before after tok=xnat-rb-$RANDOM
 	check ip -n "$NS_RTR" link add ifb0 type ifb
@@ -397,7 +397,7 @@ test_nft_flush() {
 
 # A bridge, a tun device and a bridge's member port are refused in xdp
 # mode before anything changes, naming kernel mode and the config line.
-TEST_MODES[refuse_ports]=xdp
+TEST_MODES[refuse_ports]="xdp offload"
 test_refuse_ports() {
 	local before cfg dev
 	check ip -n "$NS_RTR" link add br0 type bridge
