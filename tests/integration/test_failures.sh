@@ -192,7 +192,7 @@ test_first_up_fails_clean() {
 
 # `down` finds and removes what a lost record left: the program on the
 # ports, the pins, the table.
-TEST_MODES[down_removes_orphan]=xdp
+TEST_MODES[down_removes_orphan]="xdp offload"
 test_down_removes_orphan() {
 	ip -n "$NS_RTR" -d link show | grep -q 'prog/xdp' || fail "not attached"
 	check rm -rf "/run/xnat/$TB_RTR_INO"
@@ -451,7 +451,7 @@ test_redirect_drops_warned() {
 # A binary whose config-derived map has another layout re-creates it (the
 # forward still works); one whose state map differs is refused, naming
 # `xnat down`, and the router keeps running.
-TEST_MODES[map_layout_change]=xdp
+TEST_MODES[map_layout_change]="xdp offload"
 test_map_layout_change() {
 	local pins tok=xnat-ml-$RANDOM
 	pins=$(pin_dir)
