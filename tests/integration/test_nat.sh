@@ -459,12 +459,16 @@ ns_mac() {
 
 # A TCP server that answers each connection with "ADDR PORT" of its peer
 # (fork: any number of connections), for SECS. (A ':' would end socat's
-# SYSTEM command.)
+# SYSTEM command.) The command reads what the client sends until it closes:
+# a command that exits at once races the client's first bytes, and when
+# socat's write of them to the exited command fails (EPIPE), it ends the
+# connection without sending the line it had read, so the client saw an
+# empty answer now and then, more often on a loaded machine.
 tcp_peer_server() {
 	local ns=$1 port=$2 secs=${3:-60}
 	# shellcheck disable=SC2016 # socat's environment, not ours
 	bg_ns "$secs" "$ns" socat "TCP-LISTEN:$port,reuseaddr,fork" \
-		SYSTEM:'echo $SOCAT_PEERADDR $SOCAT_PEERPORT'
+		SYSTEM:'echo $SOCAT_PEERADDR $SOCAT_PEERPORT; cat >/dev/null'
 	wait_listen "$ns" tcp "$port"
 }
 
