@@ -156,7 +156,8 @@ static int check_memory(const struct config *cfg, struct bpf_object *obj,
 		 "%lld MB available; at most about %llu connections fit",
 		 cfg->path, cfg->flows_max, need >> 20, MEM_SHARE_NUM,
 		 MEM_SHARE_DEN, avail >> 20, fits);
-	return -ENOMEM;
+	/* A config error, like any other value the machine cannot take. */
+	return -EINVAL;
 }
 
 int loader_check(const struct plan *plan, char err[CONFIG_ERR_LEN])
