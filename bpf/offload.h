@@ -117,7 +117,9 @@ static __always_inline int offload_refresh(struct xdp_md *ctx, struct pkt *p,
 					   const struct xnat_config *cfg)
 {
 	__u32 timeout = offload_timeout(cfg, p->key.proto);
-	__u32 now = refresh_clock(bpf_ktime_get_coarse_ns());
+	/* flow_touch() has just read the clock into last_seen_ns (always,
+	 * for FLOW_NAT_CT entries): no second helper call per packet. */
+	__u32 now = refresh_clock(v->last_seen_ns);
 	struct flow_value t;
 	struct nf_conn *ct;
 	__u8 dir;
@@ -156,11 +158,11 @@ static __always_inline int offload_hit(struct xdp_md *ctx, struct pkt *p,
 		offload_remove(&p->key, v, FLOWLOG_WHY_TCP_END);
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_END);
 	}
+	flow_touch(v, p, cfg);
 	if (offload_refresh(ctx, p, v, cfg)) {
 		offload_remove(&p->key, v, FLOWLOG_WHY_CT_GONE);
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_GONE);
 	}
-	flow_touch(v, p, cfg);
 	return XNAT_CONTINUE;
 }
 

@@ -97,9 +97,30 @@ static void attach_counters(const struct loader_undo *lu)
 	redirect_err_attach();
 }
 
-static int step_attach(const struct plan *plan, struct undo *u, char *err)
+/*
+ * The program running on the ports already is this one (same object, same
+ * map sizes, recorded by the last commit), on the same maps, on every port
+ * of PLAN: then nothing needs attaching. Dropped ports are detached after
+ * the commit.
+ */
+static int attach_needed(const struct plan *plan, const struct xnat_state *st,
+			 const struct undo *u)
 {
-	int ret = loader_attach(plan, &u->loader);
+	return !u->old || !u->old->xdp || u->loader.n_replaced ||
+	       u->loader.n_created || st->prog_hash != loader_prog_id(plan) ||
+	       !loader_ports_attached(plan);
+}
+
+static int step_attach(const struct plan *plan, const struct xnat_state *st,
+		       struct undo *u, char *err)
+{
+	int ret;
+
+	if (!attach_needed(plan, st, u)) {
+		pr_debug("Program and ports unchanged: no swap\n");
+		return 0;
+	}
+	ret = loader_attach(plan, &u->loader);
 
 	if (ret)
 		snprintf(err, CONFIG_ERR_LEN, "failed to attach XDP to the "
@@ -143,7 +164,7 @@ int apply_plan(const struct plan *plan, const struct plan *old,
 		ret = step_maps(plan, &u, err);
 	if (!ret && plan->xdp) {
 		flush_dropped(plan, old);
-		ret = step_attach(plan, &u, err);
+		ret = step_attach(plan, st, &u, err);
 	}
 	if (ret) {
 		undo(&u);

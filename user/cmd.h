@@ -11,7 +11,8 @@
 
 /* Exit statuses: usage/config error 1, system error 2, and for `xnat
  * status` 3 when xnat is not up in this network namespace (like
- * `systemctl status` on an inactive unit). README and xnat.8 list them. */
+ * `systemctl status` on an inactive unit) and 4 when it is up but not
+ * whole. README and xnat.8 list them. */
 #define EXIT_OK 0
 #define EXIT_USAGE 1
 #define EXIT_SYSTEM 2

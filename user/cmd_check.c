@@ -6,7 +6,8 @@
  * interfaces and the WAN address in this network namespace, whether the
  * XDP object fits what is pinned here (a running router), and the nftables
  * transaction, checked by the kernel in a dry run (as root). --print shows
- * that transaction.
+ * the plan `up` would apply (plan_print: ports, map contents and sysctls as
+ * "#" comments, then that transaction), which is valid `nft -f` input.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +20,27 @@
 #include "loader.h"
 #include "plan.h"
 
+/* The plan as plan_print writes it, malloc'ed; NULL on ENOMEM. */
+static char *plan_text(const struct plan *plan)
+{
+	char *text = NULL;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	plan_print(plan, f);
+	if (fclose(f)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 /* Build the plan for CFG and check it against what is pinned here; its
- * nftables transaction (malloc'ed), or NULL with ERR. */
-static char *plan_check(const struct config *cfg, char *err)
+ * nftables transaction (malloc'ed) and, in *TEXT, the whole plan printed;
+ * or NULL with ERR. */
+static char *plan_check(const struct config *cfg, char **text, char *err)
 {
 	struct plan *plan = calloc(1, sizeof(*plan));
 	char *cmds = NULL;
@@ -32,8 +51,14 @@ static char *plan_check(const struct config *cfg, char *err)
 	}
 	if (!plan_build(cfg, plan, err) &&
 	    !(plan->xdp && loader_check(plan, err))) {
+		*text = plan_text(plan);
 		cmds = plan->kernel.nft;
 		plan->kernel.nft = NULL;
+		if (!*text) {
+			snprintf(err, CONFIG_ERR_LEN, "plan: out of memory");
+			free(cmds);
+			cmds = NULL;
+		}
 	}
 	plan_free(plan);
 	free(plan);
@@ -63,7 +88,7 @@ static void merge_errors(struct config_errors *into,
  */
 static char *check_all(const char *path, struct config *cfg,
 		       struct config_errors *errs, struct config_errors *tmp,
-		       bool *kernel_checked)
+		       bool *kernel_checked, char **text)
 {
 	char err[CONFIG_ERR_LEN];
 	char *cmds;
@@ -81,7 +106,7 @@ static char *check_all(const char *path, struct config *cfg,
 	}
 	/* The plan `up` would apply (plan.c): ports XDP can serve, the
 	 * maps against what is pinned, the nftables transaction. */
-	cmds = plan_check(cfg, err);
+	cmds = plan_check(cfg, text, err);
 	if (!cmds) {
 		add_error(errs, err);
 		return NULL;
@@ -132,14 +157,14 @@ int cmd_check(const struct opts *o)
 	struct config_errors *tmp = calloc(1, sizeof(*tmp));
 	struct config *cfg = calloc(1, sizeof(*cfg));
 	bool kernel_checked;
-	char *cmds = NULL;
+	char *cmds = NULL, *text = NULL;
 	int i, rc;
 
 	if (!errs || !tmp || !cfg) {
 		rc = fail(o, EXIT_SYSTEM, "check %s: out of memory", o->config);
 		goto out;
 	}
-	cmds = check_all(o->config, cfg, errs, tmp, &kernel_checked);
+	cmds = check_all(o->config, cfg, errs, tmp, &kernel_checked, &text);
 	sort_errors(errs, o->config);
 	rc = errs->n ? EXIT_USAGE : EXIT_OK;
 
@@ -153,8 +178,10 @@ int cmd_check(const struct opts *o)
 		json_arr_end();
 		json_u64("n_errors", errs->n);
 		json_bool("nft_checked", kernel_checked);
-		if (o->print && cmds)
+		if (o->print && cmds) {
 			json_str("ruleset", cmds);
+			json_str("plan", text);
+		}
 		json_obj_end();
 		json_done();
 		goto out;
@@ -172,10 +199,11 @@ int cmd_check(const struct opts *o)
 	if (!kernel_checked)
 		fprintf(stderr, "xnat: nftables ruleset not checked by the kernel (needs root)\n");
 	if (o->print)
-		fputs(cmds, stdout);
+		fputs(text, stdout);
 	else
 		printf("%s: ok\n", o->config);
 out:
+	free(text);
 	free(cmds);
 	free(cfg);
 	free(tmp);

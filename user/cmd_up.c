@@ -86,6 +86,7 @@ static int commit(struct xnat_state *st, const struct plan *plan)
 
 	st->mode = plan->cfg.mode;
 	st->generation++;
+	st->prog_hash = plan->xdp ? loader_prog_id(plan) : 0;
 	st->n_ifaces = 0;
 	for (int i = 0; i < plan->n_ports; i++)
 		snprintf(st->ifaces[st->n_ifaces++], IF_NAMESIZE, "%s",

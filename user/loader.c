@@ -156,7 +156,8 @@ static int check_memory(const struct config *cfg, struct bpf_object *obj,
 		 "%lld MB available; at most about %llu connections fit",
 		 cfg->path, cfg->flows_max, need >> 20, MEM_SHARE_NUM,
 		 MEM_SHARE_DEN, avail >> 20, fits);
-	return -ENOMEM;
+	/* A config error, like any other value the machine cannot take. */
+	return -EINVAL;
 }
 
 int loader_check(const struct plan *plan, char err[CONFIG_ERR_LEN])
@@ -510,6 +511,33 @@ out:
 	 * attached and the maps stay pinned. */
 	xnat_bpf__destroy(skel);
 	return err;
+}
+
+unsigned long long loader_prog_id(const struct plan *plan)
+{
+	unsigned long long h = 0xcbf29ce484222325ULL; /* FNV-1a */
+	const unsigned char *b;
+	size_t n;
+
+	b = xnat_bpf__elf_bytes(&n);
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ULL;
+	h = (h ^ plan->cfg.flows_max) * 0x100000001b3ULL;
+	/* Another attach mode needs the program attached anew too. */
+	return (h ^ plan->cfg.xdp_attach) * 0x100000001b3ULL;
+}
+
+int loader_ports_attached(const struct plan *plan)
+{
+	struct xdp_multiprog *mp;
+	struct xdp_program *prog;
+	int i, ok = 1;
+
+	for (i = 0; i < plan->n_ports && ok; i++) {
+		ok = !find_attached(plan->ports[i].ifindex, &mp, &prog) && prog;
+		xdp_multiprog__close(mp);
+	}
+	return ok;
 }
 
 /* Detach xnat from IFINDEX: 1 if it was there, 0 if not, -errno. */

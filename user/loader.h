@@ -46,6 +46,11 @@ int loader_pin_maps(const struct plan *plan, struct loader_undo *u);
 /* Attach (or hitlessly replace) on every port of PLAN: ports without xnat
  * first, then the ones running an older copy. 0, or -errno, printed. */
 int loader_attach(const struct plan *plan, struct loader_undo *u);
+/* The identity of the program PLAN loads: this binary's object, the map
+ * sizes and the attach mode. Equal identities attach the same program. */
+unsigned long long loader_prog_id(const struct plan *plan);
+/* 1 if every port of PLAN runs xnat's program now. */
+int loader_ports_attached(const struct plan *plan);
 /* Put back what loader_pin_maps and loader_attach of U changed. */
 void loader_undo(struct loader_undo *u);
 /* Release U after success (closes the fds of replaced maps). */

@@ -154,7 +154,7 @@ static const struct cmd commands[] = {
 	{ .name = "check", .fn = cmd_check, .opts = { OPT_CONFIG, OPT_PRINT },
 	  .summary = "validate a config and change nothing; every error with file:line" },
 	{ .name = "status", .fn = cmd_status,
-	  .summary = "mode, interfaces, NAT address and ports, uptime, nft table; exit 3 when not up" },
+	  .summary = "mode, interfaces, NAT address and ports, uptime, nft table; exit 3 when not up, 4 when not whole" },
 	{ .name = "flows", .fn = cmd_flows, .opts = { OPT_SORT, OPT_WATCH },
 	  .args = "[delete] FILTER...", .max_args = 17,
 	  .summary = "connections, both directions a line (xdp), or the kernel's NAT connections (kernel mode); FILTER: host ADDR, port N, proto P, state S; delete FILTER ends them" },
@@ -258,8 +258,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	print_globals(f);
-	fprintf(f, "\nExit status: 0 ok, 1 usage or config error, 2 system error,\n"
-		   "3 (status) xnat is not up here.\n");
+	fprintf(f, "\nExit status: 0 ok, 1 usage or config error, 2 system error;\n"
+		   "status: 3 xnat is not up here, 4 up but its nft table is missing.\n");
 }
 
 /* `xnat help [COMMAND]`; --commands lists the names for completion. */

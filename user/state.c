@@ -186,6 +186,8 @@ int state_load(struct xnat_state *st)
 			st->up_since = strtoll(val, NULL, 10);
 		} else if (!strcmp(key, "loaded_at")) {
 			st->loaded_at = strtoll(val, NULL, 10);
+		} else if (!strcmp(key, "prog_hash")) {
+			st->prog_hash = strtoull(val, NULL, 16);
 		} else if (!strcmp(key, "config_hash")) {
 			st->config_hash = strtoull(val, NULL, 16);
 		} else if (!strcmp(key, "iface") && st->n_ifaces < STATE_MAX_IFACES) {
@@ -230,6 +232,7 @@ int state_save(const struct xnat_state *st)
 	fprintf(f, "up_since %lld\n", st->up_since ? st->up_since : (long long)time(NULL));
 	fprintf(f, "loaded_at %lld\n", (long long)time(NULL));
 	fprintf(f, "config_hash %016llx\n", state_file_hash(st->config_path));
+	fprintf(f, "prog_hash %016llx\n", st->prog_hash);
 	for (i = 0; i < st->n_ifaces; i++)
 		fprintf(f, "iface %s\n", st->ifaces[i]);
 	for (i = 0; i < st->n_sysctls; i++)

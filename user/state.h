@@ -38,6 +38,9 @@ struct xnat_state {
 	long long up_since;
 	long long loaded_at;
 	unsigned long long config_hash;
+	/* What runs on the ports (loader_prog_id): a reload that keeps it
+	 * and the ports needs no program swap. */
+	unsigned long long prog_hash;
 };
 
 /* The record's directory for the current network namespace, created on

@@ -64,6 +64,7 @@ static bool reason_ever[XNAT_REASON_MAX];       /* over the whole campaign */
 static struct xnat_counter stats_base[XNAT_REASON_MAX];
 static uint64_t runs, since_reset;
 struct xnat_config base_cfg;
+static struct xnat_config fixture_cfg; /* as the fixture set it up */
 uint32_t cur_flags;
 static int frags_fd;
 int fwd_fd, peers_fd;
@@ -283,6 +284,30 @@ static const struct pkt_spec baseline[] = {
 	  .sport = 50000, .dport = 8080, .tcp_flags = TCP_SYN, .seq = 3000 },
 };
 
+/*
+ * The config of each epoch between resets, in turn: the fixture's; a
+ * [nat] ports_per_host the baseline's LAN host already holds (its UDP, TCP
+ * and echo mappings), so its new flows meet the limit; a port range of one
+ * port, which the baseline's mappings take (one per protocol), so new
+ * mappings find none (endpoint-dependent fallback, no port).
+ */
+static void config_epoch(void)
+{
+	static unsigned int epoch;
+
+	base_cfg = fixture_cfg;
+	switch (epoch++ % 3) {
+	case 1:
+		base_cfg.ports_per_host = 3;
+		break;
+	case 2:
+		base_cfg.port_min = 40000;
+		base_cfg.port_max = 40000;
+		break;
+	}
+	cur_flags = ~0u; /* written by the set_flags(0) that follows */
+}
+
 static void baseline_install(void)
 {
 	uint8_t frame[PKT_MAX], out[PKT_MAX];
@@ -290,6 +315,7 @@ static void baseline_install(void)
 	struct xnat_counter now[XNAT_REASON_MAX];
 	size_t i, len;
 
+	config_epoch();
 	set_flags(0);
 	flows_clear();
 	/* Connections the program taught the kernel (kernel_adopt_flow, on
@@ -429,9 +455,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			strerror(errno));
 		exit(2);
 	}
-	if (!config_get(&base_cfg))
+	if (!config_get(&fixture_cfg))
 		exit(2);
-	cur_flags = base_cfg.flags & CTL_FLAGS_MASK;
 	history = malloc(HISTORY_MAX);
 	if (!history)
 		exit(2);

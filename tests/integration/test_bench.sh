@@ -110,7 +110,8 @@ t_json_keys() {
 	need(j.get("newflow", {}), ("flows", "samples", "results"), "newflow")
 	need(j.get("tcp", {}), ("seconds", "samples", "results"), "tcp")
 	need(j.get("microbench", {}), ("fast_path_ns", "fast_path_off_ns",
-	                               "bare_forwarder_ns", "fast_path_traced_ns"),
+	                               "bare_forwarder_ns", "fast_path_traced_ns",
+	                               "offload_hit_ns"),
 	     "microbench")
 	need(j, ("xnat_version", "cpu_model", "cost_ns"), "the document")
 	cost = j.get("cost_ns") or {}

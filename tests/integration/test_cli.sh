@@ -129,11 +129,18 @@ test_check_errors() {
 	diff -u "$TB_WORK/before" "$TB_WORK/after" || fail "check changed the router"
 }
 
-# `check --print` is exactly the ruleset `up` loaded: applied by hand
-# after `xnat down`, nft lists the same table.
+# `check --print` is the plan `up` applies (ports, maps, sysctls as nft
+# comments) and exactly the ruleset it loaded: applied by hand after
+# `xnat down`, nft lists the same table.
 test_check_print() {
 	expect_rc 0 check --print -c "$TB_CONFIG"
 	printf '%s\n' "$OUT" >"$TB_WORK/printed.nft"
+	# The plan, as nft comments before the transaction.
+	grep -qx "# xnat plan for $TB_CONFIG" <<<"$OUT" || fail "no plan header"
+	grep -qx "# sysctl net/ipv4/ip_forward = 1" <<<"$OUT" || fail "no sysctls in the plan"
+	if [ "$TB_MODE" != kernel ]; then
+		grep -q "^# xdp port $RTR_WAN_IF " <<<"$OUT" || fail "no XDP ports in the plan"
+	fi
 	check on_rtr nft -s list table inet xnat
 	printf '%s\n' "$CHECK_OUT" >"$TB_WORK/loaded.nft"
 	check xnat down

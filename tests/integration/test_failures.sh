@@ -174,7 +174,7 @@ counter() {
 # A first `up` that fails on its third port, after attaching to two (xdp =
 # native on an ifb device, which has no native XDP), leaves nothing.
 # shellcheck disable=SC2034,SC2154 # TEST_MODES is read by lib.sh
-TEST_MODES[first_up_fails_clean]=xdp
+TEST_MODES[first_up_fails_clean]="xdp offload"
 test_first_up_fails_clean() {
 	local cfg
 	check xnat down
@@ -192,7 +192,7 @@ test_first_up_fails_clean() {
 
 # `down` finds and removes what a lost record left: the program on the
 # ports, the pins, the table.
-TEST_MODES[down_removes_orphan]=xdp
+TEST_MODES[down_removes_orphan]="xdp offload"
 test_down_removes_orphan() {
 	ip -n "$NS_RTR" -d link show | grep -q 'prog/xdp' || fail "not attached"
 	check rm -rf "/run/xnat/$TB_RTR_INO"
@@ -210,7 +210,7 @@ test_down_removes_orphan() {
 # A reload that fails (a new LAN port already runs another XDP program,
 # found after the table, sysctls and maps were changed) puts back exactly
 # the old router, although the operator's file was edited in place.
-TEST_MODES[reload_rolls_back]=xdp
+TEST_MODES[reload_rolls_back]="xdp offload"
 test_reload_rolls_back() {
 	local before after tok=xnat-rb-$RANDOM
 	check ip -n "$NS_RTR" link add ifb0 type ifb
@@ -397,7 +397,7 @@ test_nft_flush() {
 
 # A bridge, a tun device and a bridge's member port are refused in xdp
 # mode before anything changes, naming kernel mode and the config line.
-TEST_MODES[refuse_ports]=xdp
+TEST_MODES[refuse_ports]="xdp offload"
 test_refuse_ports() {
 	local before cfg dev
 	check ip -n "$NS_RTR" link add br0 type bridge
@@ -451,7 +451,7 @@ test_redirect_drops_warned() {
 # A binary whose config-derived map has another layout re-creates it (the
 # forward still works); one whose state map differs is refused, naming
 # `xnat down`, and the router keeps running.
-TEST_MODES[map_layout_change]=xdp
+TEST_MODES[map_layout_change]="xdp offload"
 test_map_layout_change() {
 	local pins tok=xnat-ml-$RANDOM
 	pins=$(pin_dir)

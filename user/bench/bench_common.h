@@ -309,6 +309,7 @@ struct bench_results {
 	/* BPF_PROG_RUN ns/packet (microbench), -1 when not measured. */
 	double micro_fast_ns, micro_slow_ns, micro_fwd_ns;
 	double micro_traced_ns; /* fast path with an idle `xnat trace` */
+	double micro_offload_ns; /* offload mode's hit (bpf/offload.h) */
 	char micro_note[128];
 	char date[32];
 	char kernel[96];

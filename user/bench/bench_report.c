@@ -341,9 +341,9 @@ void bench_report_text(FILE *f, const struct bench_plan *p,
 		fprintf(f, "\nBPF_PROG_RUN ns/packet (repeat, one CPU): ");
 		if (r->micro_fast_ns >= 0)
 			fprintf(f, "fast-path hit %.1f, fast path off %.1f, bare forwarder %.1f, "
-				"fast-path hit with an idle trace %.1f",
+				"fast-path hit with an idle trace %.1f, offload-mode hit %.1f",
 				r->micro_fast_ns, r->micro_slow_ns, r->micro_fwd_ns,
-				r->micro_traced_ns);
+				r->micro_traced_ns, r->micro_offload_ns);
 		if (r->micro_note[0])
 			fprintf(f, "%s%s", r->micro_fast_ns >= 0 ? "; " : "", r->micro_note);
 		fprintf(f, "\n");

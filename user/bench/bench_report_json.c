@@ -330,11 +330,13 @@ void bench_report_json(FILE *f, const struct bench_plan *p,
 		jsonw_double(&w, "fast_path_off_ns", r->micro_slow_ns);
 		jsonw_double(&w, "bare_forwarder_ns", r->micro_fwd_ns);
 		jsonw_double(&w, "fast_path_traced_ns", r->micro_traced_ns);
+		jsonw_double(&w, "offload_hit_ns", r->micro_offload_ns);
 	} else {
 		jsonw_null(&w, "fast_path_ns");
 		jsonw_null(&w, "fast_path_off_ns");
 		jsonw_null(&w, "bare_forwarder_ns");
 		jsonw_null(&w, "fast_path_traced_ns");
+		jsonw_null(&w, "offload_hit_ns");
 	}
 	jsonw_str(&w, "note", r->micro_note);
 	jsonw_obj_end(&w);

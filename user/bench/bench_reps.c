@@ -37,6 +37,7 @@ static void microbench(struct bench_results *r)
 	r->micro_slow_ns = mb.c[MICROBENCH_FP_OFF].net_ns;
 	r->micro_fwd_ns = mb.c[MICROBENCH_FLOOR].net_ns;
 	r->micro_traced_ns = mb.c[MICROBENCH_TRACED].net_ns;
+	r->micro_offload_ns = mb.c[MICROBENCH_OFFLOAD].net_ns;
 	snprintf(r->micro_note, sizeof(r->micro_note),
 		 "medians of %llu calls (%llu packets) on CPU %d, less the empty program's %.0f ns%s",
 		 (unsigned long long)mb.c[MICROBENCH_FAST].calls,

@@ -201,6 +201,7 @@ static int load_harness(struct mb *m)
 		[MICROBENCH_FLOOR] = bpf_program__fd(m->fwd->progs.xdp_fwd),
 		[MICROBENCH_EMPTY] = bpf_program__fd(m->empty->progs.xdp_pass),
 		[MICROBENCH_TRACED] = bpf_program__fd(m->xnat->progs.xdp_xnat),
+		[MICROBENCH_OFFLOAD] = bpf_program__fd(m->xnat->progs.xdp_xnat),
 	};
 	int fd, lo, err;
 	__u32 c;
@@ -381,6 +382,8 @@ static int run_once(struct mb *m, enum microbench_case c, uint32_t *ns)
 		if (err)
 			return err;
 	}
+	if (c == MICROBENCH_OFFLOAD && (err = microbench_offload(m->xnat, m->if_lan, true)))
+		return err;
 	err = bpf_prog_test_run_opts(bpf_program__fd(m->harness->progs.xdp_mbench),
 				     &opts);
 	if (err)
@@ -389,6 +392,8 @@ static int run_once(struct mb *m, enum microbench_case c, uint32_t *ns)
 		err = config_flags(m, 0);
 	if (c == MICROBENCH_TRACED && !err)
 		err = trace_set(m, false);
+	if (c == MICROBENCH_OFFLOAD && !err)
+		err = microbench_offload(m->xnat, m->if_lan, false);
 	if (err)
 		return err;
 	*ns = opts.duration;
@@ -411,6 +416,7 @@ static const char *const case_names[MICROBENCH_CASES] = {
 	[MICROBENCH_FLOOR] = "xdp_fwd",
 	[MICROBENCH_EMPTY] = "empty",
 	[MICROBENCH_TRACED] = "fast path, idle trace",
+	[MICROBENCH_OFFLOAD] = "offload hit",
 };
 
 /* The first xdp_xnat pass creates the flow (slow path); then every case
@@ -493,11 +499,14 @@ static void check_paths(struct mb *m, struct microbench_result *r,
 		r->c[MICROBENCH_FAST].on_path = 0;
 		r->c[MICROBENCH_FP_OFF].on_path = 0;
 		r->c[MICROBENCH_TRACED].on_path = 0;
+		r->c[MICROBENCH_OFFLOAD].on_path = 0;
 	}
 	if (after[XNAT_FWD_FAST] - before[XNAT_FWD_FAST] <
-	    r->c[MICROBENCH_FAST].on_path + r->c[MICROBENCH_TRACED].on_path) {
+	    r->c[MICROBENCH_FAST].on_path + r->c[MICROBENCH_TRACED].on_path +
+	    r->c[MICROBENCH_OFFLOAD].on_path) {
 		r->c[MICROBENCH_FAST].on_path = 0;
 		r->c[MICROBENCH_TRACED].on_path = 0;
+		r->c[MICROBENCH_OFFLOAD].on_path = 0;
 	}
 	if (after[XNAT_FWD_ROUTED] - before[XNAT_FWD_ROUTED] <
 	    r->c[MICROBENCH_FP_OFF].on_path)
@@ -649,6 +658,7 @@ static int conclude(struct microbench_result *r)
 			       r->c[MICROBENCH_FAST].net_ns);
 	r->traced_vs_fast = ratio(r->c[MICROBENCH_TRACED].net_ns,
 				  r->c[MICROBENCH_FAST].net_ns);
+	r->offload_vs_fast = ratio(r->c[MICROBENCH_OFFLOAD].net_ns, r->c[MICROBENCH_FAST].net_ns);
 	for (int c = 0; c < MICROBENCH_CASES; c++) {
 		if (r->c[c].on_path != r->c[c].packets) {
 			pr_warn("Microbenchmark: %s: %llu of %llu packets took "

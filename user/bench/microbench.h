@@ -23,6 +23,7 @@
 #ifndef XNAT_MICROBENCH_H
 #define XNAT_MICROBENCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum microbench_case {
@@ -38,6 +39,9 @@ enum microbench_case {
 				 and a filter that matches nothing: what a
 				 running trace costs the packets it does not
 				 show (bpf/trace.h) */
+	MICROBENCH_OFFLOAD,   /* MICROBENCH_FAST's flow as offload mode holds
+				 it (FLOW_NAT_CT, conntrack refreshed): a hit
+				 of bpf/offload.h, same rewrite and redirect */
 	MICROBENCH_CASES,
 };
 
@@ -73,6 +77,8 @@ struct microbench_result {
 	double off_vs_fast;
 	/* fast path with an idle trace / fast path, net medians. */
 	double traced_vs_fast;
+	/* offload mode's hit / xdp mode's hit, net medians. */
+	double offload_vs_fast;
 };
 
 /* Calls per case when REPEAT <= 0; fewer than MICROBENCH_MIN_CALLS are
@@ -89,5 +95,15 @@ struct microbench_result {
  * case's path (R is filled in all the same).
  */
 int microbench_run(struct microbench_result *r, int repeat);
+
+/*
+ * MICROBENCH_OFFLOAD's setup in the loaded XNAT object: XNAT_F_OFFLOAD on,
+ * and the packet's entry (the one ORIG entry from port IF_LAN) a
+ * FLOW_NAT_CT entry whose conntrack timeout was just refreshed, so a pass
+ * is an offload hit with the same rewrite (bpf/offload.h); ON false
+ * restores both. 0 or -errno. (It also counts as fwd_fast.)
+ */
+struct xnat_bpf;
+int microbench_offload(struct xnat_bpf *xnat, int if_lan, bool on);
 
 #endif /* XNAT_MICROBENCH_H */

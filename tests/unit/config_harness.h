@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the config parser's tests share (test_config.c,
+ * test_config_system.c): each test writes its INI into ini_path, in a
+ * private temporary directory the runner makes and removes; checks return
+ * 0 when they hold and report on stderr under the running test's name
+ * otherwise (1).
+ */
+#ifndef XNAT_TEST_CONFIG_HARNESS_H
+#define XNAT_TEST_CONFIG_HARNESS_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "config.h"
+
+/* The runner's temporary directory, and the file in it each test writes
+ * its config into. */
+extern char tmpdir[64];
+extern char ini_path[128];
+
+/* The running test's name, for the messages (set by the runner). */
+extern const char *config_cur_test;
+
+/* Report a failure of the running test, printf style; returns 1. */
+static inline int fail(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static inline int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", config_cur_test);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static inline int write_ini(const char *text)
+{
+	FILE *f = fopen(ini_path, "w");
+
+	if (!f)
+		return fail("cannot write %s: %s", ini_path, strerror(errno));
+	fputs(text, f);
+	fclose(f);
+	return 0;
+}
+
+/* Parse TEXT; 0 if it parses, with CFG filled. */
+static inline int parse_ok(const char *text, struct config *cfg)
+{
+	char err[CONFIG_ERR_LEN];
+
+	if (write_ini(text))
+		return 1;
+	if (config_parse(cfg, ini_path, err))
+		return fail("unexpected error: %s", err);
+	return 0;
+}
+
+/* TEXT must fail with "PATH:LINE: MSG" ("PATH: MSG" for line 0). */
+static inline int parse_err(const char *text, int line, const char *msg)
+{
+	char err[CONFIG_ERR_LEN], want[CONFIG_ERR_LEN + 64];
+	struct config cfg;
+
+	if (write_ini(text))
+		return 1;
+	if (line)
+		snprintf(want, sizeof(want), "%s:%d: %s", ini_path, line, msg);
+	else
+		snprintf(want, sizeof(want), "%s: %s", ini_path, msg);
+	if (!config_parse(&cfg, ini_path, err))
+		return fail("parsed, expected error '%s'", want);
+	if (strcmp(err, want))
+		return fail("got '%s', expected '%s'", err, want);
+	return 0;
+}
+
+/* An IPv4 address (dotted quad) in network order. */
+static inline uint32_t ip(const char *s)
+{
+	struct in_addr a;
+
+	inet_pton(AF_INET, s, &a);
+	return a.s_addr;
+}
+
+#define EXPECT_EQ(a, b)                                                   \
+	do {                                                              \
+		long long _a = (a), _b = (b);                             \
+		if (_a != _b)                                             \
+			return fail("%s is %lld, expected %lld", #a, _a, _b); \
+	} while (0)
+
+#define EXPECT_STR(a, b)                                                  \
+	do {                                                              \
+		if (strcmp((a), (b)))                                     \
+			return fail("%s is '%s', expected '%s'", #a, (a), (b)); \
+	} while (0)
+
+#define MINIMAL "[router]\nwan = wan0\nlan = lan0\n"
+
+struct config_test {
+	const char *name;
+	int (*fn)(void);
+};
+
+#define TEST(name) { #name, test_##name }
+
+/* Run TESTS in order; the exit status of main. */
+int config_tests_main(const struct config_test *tests, size_t n);
+
+#endif /* XNAT_TEST_CONFIG_HARNESS_H */
