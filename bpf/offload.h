@@ -29,6 +29,7 @@
 #include "slowpath.h"
 #include "ct.h"
 #include "natlog.h"
+#include "trace.h"
 
 /* The conntrack timeout offload mode keeps the entry at: the kernel's for
  * the only states carried (TCP established, UDP), set from [timeouts]. */
@@ -57,6 +58,7 @@ static int offload_expire(void *map, struct flow_key *key,
 	struct xnat_config *cfg;
 	__u32 zero = 0;
 	__u64 now, timeout;
+	__u8 why;
 
 	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
 	if (!cfg)
@@ -71,8 +73,9 @@ static int offload_expire(void *map, struct flow_key *key,
 					    FLOW_RECHECK_NS, 0);
 		return 0;
 	}
-	flowlog_emit(NATLOG_UNLOADED, v->expired ? FLOWLOG_WHY_DELETED :
-						  FLOWLOG_WHY_IDLE, key, v);
+	why = v->expired ? FLOWLOG_WHY_DELETED : FLOWLOG_WHY_IDLE;
+	flowlog_emit(NATLOG_UNLOADED, why, key, v);
+	trace_flow_returned(key, v, why);
 	bpf_map_delete_elem(&xnat_flows, key);
 	return 0;
 }

@@ -11,7 +11,9 @@
  * RET", a tenth of the fast path). Only a matching packet calls
  * trace_emit(), kept out of line so the many inlined exits do not each
  * carry a copy of it. Events beyond the tracer's rate, or that do not fit
- * in the ring, are counted per CPU, never dropped silently.
+ * in the ring, are counted per CPU, never dropped silently. Offload mode's
+ * timer adds an event when it takes an entry off the fast path, which no
+ * packet shows.
  */
 #ifndef XNAT_TRACE_H
 #define XNAT_TRACE_H
@@ -34,13 +36,11 @@ static __always_inline int trace_addr_is(const union xnat_addr *a,
 
 /* The filter, cheapest terms first: a filter that matches nothing should
  * cost a few compares per packet. */
-static __always_inline int trace_match(const struct pkt *p,
+static __always_inline int trace_match(const struct flow_key *k,
 				       const struct flow_value *out,
 				       const struct trace_config *tc,
 				       __u32 reason)
 {
-	const struct flow_key *k = &p->key;
-
 	if (!(tc->reasons & (1ULL << (reason & 63))))
 		return 0;
 	if ((tc->match & XNAT_TRACE_PROTO) && k->proto != tc->proto)
@@ -126,6 +126,7 @@ static __noinline int trace_emit(const struct pkt *p,
 	/* The packet that put its connection in the flow table: the slow
 	 * path's NAT decision, or (offload mode) the kernel's. */
 	e->new_flow = reason == XNAT_FWD_SLOW || reason == XNAT_FWD_OFFLOAD;
+	e->flow_returned = 0;
 	e->pad = 0;
 	e->reason = reason;
 	e->len = p->len;
@@ -142,8 +143,53 @@ static __always_inline void trace_packet(const struct pkt *p, __u32 reason,
 	__u32 zero = 0;
 
 	tc = bpf_map_lookup_elem(&xnat_trace_cfg, &zero);
-	if (tc && tc->active && trace_match(p, p->out, tc, reason))
+	if (tc && tc->active && trace_match(&p->key, p->out, tc, reason))
 		trace_emit(p, tc, reason, action);
+}
+
+/*
+ * Offload mode's timer took the entry K, V off the fast path (idle, or
+ * `xnat flows delete`): no packet shows it, so an event says so. Shown to
+ * a tracer whose filter has no reason term and matches K or V's tuple;
+ * rare, and never on a packet's path.
+ */
+static __always_inline void trace_flow_returned(const struct flow_key *k,
+						const struct flow_value *v,
+						__u8 why)
+{
+	struct trace_config *tc;
+	struct trace_event *e;
+	struct trace_cpu *tcpu;
+	__u32 zero = 0;
+	__u64 now;
+
+	tc = bpf_map_lookup_elem(&xnat_trace_cfg, &zero);
+	if (!tc || !tc->active || tc->reasons != ~0ULL ||
+	    !trace_match(k, v, tc, 0))
+		return;
+	now = bpf_ktime_get_ns();
+	if (now > tc->lease_end_ns)
+		return;
+	tcpu = bpf_map_lookup_elem(&xnat_trace_cpu, &zero);
+	if (!tcpu)
+		return;
+	tcpu->matched++;
+	e = bpf_ringbuf_reserve(&xnat_trace_rb, sizeof(*e), 0);
+	if (!e) {
+		tcpu->lost++;
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->ts_ns = now;
+	e->key = *k;
+	e->new_saddr = v->new_saddr;
+	e->new_daddr = v->new_daddr;
+	e->new_sport = v->new_sport;
+	e->new_dport = v->new_dport;
+	e->nat = v->nat;
+	e->flow_returned = why;
+	e->cpu = bpf_get_smp_processor_id();
+	bpf_ringbuf_submit(e, 0);
 }
 
 #endif /* XNAT_TRACE_H */

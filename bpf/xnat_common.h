@@ -610,7 +610,11 @@ struct trace_event {
 	__u8 tcp_flags;            /* byte 13 of the TCP header, else 0 */
 	__u8 new_flow;             /* 1: this packet installed its flow
 				      (fwd_slow, fwd_offload) */
-	__u16 pad;
+	/* Not a packet: offload mode's timer took the entry (key, new_*)
+	 * off the fast path; enum flowlog_why, reason and action unused.
+	 * 0 for a packet (was padding). */
+	__u8 flow_returned;
+	__u8 pad;
 	__u32 reason;              /* enum xnat_reason, as counted */
 	__u32 len;                 /* frame length */
 	__u32 cpu;

@@ -32,6 +32,7 @@
 #include "json.h"
 #include "loader.h"
 #include "names.h"
+#include "natlog.h"
 #include "pins.h"
 #include "reasons.h"
 #include "state.h"
@@ -103,11 +104,41 @@ static void decision(const struct trace_event *e, const char *src,
 	}
 }
 
+/* Offload mode's timer took an entry off the fast path: no packet. */
+static void print_returned(struct tracer *t, const struct trace_event *e,
+			   const char *when, const char *in, const char *src,
+			   const char *dst, const char *nsrc, const char *ndst,
+			   const char *why)
+{
+	if (t->o->json) {
+		json_obj_begin(NULL);
+		json_str("time", when);
+		json_u64("ts_ns", e->ts_ns);
+		json_str("event", "flow_returned");
+		json_str("why", why);
+		json_str("ingress", in);
+		json_str("proto", proto_name(e->key.proto));
+		json_str("src", src);
+		json_str("dst", dst);
+		json_str("new_src", nsrc);
+		json_str("new_dst", ndst);
+		json_obj_end();
+		json_done();
+		return;
+	}
+	printf("%s %-6s %-4s %s > %s", when, in, proto_name(e->key.proto), src,
+	       dst);
+	if (strcmp(src, nsrc) || strcmp(dst, ndst))
+		printf(" => %s > %s", nsrc, ndst);
+	printf("  flow returned to the kernel: %s\n", why);
+}
+
 static void print_event(struct tracer *t, const struct trace_event *e)
 {
 	char src[64], dst[64], nsrc[64], ndst[64], in[IF_NAMESIZE],
 		out[IF_NAMESIZE], when[32], what[320];
 	__u64 wall = e->ts_ns + t->realtime_off_ns;
+	const char *returned = NULL;
 	time_t secs = wall / 1000000000ULL;
 	const char *reason = e->reason < XNAT_REASON_MAX ?
 				     reasons[e->reason].name : "?";
@@ -124,8 +155,18 @@ static void print_event(struct tracer *t, const struct trace_event *e)
 		ifname(e->egress_ifindex, out);
 	if (e->new_flow)
 		decision(e, src, dst, nsrc, ndst, what, sizeof(what));
+	/* An offloaded connection handed back to the kernel: by this
+	 * packet, or (flow_returned) by the entry's timer. */
+	if (e->flow_returned)
+		returned = flowlog_why_name(e->flow_returned);
+	else if (e->reason == XNAT_PASS_CT_TCP_END)
+		returned = flowlog_why_name(FLOWLOG_WHY_TCP_END);
+	else if (e->reason == XNAT_PASS_CT_GONE)
+		returned = flowlog_why_name(FLOWLOG_WHY_CT_GONE);
 
-	if (t->o->json) {
+	if (e->flow_returned) {
+		print_returned(t, e, when, in, src, dst, nsrc, ndst, returned);
+	} else if (t->o->json) {
 		json_obj_begin(NULL);
 		json_str("time", when);
 		json_u64("ts_ns", e->ts_ns);
@@ -152,6 +193,8 @@ static void print_event(struct tracer *t, const struct trace_event *e)
 			json_str("decision", what);
 			json_obj_end();
 		}
+		if (returned)
+			json_str("flow_returned", returned);
 		json_obj_end();
 		json_done();
 	} else {
@@ -164,6 +207,8 @@ static void print_event(struct tracer *t, const struct trace_event *e)
 			printf(" -> %s", out);
 		if (e->new_flow)
 			printf("  new flow: %s", what);
+		if (returned)
+			printf("  flow returned to the kernel: %s", returned);
 		printf("\n");
 	}
 	if (fflush(stdout) || ferror(stdout))

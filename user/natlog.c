@@ -59,6 +59,11 @@ static void endpoint(char *buf, size_t len, __be32 addr, __be16 port)
 	snprintf(buf, len, "%s:%u", ip, ntohs(port));
 }
 
+const char *flowlog_why_name(unsigned int why)
+{
+	return why < FLOWLOG_WHY_MAX ? why_names[why] : "?";
+}
+
 static void endpoint_any(char *buf, size_t len, __u8 family,
 			 const union xnat_addr *a, __be16 port)
 {
@@ -102,8 +107,7 @@ static void write_flow(struct natlog *l, __u64 ts_ns, __u8 type, __u8 why,
 	fprintf(l->out, "{\"time\":\"%s\",\"event\":\"%s\"", when,
 		type == NATLOG_OFFLOADED ? "flow_offloaded" : "flow_returned");
 	if (type != NATLOG_OFFLOADED)
-		fprintf(l->out, ",\"why\":\"%s\"",
-			why < FLOWLOG_WHY_MAX ? why_names[why] : "?");
+		fprintf(l->out, ",\"why\":\"%s\"", flowlog_why_name(why));
 	fprintf(l->out, ",\"proto\":\"%s\",\"dir\":\"%s\",\"ingress\":\"%s\","
 		"\"src\":\"%s\",\"dst\":\"%s\",\"new_src\":\"%s\",\"new_dst\":\"%s\"",
 		proto_name(k->proto), v->dir == FLOW_DIR_ORIG ? "orig" : "reply",

@@ -33,6 +33,8 @@ struct natlog;
  * mode's flow moves too. NULL with a warning printed when the router has
  * no log maps (an older data path). */
 struct natlog *natlog_open(FILE *out, int flows);
+/* "tcp_end", "idle"...: enum flowlog_why's name, "?" past it. */
+const char *flowlog_why_name(unsigned int why);
 /* Offload mode's flow moves in the log too (after a reload to it), or not. */
 void natlog_flows(struct natlog *l, int on);
 /* An offloaded entry userspace took off the fast path (enum flowlog_why);

@@ -6,7 +6,9 @@
 # `xnat run` has a line when each direction moves from the kernel to XDP
 # (flow_offloaded) and when and why it goes back (flow_returned: tcp_end
 # on a FIN, deleted by `xnat flows delete`, conntrack_destroyed by
-# conntrack -D, ruleset_changed by an nftables change). Harness: lib.sh.
+# conntrack -D, ruleset_changed by an nftables change); `xnat trace` shows
+# the packet that offloaded it, the FIN that handed it back, and the timer
+# that removed a deleted one. Harness: lib.sh.
 #
 #   tests/integration/test_offload_lifecycle.sh [SUBSTRING...]
 set -u
@@ -78,9 +80,35 @@ wait_returned() {
 	log_q "$log" "$port" "len([l for l in OFF if l['why'] == '$why']) == $count"
 }
 
+# The data path's view of the tracer: 1 while one is attached.
+trace_active() {
+	bpftool -j map lookup pinned "/sys/fs/bpf/xnat/$TB_RTR_INO/xnat_trace_cfg" \
+		key 0 0 0 0 | json_q "j['formatted']['value']['active']"
+}
+
+# Python EXPR over a trace's JSON lines: P the packets, R the timer's
+# flow_returned events, both about PORT.
+trace_lc_q() {
+	python3 -c '
+import json, sys
+port = sys.argv[2]
+L = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+L = [l for l in L if "src" in l and any(e.endswith(":" + port) for e in (l["src"], l["dst"]))]
+P = [l for l in L if "path" in l]
+R = [l for l in L if l.get("event") == "flow_returned"]
+r = eval(sys.argv[3])
+print(r, [(l.get("reason"), l.get("flow_returned"), l.get("why")) for l in L if "new_flow" in l or "flow_returned" in l or "why" in l])
+assert r is True, sys.argv[3]
+' "$@"
+}
+
+# lc_connection's writes are over (1.2 s): a connection taken off now
+# stays off, no packet brings it back.
+quiet() { sleep 1.5; }
+
 TEST_MODES[offload_lifecycle]=offload
 test_offload_lifecycle() {
-	local log pid p
+	local log pid tpid p
 	command -v conntrack >/dev/null || fail "conntrack (conntrack-tools) missing: scripts/deps.sh installs it"
 	bg_ns 120 "$NS_RTR" "$XNAT" run -c "$TB_CONFIG"
 	pid=$BG_PID
@@ -90,6 +118,15 @@ test_offload_lifecycle() {
 		sleep 0.2
 	done
 	grep -q "reloaded" "$log" || fail "xnat run did not come up: $(cat "$log")"
+	timeout 60 "$XNAT" -n "$NS_RTR" trace --json proto tcp >"$TB_WORK/tr.json" \
+		2>"$TB_WORK/tr.err" &
+	tpid=$!
+	echo "$tpid" >>"$TB_WORK/pids"
+	for _ in $(seq 50); do
+		[ "$(trace_active 2>/dev/null)" = 1 ] && break
+		sleep 0.1
+	done
+	[ "$(trace_active)" = 1 ] || fail "xnat trace did not start: $(cat "$TB_WORK/tr.err")"
 
 	# Offloaded both ways, then a FIN hands it back.
 	p=$LC_PORT
@@ -109,15 +146,25 @@ test_offload_lifecycle() {
 	p=$((LC_PORT + 1))
 	lc_connection $p 20
 	wait_offloaded_on $p 2 || fail "port $p: not offloaded both ways"
+	quiet
 	check xnat flows delete port $p
 	grep -q '^1 connections matched, 1 deleted$' <<<"$CHECK_OUT" || fail "delete output"
 	wait_offloaded_on $p 0 || fail "port $p: still offloaded after delete"
 	wait_returned "$log" $p deleted 2 || fail "port $p: no deleted"
+	kill -INT "$tpid"
+	wait "$tpid" || fail "xnat trace exited $?: $(cat "$TB_WORK/tr.err")"
+	trace_lc_q "$TB_WORK/tr.json" $LC_PORT "sorted(l['new_flow']['nat'] for l in P if 'new_flow' in l) == ['ct', 'ct']" ||
+		fail "trace: port $LC_PORT not offloaded both ways"
+	trace_lc_q "$TB_WORK/tr.json" $LC_PORT "[l['reason'] for l in P if l.get('flow_returned') == 'tcp_end'] == ['pass_ct_tcp_end']" ||
+		fail "trace: port $LC_PORT's FIN did not hand it back"
+	trace_lc_q "$TB_WORK/tr.json" $p "sorted(l['why'] for l in R) == ['deleted', 'deleted']" ||
+		fail "trace: port $p's entries not shown leaving"
 
 	# conntrack -D: the watch of xnat run takes it off.
 	p=$((LC_PORT + 2))
 	lc_connection $p 20
 	wait_offloaded_on $p 2 || fail "port $p: not offloaded both ways"
+	quiet
 	check on_rtr conntrack -D -p tcp --orig-dst "$WAN_HOST4" --dport $p
 	wait_offloaded_on $p 0 || fail "port $p: still offloaded after conntrack -D"
 	wait_returned "$log" $p conntrack_destroyed 2 || fail "port $p: no conntrack_destroyed"
@@ -126,6 +173,7 @@ test_offload_lifecycle() {
 	p=$((LC_PORT + 3))
 	lc_connection $p 20
 	wait_offloaded_on $p 2 || fail "port $p: not offloaded both ways"
+	quiet
 	check on_rtr nft add table inet xnat_test_lc
 	check on_rtr nft delete table inet xnat_test_lc
 	wait_offloaded_on $p 0 || fail "port $p: still offloaded after a ruleset change"
