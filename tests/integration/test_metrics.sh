@@ -60,9 +60,13 @@ assert r is True, sys.argv[1]
 
 # Prometheus's own checker: parses the exposition and lints it (names,
 # units, counters ending in _total, HELP and TYPE). Silent when clean.
+# scripts/deps.sh extracts it to .output/tools (see there why it does
+# not install Debian's prometheus package).
+PROMTOOL=${PROMTOOL:-$XNAT_ROOT/.output/tools/promtool}
 promtool_check() {
 	local out
-	out=$(promtool check metrics <"$1" 2>&1) || { echo "$out"; return 1; }
+	[ -x "$PROMTOOL" ] || { echo "no promtool at $PROMTOOL: run make deps"; return 1; }
+	out=$("$PROMTOOL" check metrics <"$1" 2>&1) || { echo "$out"; return 1; }
 	[ -z "$out" ] || { echo "$out"; return 1; }
 }
 
