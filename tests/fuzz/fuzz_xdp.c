@@ -446,7 +446,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			COV_SLOTS);
 		exit(2);
 	}
-	frags_fd = bpf_map__fd(skel->maps.xnat_frags);
+	frags_fd = bpf_map__fd(skel->maps.xnat_fragments);
 	fwd_fd = bpf_map__fd(skel->maps.xnat_forwards);
 	peers_fd = bpf_map__fd(skel->maps.xnat_peers);
 	inet_pton(AF_INET, LAN_HOST, &fv.addr);
