@@ -48,6 +48,10 @@ MODULE_FAMILIES=(
 ALLOW_FILE_SIZE=(
 	# The [nat] scale tests (issue 8): landed whole; to split by feature.
 	tests/unit/test_scale.c
+	# The shared header (issue 8): grew past 700 with the TCP tracking,
+	# ICMP generation and flow-log records that landed last; to split
+	# into shared structs and shared inline helpers.
+	bpf/xnat_common.h
 )
 
 # Allowed over MAX_FUNC_LINES for now: "path:function" (issue 8).
