@@ -68,6 +68,24 @@ extern void bpf_ct_set_timeout(struct nf_conn___init *nfct,
 			       __u32 timeout) __ksym;
 extern struct nf_conn *bpf_ct_insert_entry(struct nf_conn___init *nfct) __ksym;
 
+/* The conntrack lookup tuple of P's flow key; returns its length. */
+static __always_inline __u32 ct_tuple_of(const struct pkt *p,
+					  struct bpf_sock_tuple *tup)
+{
+	if (p->key.family == XNAT_AF_INET) {
+		tup->ipv4.saddr = p->key.saddr.v4;
+		tup->ipv4.daddr = p->key.daddr.v4;
+		tup->ipv4.sport = p->key.sport;
+		tup->ipv4.dport = p->key.dport;
+		return sizeof(tup->ipv4);
+	}
+	__builtin_memcpy(tup->ipv6.saddr, p->key.saddr.v6, 16);
+	__builtin_memcpy(tup->ipv6.daddr, p->key.daddr.v6, 16);
+	tup->ipv6.sport = p->key.sport;
+	tup->ipv6.dport = p->key.dport;
+	return sizeof(tup->ipv6);
+}
+
 /* Only TCP and UDP can be looked up; ICMP echo is stateless enough that a
  * split between kernel and XDP ids is harmless. */
 static __always_inline int kernel_owns_flow(struct xdp_md *ctx,
@@ -83,19 +101,7 @@ static __always_inline int kernel_owns_flow(struct xdp_md *ctx,
 
 	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
 		return 0;
-	if (p->key.family == XNAT_AF_INET) {
-		tup.ipv4.saddr = p->key.saddr.v4;
-		tup.ipv4.daddr = p->key.daddr.v4;
-		tup.ipv4.sport = p->key.sport;
-		tup.ipv4.dport = p->key.dport;
-		len = sizeof(tup.ipv4);
-	} else {
-		__builtin_memcpy(tup.ipv6.saddr, p->key.saddr.v6, 16);
-		__builtin_memcpy(tup.ipv6.daddr, p->key.daddr.v6, 16);
-		tup.ipv6.sport = p->key.sport;
-		tup.ipv6.dport = p->key.dport;
-		len = sizeof(tup.ipv6);
-	}
+	len = ct_tuple_of(p, &tup);
 	ct = bpf_xdp_ct_lookup(ctx, &tup, len, &opts, sizeof(opts));
 	if (!ct)
 		return 0;

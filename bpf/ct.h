@@ -179,19 +179,7 @@ static __always_inline struct nf_conn *ct_lookup(struct xdp_md *ctx,
 	struct nf_conn *ct;
 	__u32 len;
 
-	if (p->key.family == XNAT_AF_INET) {
-		tup.ipv4.saddr = p->key.saddr.v4;
-		tup.ipv4.daddr = p->key.daddr.v4;
-		tup.ipv4.sport = p->key.sport;
-		tup.ipv4.dport = p->key.dport;
-		len = sizeof(tup.ipv4);
-	} else {
-		__builtin_memcpy(tup.ipv6.saddr, p->key.saddr.v6, 16);
-		__builtin_memcpy(tup.ipv6.daddr, p->key.daddr.v6, 16);
-		tup.ipv6.sport = p->key.sport;
-		tup.ipv6.dport = p->key.dport;
-		len = sizeof(tup.ipv6);
-	}
+	len = ct_tuple_of(p, &tup);
 	ct = bpf_xdp_ct_lookup(ctx, &tup, len, &opts, sizeof(opts));
 	*dir = opts.dir;
 	return ct;

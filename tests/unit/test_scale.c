@@ -836,18 +836,18 @@ struct test {
 };
 
 static const struct test tests[] = {
-	{ "edm_fallback", test_edm_fallback },
-	{ "edm_reserved_port", test_edm_respects_reserved_port },
-	{ "edm_capacity", test_edm_capacity },
-	{ "no_port_budget", test_no_port_budget },
-	{ "host_limit", test_host_limit },
+	{ "edm_fallback", test_edm_fallback, NULL },
+	{ "edm_reserved_port", test_edm_respects_reserved_port, NULL },
+	{ "edm_capacity", test_edm_capacity, NULL },
+	{ "no_port_budget", test_no_port_budget, NULL },
+	{ "host_limit", test_host_limit, NULL },
 	{ "expiry_releases", test_expiry_releases,
 	  "flow timers armed from BPF_PROG_RUN do not fire in this test on "
 	  "kernel 6.18 (expiry through real traffic is tested in "
 	  "test_lifecycle.sh and passes); open" },
-	{ "dns_timeout", test_dns_timeout },
-	{ "pool_paired", test_pool_paired },
-	{ "pool_hash_is_nft_jhash", test_pool_hash_is_nft_jhash },
+	{ "dns_timeout", test_dns_timeout, NULL },
+	{ "pool_paired", test_pool_paired, NULL },
+	{ "pool_hash_is_nft_jhash", test_pool_hash_is_nft_jhash, NULL },
 };
 
 int main(void)
