@@ -72,6 +72,24 @@ static __always_inline int fib_route(struct xdp_md *ctx, struct pkt *p,
 	}
 }
 
+/* A route lookup towards P's source, as if from its ingress port: the
+ * reverse path checks below. 0, or -EINVAL for a packet that is not IP. */
+static __always_inline int fib_towards_source(const struct pkt *p,
+					      struct bpf_fib_lookup *fib)
+{
+	fib->ifindex = p->in_ifindex;
+	if (p->ip4) {
+		fib->family = AF_INET;
+		fib->ipv4_dst = p->ip4->saddr;
+	} else if (p->ip6) {
+		fib->family = AF_INET6;
+		__builtin_memcpy(fib->ipv6_dst, &p->ip6->saddr, 16);
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * Is the source one of the router's own addresses (or a broadcast one)?
  * Such a packet arriving from outside is spoofed (RFC 1812 5.3.7). A FIB
@@ -82,16 +100,8 @@ static __always_inline int fib_src_is_local(struct xdp_md *ctx, struct pkt *p)
 {
 	struct bpf_fib_lookup fib = {};
 
-	fib.ifindex = p->in_ifindex;
-	if (p->ip4) {
-		fib.family = AF_INET;
-		fib.ipv4_dst = p->ip4->saddr;
-	} else if (p->ip6) {
-		fib.family = AF_INET6;
-		__builtin_memcpy(fib.ipv6_dst, &p->ip6->saddr, 16);
-	} else {
+	if (fib_towards_source(p, &fib))
 		return 0;
-	}
 	return bpf_fib_lookup(ctx, &fib, sizeof(fib), 0) ==
 	       BPF_FIB_LKUP_RET_NOT_FWDED;
 }
@@ -109,16 +119,8 @@ static __always_inline int fib_src_is_inside(struct xdp_md *ctx,
 	__u32 ifindex;
 	__u32 *role;
 
-	fib.ifindex = p->in_ifindex;
-	if (p->ip4) {
-		fib.family = AF_INET;
-		fib.ipv4_dst = p->ip4->saddr;
-	} else if (p->ip6) {
-		fib.family = AF_INET6;
-		__builtin_memcpy(fib.ipv6_dst, &p->ip6->saddr, 16);
-	} else {
+	if (fib_towards_source(p, &fib))
 		return 0;
-	}
 	/* Routes without a resolved neighbour still name their port. */
 	if (bpf_fib_lookup(ctx, &fib, sizeof(fib), BPF_FIB_LOOKUP_SKIP_NEIGH) !=
 	    BPF_FIB_LKUP_RET_SUCCESS)
