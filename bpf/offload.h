@@ -288,6 +288,14 @@ static __always_inline int offload_packet(struct xdp_md *ctx, struct pkt *p,
 	/* The kernel reassembles and forwards fragments: it owns them. */
 	if (p->frag != FRAG_NONE)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_FRAGMENT);
+	/* The parser's exceptions are the kernel's too, as in xdp mode
+	 * (flow_exception): it sends "time exceeded" and processes IPv4
+	 * options. Forwarded here, a TTL 1 packet would leave with TTL 0,
+	 * and one with options would leave with its addresses translated
+	 * but its L4 header not (the parser gives it no L4 pointer). */
+	if (p->ttl_expired || p->ip_options)
+		return pkt_stop(p, XDP_PASS, p->ttl_expired ? XNAT_PASS_TTL :
+						     XNAT_PASS_IP_OPTIONS);
 	/* ICMP errors are about connections the kernel tracks: its own
 	 * translation of them is the right one. */
 	if (p->icmp_error)
