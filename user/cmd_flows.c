@@ -36,17 +36,6 @@
 #include "trace_filter.h"
 
 
-/* "addr:port" or "[addr]:port"; for ICMP the port is the echo id. */
-static void endpoint(char *buf, size_t len, __u8 family,
-		     const union xnat_addr *a, __be16 port)
-{
-	char ip[INET6_ADDRSTRLEN];
-
-	inet_ntop(family == XNAT_AF_INET ? AF_INET : AF_INET6, a, ip, sizeof(ip));
-	snprintf(buf, len, family == XNAT_AF_INET ? "%s:%u" : "[%s]:%u", ip,
-		 ntohs(port));
-}
-
 static __u64 now_ns(void)
 {
 	struct timespec ts;
@@ -91,21 +80,17 @@ static void json_conntrack(const struct flow_key *k, const struct flow_value *v,
 		 (now - since_ns) / 1000000000ULL : 0);
 }
 
-/* One direction, as `xnat flows --json` has always printed it. */
-static void json_entry(const struct conn *c, const struct flow_key *k,
-		       const struct flow_value *v, __u64 now)
+/* What an entry and a connection both say: the endpoints before and
+ * after NAT, the interfaces, the kind of NAT and the state. */
+static void json_common(const struct conn *c, const struct flow_key *k,
+			const struct flow_value *v)
 {
 	char src[64], dst[64], nsrc[64], ndst[64], in[IF_NAMESIZE],
 		out[IF_NAMESIZE];
 
-	endpoint(src, sizeof(src), k->family, &k->saddr, k->sport);
-	endpoint(dst, sizeof(dst), k->family, &k->daddr, k->dport);
-	endpoint(nsrc, sizeof(nsrc), k->family, &v->new_saddr, v->new_sport);
-	endpoint(ndst, sizeof(ndst), k->family, &v->new_daddr, v->new_dport);
-	json_obj_begin(NULL);
+	flow_endpoints(k, v, src, dst, nsrc, ndst);
 	json_u64("family", k->family);
 	json_str("proto", proto_name(k->proto));
-	json_str("dir", v->dir == FLOW_DIR_ORIG ? "orig" : "reply");
 	json_str("nat", trace_nat_name(v->nat));
 	json_str("ingress", ifname_of(k->ifindex, in));
 	json_str("egress", ifname_of(v->egress_ifindex, out));
@@ -114,6 +99,15 @@ static void json_entry(const struct conn *c, const struct flow_key *k,
 	json_str("new_src", nsrc);
 	json_str("new_dst", ndst);
 	json_str("state", conn_state(c));
+}
+
+/* One direction, with the keys `xnat flows --json` has always printed. */
+static void json_entry(const struct conn *c, const struct flow_key *k,
+		       const struct flow_value *v, __u64 now)
+{
+	json_obj_begin(NULL);
+	json_common(c, k, v);
+	json_str("dir", v->dir == FLOW_DIR_ORIG ? "orig" : "reply");
 	json_u64("idle_s", now > v->last_seen_ns ?
 		 (now - v->last_seen_ns) / 1000000000ULL : 0);
 	json_u64("age_s", now > v->created_ns ?
@@ -128,24 +122,9 @@ static void json_conn(const struct conn *c, __u64 now)
 {
 	const struct flow_key *k = conn_key(c);
 	const struct flow_value *v = conn_value(c);
-	char src[64], dst[64], nsrc[64], ndst[64], in[IF_NAMESIZE],
-		out[IF_NAMESIZE];
 
-	endpoint(src, sizeof(src), k->family, &k->saddr, k->sport);
-	endpoint(dst, sizeof(dst), k->family, &k->daddr, k->dport);
-	endpoint(nsrc, sizeof(nsrc), k->family, &v->new_saddr, v->new_sport);
-	endpoint(ndst, sizeof(ndst), k->family, &v->new_daddr, v->new_dport);
 	json_obj_begin(NULL);
-	json_u64("family", k->family);
-	json_str("proto", proto_name(k->proto));
-	json_str("nat", trace_nat_name(v->nat));
-	json_str("ingress", ifname_of(k->ifindex, in));
-	json_str("egress", ifname_of(v->egress_ifindex, out));
-	json_str("src", src);
-	json_str("dst", dst);
-	json_str("new_src", nsrc);
-	json_str("new_dst", ndst);
-	json_str("state", conn_state(c));
+	json_common(c, k, v);
 	json_bool("orig", c->has_orig);
 	json_bool("reply", c->has_reply);
 	json_u64("packets", conn_packets(c));
@@ -187,10 +166,7 @@ static void text_conn(const struct conn *c, __u64 now)
 		snprintf(ct + l, sizeof(ct) - l, "  on the fast path for %llu s",
 			 (unsigned long long)(conn_age_ns(c, now) / 1000000000ULL));
 	}
-	endpoint(src, sizeof(src), k->family, &k->saddr, k->sport);
-	endpoint(dst, sizeof(dst), k->family, &k->daddr, k->dport);
-	endpoint(nsrc, sizeof(nsrc), k->family, &v->new_saddr, v->new_sport);
-	endpoint(ndst, sizeof(ndst), k->family, &v->new_daddr, v->new_dport);
+	flow_endpoints(k, v, src, dst, nsrc, ndst);
 	/* Widths fit IPv4; IPv6 lines run longer. */
 	printf("%-6s %-11s %-7s %-6s %-21s %-21s %-6s %-21s %-21s %8s %8s %6llu %6llu%s%s%s\n",
 	       proto_name(k->proto), conn_state(c), trace_nat_name(v->nat),
@@ -253,33 +229,127 @@ static int show(const struct opts *o, int fd, const struct flow_filter *f,
 	return EXIT_OK;
 }
 
-/* Entries of the ORIG keys in KEYS still in the table. */
-/* Connections with an entry still there. KEYS[i] belongs to connection
+/* The entries `flows delete` marks: KEYS[i] belongs to connection
  * OWNER[i]; one connection's keys are next to each other. */
-static size_t still_there(int fd, const struct flow_key *keys,
-			  const size_t *owner, size_t n)
+struct doomed {
+	struct flow_key *keys;
+	size_t *owner;
+	size_t nkeys, ncon, orphans;
+};
+
+/* Connections with an entry still there. */
+static size_t still_there(int fd, const struct doomed *d)
 {
 	struct flow_value v;
 	size_t left = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		if (i && owner[i] == owner[i - 1])
+	for (size_t i = 0; i < d->nkeys; i++) {
+		if (i && d->owner[i] == d->owner[i - 1])
 			continue;
-		if (!bpf_map_lookup_elem(fd, &keys[i], &v) ||
-		    (i + 1 < n && owner[i + 1] == owner[i] &&
-		     !bpf_map_lookup_elem(fd, &keys[i + 1], &v)))
+		if (!bpf_map_lookup_elem(fd, &d->keys[i], &v) ||
+		    (i + 1 < d->nkeys && d->owner[i + 1] == d->owner[i] &&
+		     !bpf_map_lookup_elem(fd, &d->keys[i + 1], &v)))
 			left++;
 	}
 	return left;
 }
 
+static void doom_key(struct doomed *d, const struct flow_key *k)
+{
+	d->owner[d->nkeys] = d->ncon;
+	d->keys[d->nkeys++] = *k;
+}
+
+/* The keys of the N connections in CONNS that F matches, into D (whose
+ * arrays hold 2 * N). */
+static void doom_select(struct doomed *d, const struct conn *conns, size_t n,
+			const struct flow_filter *f)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!conn_match(&conns[i], f))
+			continue;
+		/* Offload mode: no mapping to release, each entry has its
+		 * own timer, which removes it and logs why; the connection
+		 * goes back to the kernel (offloaded again once the ruleset
+		 * accepts another of its packets). */
+		if (conn_value(&conns[i])->nat == FLOW_NAT_CT) {
+			if (conns[i].has_orig)
+				doom_key(d, &conns[i].okey);
+			if (conns[i].has_reply)
+				doom_key(d, &conns[i].rkey);
+			d->ncon++;
+			continue;
+		}
+		/* Only the ORIG entry has the timer; a lone REPLY entry is
+		 * one the data path is deleting right now. */
+		if (conns[i].has_orig) {
+			doom_key(d, &conns[i].okey);
+			d->ncon++;
+		} else {
+			d->orphans++;
+		}
+	}
+}
+
+/* Marks D's entries expired through the flow control program (sharing the
+ * table FD) so that their timers remove them. */
+static int doom_run(const struct opts *o, int fd, const struct doomed *d)
+{
+	struct flow_ctl_bpf *skel;
+	int err, prog, ret = EXIT_OK;
+
+	skel = flow_ctl_bpf__open();
+	err = skel ? bpf_map__reuse_fd(skel->maps.xnat_flows, fd) : -errno;
+	if (!err)
+		err = flow_ctl_bpf__load(skel);
+	if (err) {
+		flow_ctl_bpf__destroy(skel);
+		return fail(o, EXIT_SYSTEM, "flows delete: failed to load "
+			    "the flow control program: %s", strerror(-err));
+	}
+	prog = bpf_program__fd(skel->progs.xdp_flow_expire);
+	for (size_t i = 0; i < d->nkeys; i++) {
+		/* XDP_DROP: it expired meanwhile, as good. */
+		LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &d->keys[i],
+			    .data_size_in = sizeof(d->keys[i]));
+
+		if (bpf_prog_test_run_opts(prog, &run)) {
+			ret = fail(o, EXIT_SYSTEM, "flows delete: failed to run "
+				   "the flow control program: %s (%zu of %zu "
+				   "connections marked)", strerror(errno), i,
+				   d->nkeys);
+			break;
+		}
+	}
+	flow_ctl_bpf__destroy(skel);
+	return ret;
+}
+
+static void doom_report(const struct opts *o, const struct doomed *d,
+			size_t left)
+{
+	if (o->json) {
+		json_obj_begin(NULL);
+		json_u64("matched", d->ncon + d->orphans);
+		json_u64("deleted", d->ncon - left);
+		json_u64("remaining", left);
+		json_obj_end();
+		json_done();
+		return;
+	}
+	printf("%zu connections matched, %zu deleted", d->ncon + d->orphans,
+	       d->ncon - left);
+	if (left)
+		printf(", %zu marked expired but still there", left);
+	printf("\n");
+}
+
 static int delete(const struct opts *o, int fd, const struct flow_filter *f)
 {
-	struct flow_ctl_bpf *skel = NULL;
-	struct flow_key *keys = NULL;
+	struct doomed d = { 0 };
 	struct conn *conns = NULL;
-	size_t n, nkeys = 0, ncon = 0, gone = 0, orphans = 0, left, *owner = NULL;
-	int err, ret = EXIT_SYSTEM, prog;
+	size_t n, left;
+	int err, ret;
 
 	if (!f->match)
 		return fail(o, EXIT_USAGE, "flows delete: name the connections "
@@ -289,88 +359,25 @@ static int delete(const struct opts *o, int fd, const struct flow_filter *f)
 	if (err)
 		return fail(o, EXIT_SYSTEM, "flows delete: failed to read %s: %s",
 			    MAP_FLOWS, strerror(-err));
-	keys = calloc(n ? 2 * n : 1, sizeof(*keys));
-	owner = calloc(n ? 2 * n : 1, sizeof(*owner));
-	if (!keys || !owner) {
+	d.keys = calloc(n ? 2 * n : 1, sizeof(*d.keys));
+	d.owner = calloc(n ? 2 * n : 1, sizeof(*d.owner));
+	if (!d.keys || !d.owner) {
 		ret = fail(o, EXIT_SYSTEM, "flows delete: out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (!conn_match(&conns[i], f))
-			continue;
-		/* Offload mode: no mapping to release, each entry has its
-		 * own timer, which removes it and logs why; the connection
-		 * goes back to the kernel (offloaded again once the ruleset
-		 * accepts another of its packets). */
-		if (conn_value(&conns[i])->nat == FLOW_NAT_CT) {
-			if (conns[i].has_orig) {
-				owner[nkeys] = ncon;
-				keys[nkeys++] = conns[i].okey;
-			}
-			if (conns[i].has_reply) {
-				owner[nkeys] = ncon;
-				keys[nkeys++] = conns[i].rkey;
-			}
-			ncon++;
-			continue;
-		}
-		/* Only the ORIG entry has the timer; a lone REPLY entry is
-		 * one the data path is deleting right now. */
-		if (conns[i].has_orig) {
-			owner[nkeys] = ncon++;
-			keys[nkeys++] = conns[i].okey;
-		} else {
-			orphans++;
-		}
-	}
-	if (nkeys) {
-		skel = flow_ctl_bpf__open();
-		err = skel ? bpf_map__reuse_fd(skel->maps.xnat_flows, fd) : -errno;
-		if (!err)
-			err = flow_ctl_bpf__load(skel);
-		if (err) {
-			ret = fail(o, EXIT_SYSTEM, "flows delete: failed to load "
-				   "the flow control program: %s", strerror(-err));
-			goto out;
-		}
-		prog = bpf_program__fd(skel->progs.xdp_flow_expire);
-	}
-	for (size_t i = 0; i < nkeys; i++) {
-		LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &keys[i],
-			    .data_size_in = sizeof(keys[i]));
-
-		if (bpf_prog_test_run_opts(prog, &run)) {
-			ret = fail(o, EXIT_SYSTEM, "flows delete: failed to run "
-				   "the flow control program: %s (%zu of %zu "
-				   "connections marked)", strerror(errno), i, nkeys);
-			goto out;
-		}
-		gone += run.retval == XDP_DROP; /* expired meanwhile */
-	}
+	doom_select(&d, conns, n, f);
+	ret = d.nkeys ? doom_run(o, fd, &d) : EXIT_OK;
+	if (ret)
+		goto out;
 	/* The timers run in softirq right away; give them a moment. */
-	for (int t = 0; t < 100 && still_there(fd, keys, owner, nkeys); t++)
+	for (int t = 0; t < 100 && still_there(fd, &d); t++)
 		usleep(10000);
-	left = still_there(fd, keys, owner, nkeys);
-	if (o->json) {
-		json_obj_begin(NULL);
-		json_u64("matched", ncon + orphans);
-		json_u64("deleted", ncon - left);
-		json_u64("remaining", left);
-		json_obj_end();
-		json_done();
-	} else {
-		printf("%zu connections matched, %zu deleted",
-		       ncon + orphans, ncon - left);
-		if (left)
-			printf(", %zu marked expired but still there", left);
-		printf("\n");
-	}
-	(void)gone;
+	left = still_there(fd, &d);
+	doom_report(o, &d, left);
 	ret = left ? EXIT_SYSTEM : EXIT_OK;
 out:
-	flow_ctl_bpf__destroy(skel);
-	free(owner);
-	free(keys);
+	free(d.owner);
+	free(d.keys);
 	free(conns);
 	return ret;
 }

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,13 +207,29 @@ out:
 	free(expected);
 }
 
+/* Adds one to COUNT[addr_idx] for every key of the pinned map NAME, whose
+ * keys (KEY_SIZE bytes, at most 16) hold the pool index at byte IDX_OFF. */
+static void count_by_addr(const char *name, size_t key_size, size_t idx_off,
+			  unsigned long count[XNAT_MAX_POOL])
+{
+	__u8 key[16], next[16];
+	void *prev = NULL;
+	int fd = pins_map_open(name);
+
+	if (fd < 0)
+		return;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, key_size);
+		prev = key;
+		count[key[idx_off]]++; /* a __u8: within XNAT_MAX_POOL */
+	}
+	close(fd);
+}
+
 /* Ports in use per pool address, from the port and binding maps. */
 static void addr_use(struct status *s)
 {
-	struct nat_port_key pk, pnext;
-	struct nat_edm_key ek, enext;
-	void *prev = NULL;
-	int fd, i;
+	int i;
 
 	s->n_addrs = s->cfg.n_pool > 1 ? s->cfg.n_pool : 1;
 	for (i = 0; i < s->n_addrs; i++)
@@ -221,25 +238,10 @@ static void addr_use(struct status *s)
 				  INET_ADDRSTRLEN);
 		else
 			snprintf(s->addrs[i], INET_ADDRSTRLEN, "%s", s->nat_addr);
-	fd = pins_map_open(MAP_PORTS);
-	if (fd >= 0) {
-		while (!bpf_map_get_next_key(fd, prev, &pnext)) {
-			pk = pnext;
-			prev = &pk;
-			s->mappings[pk.addr_idx]++;
-		}
-		close(fd);
-	}
-	prev = NULL;
-	fd = pins_map_open(MAP_EDM);
-	if (fd >= 0) {
-		while (!bpf_map_get_next_key(fd, prev, &enext)) {
-			ek = enext;
-			prev = &ek;
-			s->bindings[ek.addr_idx]++;
-		}
-		close(fd);
-	}
+	count_by_addr(MAP_PORTS, sizeof(struct nat_port_key),
+		      offsetof(struct nat_port_key, addr_idx), s->mappings);
+	count_by_addr(MAP_EDM, sizeof(struct nat_edm_key),
+		      offsetof(struct nat_edm_key, addr_idx), s->bindings);
 }
 
 static void gather(struct status *s)
@@ -280,25 +282,10 @@ static void json_range(const char *key, unsigned int lo, unsigned int hi)
 	json_obj_end();
 }
 
-static void print_json(const struct status *s)
+/* The NAT address, the port ranges and the nftables table's health. */
+static void json_nat(const struct status *s)
 {
-	const struct xnat_state *st = &s->st;
-	long long now = time(NULL);
 	int i;
-
-	json_obj_begin(NULL);
-	json_bool("up", true);
-	json_str("mode", mode_name(st->mode));
-	json_str("config", st->config_path);
-	json_bool("config_changed", s->config_changed);
-	if (st->up_since) {
-		json_i64("up_since", st->up_since);
-		json_i64("uptime_s", now - st->up_since);
-	}
-	if (st->loaded_at)
-		json_i64("loaded_at", st->loaded_at);
-	if (mode_runs_xdp(st->mode))
-		json_str("pin_dir", pins_dir());
 
 	json_obj_begin("nat");
 	json_str("address", s->nat_addr);
@@ -310,7 +297,7 @@ static void print_json(const struct status *s)
 	json_obj_end();
 
 	json_obj_begin("ports");
-	if (st->mode == MODE_XDP) {
+	if (s->st.mode == MODE_XDP) {
 		json_range("xdp", s->xdp_ports[0], s->xdp_ports[1]);
 		if (s->have_kernel_ranges) {
 			json_range("kernel_nat", s->knat[0], s->knat[1]);
@@ -324,9 +311,15 @@ static void print_json(const struct status *s)
 	json_str("state", nft_health_names[s->nft]);
 	json_str("detail", s->nft_detail);
 	json_obj_end();
+}
+
+/* Each port: its role and how the program is attached to it. */
+static void json_interfaces(const struct status *s)
+{
+	const struct xnat_state *st = &s->st;
 
 	json_arr_begin("interfaces");
-	for (i = 0; i < st->n_ifaces; i++) {
+	for (int i = 0; i < st->n_ifaces; i++) {
 		struct attach_info ai = {};
 		int ifindex = if_nametoindex(st->ifaces[i]);
 
@@ -350,28 +343,56 @@ static void print_json(const struct status *s)
 		json_obj_end();
 	}
 	json_arr_end();
+}
+
+/* The flow table's fill, the maps' memory and the ports per address. */
+static void json_tables(const struct status *s)
+{
 	/* A connection takes two entries, one per direction. */
 	json_obj_begin("flows");
 	json_u64("entries", s->fill.entries);
 	json_u64("max", s->fill.max);
 	json_u64("max_connections", s->fill.max / 2);
 	json_obj_end();
-	if (st->mode == MODE_XDP) {
-		/* The maps are preallocated whole; timers grow with use. */
-		json_obj_begin("memory");
-		json_u64("maps_bytes", s->map_bytes);
-		json_u64("timers_bytes_max", mem_timers_bytes(s->fill.max / 2));
+	if (s->st.mode != MODE_XDP)
+		return;
+	/* The maps are preallocated whole; timers grow with use. */
+	json_obj_begin("memory");
+	json_u64("maps_bytes", s->map_bytes);
+	json_u64("timers_bytes_max", mem_timers_bytes(s->fill.max / 2));
+	json_obj_end();
+	json_arr_begin("addresses");
+	for (int i = 0; i < s->n_addrs; i++) {
+		json_obj_begin(NULL);
+		json_str("address", s->addrs[i]);
+		json_u64("mappings", s->mappings[i]);
+		json_u64("endpoint_dependent", s->bindings[i]);
 		json_obj_end();
-		json_arr_begin("addresses");
-		for (i = 0; i < s->n_addrs; i++) {
-			json_obj_begin(NULL);
-			json_str("address", s->addrs[i]);
-			json_u64("mappings", s->mappings[i]);
-			json_u64("endpoint_dependent", s->bindings[i]);
-			json_obj_end();
-		}
-		json_arr_end();
 	}
+	json_arr_end();
+}
+
+static void print_json(const struct status *s)
+{
+	const struct xnat_state *st = &s->st;
+	long long now = time(NULL);
+
+	json_obj_begin(NULL);
+	json_bool("up", true);
+	json_str("mode", mode_name(st->mode));
+	json_str("config", st->config_path);
+	json_bool("config_changed", s->config_changed);
+	if (st->up_since) {
+		json_i64("up_since", st->up_since);
+		json_i64("uptime_s", now - st->up_since);
+	}
+	if (st->loaded_at)
+		json_i64("loaded_at", st->loaded_at);
+	if (mode_runs_xdp(st->mode))
+		json_str("pin_dir", pins_dir());
+	json_nat(s);
+	json_interfaces(s);
+	json_tables(s);
 	json_obj_end();
 	json_done();
 }

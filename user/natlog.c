@@ -64,16 +64,6 @@ const char *flowlog_why_name(unsigned int why)
 	return why < FLOWLOG_WHY_MAX ? why_names[why] : "?";
 }
 
-static void endpoint_any(char *buf, size_t len, __u8 family,
-			 const union xnat_addr *a, __be16 port)
-{
-	char ip[INET6_ADDRSTRLEN];
-
-	inet_ntop(family == XNAT_AF_INET ? AF_INET : AF_INET6, a, ip, sizeof(ip));
-	snprintf(buf, len, family == XNAT_AF_INET ? "%s:%u" : "[%s]:%u", ip,
-		 ntohs(port));
-}
-
 static void rfc3339(char *buf, size_t len, __u64 wall_ns)
 {
 	time_t secs = wall_ns / 1000000000ULL;
@@ -100,10 +90,7 @@ static void write_flow(struct natlog *l, __u64 ts_ns, __u8 type, __u8 why,
 		in[IF_NAMESIZE];
 
 	rfc3339(when, sizeof(when), ts_ns + l->realtime_off_ns);
-	endpoint_any(src, sizeof(src), k->family, &k->saddr, k->sport);
-	endpoint_any(dst, sizeof(dst), k->family, &k->daddr, k->dport);
-	endpoint_any(nsrc, sizeof(nsrc), k->family, &v->new_saddr, v->new_sport);
-	endpoint_any(ndst, sizeof(ndst), k->family, &v->new_daddr, v->new_dport);
+	flow_endpoints(k, v, src, dst, nsrc, ndst);
 	fprintf(l->out, "{\"time\":\"%s\",\"event\":\"%s\"", when,
 		type == NATLOG_OFFLOADED ? "flow_offloaded" : "flow_returned");
 	if (type != NATLOG_OFFLOADED)

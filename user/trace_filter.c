@@ -10,6 +10,7 @@
 #include <string.h>
 #include <linux/bpf.h>
 #include "filter_words.h"
+#include "names.h"
 #include "reasons.h"
 #include "trace_filter.h"
 
@@ -107,25 +108,15 @@ const char *trace_path(const struct trace_event *e)
 	return "dropped";
 }
 
-static void endpoint(char *buf, __u8 family, const union xnat_addr *a,
-		     __be16 port)
-{
-	char ip[INET6_ADDRSTRLEN];
-
-	inet_ntop(family == XNAT_AF_INET ? AF_INET : AF_INET6, a, ip, sizeof(ip));
-	snprintf(buf, 64, family == XNAT_AF_INET ? "%s:%u" : "[%s]:%u", ip,
-		 ntohs(port));
-}
-
 void trace_endpoints(const struct trace_event *e, char src[64], char dst[64],
 		     char nsrc[64], char ndst[64])
 {
 	__u8 f = e->key.family;
 
-	endpoint(src, f, &e->key.saddr, e->key.sport);
-	endpoint(dst, f, &e->key.daddr, e->key.dport);
-	endpoint(nsrc, f, &e->new_saddr, e->new_sport);
-	endpoint(ndst, f, &e->new_daddr, e->new_dport);
+	endpoint_name(src, 64, f, &e->key.saddr, e->key.sport);
+	endpoint_name(dst, 64, f, &e->key.daddr, e->key.dport);
+	endpoint_name(nsrc, 64, f, &e->new_saddr, e->new_sport);
+	endpoint_name(ndst, 64, f, &e->new_daddr, e->new_dport);
 }
 
 const char *trace_nat_name(__u8 nat)
