@@ -140,7 +140,7 @@ void map_clear(int fd, int bound)
  */
 void flows_clear(void)
 {
-	map_clear(flows_fd, 2 * FLOW_CONNS + 1);
+	map_clear(flows_fd, bpf_map__max_entries(skel->maps.xnat_flows) + 1);
 	map_clear(bpf_map__fd(skel->maps.xnat_mappings), 65536);
 	map_clear(bpf_map__fd(skel->maps.xnat_ports), 65536);
 	map_clear(bpf_map__fd(skel->maps.xnat_peers), 131072);
@@ -522,7 +522,7 @@ bool run_save(const struct fixture *f, uint8_t *out, uint32_t *out_len)
 
 /* ---- The runner ------------------------------------------------------ */
 
-static int n_run, n_pass, n_fail;
+static int n_run, n_pass, n_fail, n_skip;
 
 static void report(const char *name, bool ok)
 {
@@ -535,6 +535,17 @@ static void report(const char *name, bool ok)
 	fflush(stdout);
 }
 
+/* A test of a known open defect failed as expected: a skip that names it
+ * (it still ran, so a fix shows as OK at once). */
+static void report_known(const char *name, const char *defect)
+{
+	n_run++;
+	n_skip++;
+	printf("    KNOWN OPEN DEFECT: %s\n", defect);
+	printf("#%d %s:SKIP\n", n_run, name);
+	fflush(stdout);
+}
+
 static void run_test(const struct test *t)
 {
 	bool ok;
@@ -543,7 +554,10 @@ static void run_test(const struct test *t)
 	if (t->clean)
 		flows_clear();
 	ok = t->fn ? t->fn() : run_fixtures(t->steps, t->nsteps);
-	report(t->name, ok);
+	if (!ok && t->known_defect)
+		report_known(t->name, t->known_defect);
+	else
+		report(t->name, ok);
 }
 
 static void run_single(const struct fixture *f)
@@ -555,6 +569,13 @@ static void run_single(const struct fixture *f)
 
 int fixture_main(const char *prog, const struct test *t, size_t n)
 {
+	return fixture_main_opts(prog, t, n, NULL);
+}
+
+int fixture_main_opts(const char *prog, const struct test *t, size_t n,
+		      const struct fixture_opts *o)
+{
+	static const struct fixture_opts dflt;
 	size_t i, j;
 
 	setvbuf(stderr, NULL, _IOLBF, 0);
@@ -564,7 +585,7 @@ int fixture_main(const char *prog, const struct test *t, size_t n)
 		return 1;
 	}
 	cur_test = "setup";
-	if (fixture_testbed()) {
+	if (fixture_testbed_opts(o ? o : &dflt)) {
 		printf("#1 setup:FAIL\n0 passed, 1 failed\n");
 		return 1;
 	}
@@ -578,7 +599,11 @@ int fixture_main(const char *prog, const struct test *t, size_t n)
 			run_single(&t[i].steps[j]);
 	}
 
-	printf("%d passed, %d failed\n", n_pass, n_fail);
+	if (n_skip)
+		printf("%d passed, %d failed, %d skipped\n", n_pass, n_fail,
+		       n_skip);
+	else
+		printf("%d passed, %d failed\n", n_pass, n_fail);
 	xnat_bpf__destroy(skel);
 	return n_fail ? 1 : 0;
 }

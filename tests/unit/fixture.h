@@ -232,7 +232,8 @@ void stats_read(struct xnat_counter sum[XNAT_REASON_MAX]);
 int flows_count(void);
 /* Delete every entry of FD, at most BOUND of them. */
 void map_clear(int fd, int bound);
-/* Forget all NAT state: flows, mappings, port owners and peers. */
+/* Forget all NAT state: flows, mappings, port owners, peers, bindings and
+ * the hosts' counts. */
 void flows_clear(void);
 struct flow_key flow_key4(const char *saddr, uint16_t sport,
 			  const char *daddr, uint16_t dport,
@@ -283,6 +284,9 @@ struct test {
 	/* Each of the steps is a test of its own, under its fixture's name,
 	 * on an empty flow table (name and clean are then unused). */
 	bool each;
+	/* XXX: an open defect this test shows; a failure is reported as a
+	 * skip naming it until fixed (see the comment at the test). */
+	const char *known_defect;
 };
 
 #define STEPS(a) .steps = a, .nsteps = ARRAY_SIZE(a)
@@ -294,9 +298,20 @@ int fixture_setup(void);
  * runner's (fixture_setup.c). */
 int fixture_testbed(void);
 
+/* What a test file may change of the testbed: the flow table's size (0:
+ * 2 * FLOW_CONNS entries) and a step run after it is built (0 or -1). */
+struct fixture_opts {
+	unsigned int flow_entries;
+	int (*setup)(void);
+};
+int fixture_testbed_opts(const struct fixture_opts *o);
+
 /* Build the testbed, run the N tests of T in order, report; the exit code
  * of the binary. */
 int fixture_main(const char *prog, const struct test *t, size_t n);
+/* The same on a testbed changed by O. */
+int fixture_main_opts(const char *prog, const struct test *t, size_t n,
+		      const struct fixture_opts *o);
 
 #define FIXTURE_MAIN(table)                                                   \
 	int main(void)                                                        \

@@ -102,7 +102,7 @@ static int setup_netns(void)
 	return 0;
 }
 
-static int setup_bpf(void)
+static int setup_bpf(unsigned int flow_entries)
 {
 	struct xnat_config cfg = {
 		.port_min = PORT_MIN,
@@ -131,7 +131,7 @@ static int setup_bpf(void)
 		fprintf(stderr, "setup: xnat_bpf__open failed\n");
 		return -1;
 	}
-	err = bpf_map__set_max_entries(skel->maps.xnat_flows, 2 * FLOW_CONNS);
+	err = bpf_map__set_max_entries(skel->maps.xnat_flows, flow_entries);
 	if (!err)
 		err = xnat_bpf__load(skel);
 	if (err) {
@@ -165,9 +165,19 @@ static int setup_bpf(void)
 	return 0;
 }
 
+int fixture_testbed_opts(const struct fixture_opts *o)
+{
+	if (setup_netns() ||
+	    setup_bpf(o->flow_entries ? o->flow_entries : 2 * FLOW_CONNS))
+		return -1;
+	return o->setup ? o->setup() : 0;
+}
+
 int fixture_testbed(void)
 {
-	return setup_netns() || setup_bpf() ? -1 : 0;
+	static const struct fixture_opts dflt;
+
+	return fixture_testbed_opts(&dflt);
 }
 
 /* The testbed and the loaded program, without the test runner (for the

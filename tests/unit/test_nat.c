@@ -479,7 +479,7 @@ static bool test_no_port(void)
 	f.in.dport = f.out.dport = 54;
 	ok &= run_fixture(&f);
 	/* Towards a third peer the other endpoint shares the port as an
-	 * endpoint-dependent one (tests/unit/test_scale.c has the rest). */
+	 * endpoint-dependent one (tests/unit/test_scale_edm.c has the rest). */
 	f.name = "other endpoint, third peer: the port, endpoint-dependent";
 	f.in.sport = 1235;
 	f.in.dport = f.out.dport = 55;

@@ -53,7 +53,7 @@ static bool test_insert_race(void)
 
 	/* As the racing CPU has it: the reply towards the same endpoint
 	 * (another endpoint's would be a port clash, which the flow escapes
-	 * with an endpoint-dependent port: test_scale.c). */
+	 * with an endpoint-dependent port: test_scale_edm.c). */
 	inet_pton(AF_INET, LAN_HOST, &planted.new_daddr.v4);
 	planted.new_dport = htons(40000);
 

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests of the NAT's endpoint-dependent fallback (bpf/nat.h,
+ * bpf/slowpath.h) with BPF_PROG_RUN: ports shared towards distinct
+ * remotes when the range holds fewer ports than inside endpoints, the
+ * reservation of a mapping that is over (RFC 4787 REQ-3), the fallback's
+ * capacity, and the bound on what a packet that cannot be NATed costs.
+ *
+ * Runs on the fixture's testbed with a large flow table (scale_harness.h):
+ * every forwarded frame is checked whole, both checksums against the
+ * independent oracle (csum_oracle.h). Run as root from the repository
+ * root. Prints "#N name:OK|FAIL" and ends with "N passed, N failed".
+ */
+#include "scale_harness.h"
+
+/* ---- Endpoint-dependent fallback --------------------------------------- */
+
+/*
+ * Four ports, more endpoints: the first four keep a port of their own
+ * (port preservation makes it deterministic), the others share ports
+ * towards distinct remotes, as Linux's masquerade would. Replies find
+ * their way back to the right endpoint; a fifth endpoint towards a remote
+ * port whose four ports are all in use is dropped and counted, and leaves
+ * no state behind.
+ */
+static bool test_edm_fallback(void)
+{
+	struct xnat_config c = scale_cfg;
+	int edm_fd = bpf_map__fd(skel->maps.xnat_edm_ports);
+	uint16_t port[4];
+	bool ok = true;
+	int i;
+
+	c.port_min = 30000;
+	c.port_max = 30003;
+	if (!scale_reset(&c))
+		return false;
+	for (i = 0; i < 4; i++) {
+		ok &= out_expect(&c, 10, 30000 + i, 9, XDP_REDIRECT,
+				 XNAT_FWD_SLOW, NULL, &port[i]);
+		ok &= ASSERT_EQ(port[i], 30000 + i, "port preserved");
+	}
+	/* Towards port 9 every external port is in use: the kernel's NAT,
+	 * with its own range, gets the flow. */
+	ok &= out_expect(&c, 11, 5000, 9, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
+			 NULL);
+	ok &= ASSERT_EQ(map_count(edm_fd), 0, "no binding left by the drop");
+	/* Towards port 10: four endpoints of host .11, each its own port. */
+	for (i = 0; i < 4; i++) {
+		ok &= out_expect(&c, 11, 5000 + i, 10, XDP_REDIRECT,
+				 XNAT_FWD_SLOW_EDM, NULL, &port[i]);
+		for (int j = 0; j < i; j++)
+			ok &= ASSERT_TRUE(port[j] != port[i],
+					  "distinct ports towards one remote");
+	}
+	ok &= ASSERT_EQ(map_count(edm_fd), 4, "endpoint-dependent bindings");
+	ok &= out_expect(&c, 11, 5004, 10, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
+			 NULL);
+	/* Replies reach the endpoint that owns the port towards them. */
+	for (i = 0; i < 4; i++)
+		ok &= reply_expect(11, 5000 + i, 10, NULL, port[i]);
+	/* An endpoint with a mapping keeps it towards new remotes. */
+	ok &= out_expect(&c, 10, 30001, 11, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
+			 &port[0]);
+	ok &= ASSERT_EQ(port[0], 30001, "mapping kept");
+	return ok;
+}
+
+/*
+ * RFC 4787 REQ-3: a mapping that is over keeps its port for one timeout,
+ * and an endpoint-dependent flow of another host may not take it either
+ * (a remote of the old mapping would reach that host). The "over, but
+ * waiting" state is set up directly: the flow's entries removed, the
+ * mapping's counts at zero, as flow expiry leaves them.
+ */
+static bool test_edm_respects_reserved_port(void)
+{
+	struct xnat_config c = scale_cfg;
+	int mappings_fd = bpf_map__fd(skel->maps.xnat_mappings);
+	struct nat_endpoint ep = { .port = htons(30000), .proto = IPPROTO_UDP };
+	struct nat_mapping m;
+	char h[32];
+	bool ok = true;
+
+	c.port_min = c.port_max = 30000;
+	if (!scale_reset(&c))
+		return false;
+	ok &= out_expect(&c, 70, 30000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
+			 NULL);
+	/* While the mapping is in use, others may share its port. */
+	ok &= out_expect(&c, 71, 1000, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
+			 NULL, NULL);
+	map_clear(flows_fd, SCALE_FLOWS_MAX + 1);
+	map_clear(bpf_map__fd(skel->maps.xnat_edm_ports), 65536);
+	inet_pton(AF_INET, scale_host(70, h), &ep.addr);
+	if (!ASSERT_OK(bpf_map_lookup_elem(mappings_fd, &ep, &m), "mapping"))
+		return false;
+	m.flows = m.out_flows = 0;
+	if (!ASSERT_OK(bpf_map_update_elem(mappings_fd, &ep, &m, BPF_EXIST),
+		       "mapping over"))
+		return false;
+	ok &= out_expect(&c, 71, 1001, 9, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
+			 NULL);
+	ok &= out_expect(&c, 71, 1002, 11, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
+			 NULL);
+	ok &= ASSERT_EQ(map_count(flows_fd), 0, "no flow");
+	return ok;
+}
+
+/*
+ * The scale of the fallback: a NAT with one address holds as many flows
+ * from as many endpoints as it has (port, remote) pairs, as Linux's
+ * masquerade does; here 16 ports and 64 remote ports, 1024 endpoints of 16
+ * hosts (64 ports each). The search over a range of up to 16 ports is
+ * complete, so every one of them must get through, even the last.
+ */
+static bool test_edm_capacity(void)
+{
+	static bool used[64][16];
+	struct xnat_config c = scale_cfg;
+	int mappings_fd = bpf_map__fd(skel->maps.xnat_mappings);
+	int edm_fd = bpf_map__fd(skel->maps.xnat_edm_ports);
+	uint16_t port;
+	bool ok = true;
+	int h, i, n = 0;
+
+	c.port_min = 30000;
+	c.port_max = 30015;
+	if (!scale_reset(&c))
+		return false;
+	memset(used, 0, sizeof(used));
+	for (h = 0; h < 16 && ok; h++) {
+		for (i = 0; i < 64 && ok; i++, n++) {
+			int d = n % 64;
+
+			ok &= out_expect(&c, 20 + h, 2000 + i, 1000 + d,
+					 XDP_REDIRECT, ANY_FWD_SLOW, NULL,
+					 &port);
+			ok &= ASSERT_TRUE(!used[d][port - 30000],
+					  "(remote, port) used once");
+			used[d][port - 30000] = true;
+		}
+	}
+	ok &= ASSERT_EQ(n, 1024, "flows offered");
+	ok &= ASSERT_EQ(map_count(mappings_fd) + map_count(edm_fd), 1024,
+			"one mapping or binding per flow");
+	ok &= ASSERT_TRUE(map_count(mappings_fd) >= 1, "some mappings");
+	/* Full: the next one goes to the kernel, with no state left. */
+	ok &= out_expect(&c, 99, 2000, 1000, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
+			 NULL);
+	ok &= ASSERT_EQ(map_count(mappings_fd) + map_count(edm_fd), 1024,
+			"nothing left by the drop");
+	return ok;
+}
+
+/*
+ * Bounded failure: flows that get no port at all go to the kernel's NAT
+ * only within a budget per CPU (bpf/nat.h NAT_NO_PORT_PASS_BURST per
+ * window); a flood of them beyond it is dropped and counted, and leaves
+ * no state. 1000 such flows, as fast as BPF_PROG_RUN goes: some pass,
+ * most are dropped.
+ */
+static bool test_no_port_budget(void)
+{
+	struct xnat_config c = scale_cfg;
+	uint64_t pass0 = scale_counter(XNAT_PASS_NO_PORT);
+	uint64_t drop0 = scale_counter(XNAT_DROP_NO_PORT);
+	uint8_t frame[PKT_MAX], out[PKT_MAX];
+	uint32_t out_len, got;
+	uint64_t passed, dropped;
+	bool ok = true;
+	char h[32];
+	int i;
+
+	c.port_min = c.port_max = 30000;
+	if (!scale_reset(&c))
+		return false;
+	ok &= out_expect(&c, 60, 30000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
+			 NULL);
+	pass0 = scale_counter(XNAT_PASS_NO_PORT);
+	for (i = 0; i < 1000 && ok; i++) {
+		size_t len = udp_frame(frame, false, scale_host(61, h), 1000 + i,
+				       REMOTE, 9);
+
+		ok &= xdp_run(if_lan, frame, len, 0, out, &out_len, &got);
+		ok &= ASSERT_TRUE(got == XDP_PASS || got == XDP_DROP,
+				  "not forwarded");
+	}
+	passed = scale_counter(XNAT_PASS_NO_PORT) - pass0;
+	dropped = scale_counter(XNAT_DROP_NO_PORT) - drop0;
+	fprintf(stderr, "    1000 flows without a port: %llu to the kernel, %llu dropped\n",
+		(unsigned long long)passed, (unsigned long long)dropped);
+	ok &= ASSERT_EQ(passed + dropped, 1000, "each counted once");
+	ok &= ASSERT_TRUE(passed >= 64, "a burst reaches the kernel");
+	ok &= ASSERT_TRUE(dropped > 0, "the flood beyond it is dropped");
+	ok &= ASSERT_EQ(map_count(bpf_map__fd(skel->maps.xnat_flows)), 2,
+			"no state but the first flow's");
+	ok &= ASSERT_EQ(map_count(bpf_map__fd(skel->maps.xnat_edm_ports)), 0,
+			"no binding left");
+	return ok;
+}
+
+static const struct test tests[] = {
+	{ .name = "edm_fallback", .fn = test_edm_fallback },
+	{ .name = "edm_reserved_port", .fn = test_edm_respects_reserved_port },
+	{ .name = "edm_capacity", .fn = test_edm_capacity },
+	{ .name = "no_port_budget", .fn = test_no_port_budget },
+};
+
+SCALE_MAIN(tests)
