@@ -630,6 +630,50 @@ wait_log() {
 	return 1
 }
 
+# Poll (at most 10 s) until CMD [ARGS...] prints a number that is OP N
+# (-eq, -ge, ...); otherwise says WHAT it printed last.
+wait_number() {
+	local op=$1 n=$2 what=$3 got
+	shift 3
+	for _ in $(seq 50); do
+		got=$("$@") || return 1
+		test "$got" "$op" "$n" && return 0
+		sleep 0.2
+	done
+	echo "$what: $got, expected $op $n"
+	return 1
+}
+
+# A TCP connection from the LAN host to the WAN host's PORT: six small
+# writes, then SECS of silence, then FIN (the server's copy in
+# TB_WORK/idle.PORT). In offload mode both directions get offloaded after
+# the first writes and stay on the fast path while it is silent.
+tcp_idle_connection() {
+	local port=$1 secs=$2
+	tcp_server_recv "$NS_WAN" "$port" "$TB_WORK/idle.$port" ||
+		fail "no server on $port"
+	# shellcheck disable=SC2016 # the inner script's own argument
+	timeout $((secs + 10)) bash -c '
+		for i in 1 2 3 4 5 6; do echo "x$i"; sleep 0.2; done; sleep "$1"
+	' _ "$secs" | timeout $((secs + 10)) ip netns exec "$NS_LAN" socat -u - \
+		"TCP:$WAN_HOST4:$port" >/dev/null 2>&1 &
+	echo $! >>"$TB_WORK/pids"
+}
+
+# `xnat run` in the background (it watches conntrack and nftables events),
+# up once it has reloaded (the state names the same config); its PID in
+# XNAT_RUN_PID, its output (the event log) in XNAT_RUN_LOG.
+xnat_run_bg() {
+	bg_ns 120 "$NS_RTR" "$XNAT" run -c "$TB_CONFIG"
+	XNAT_RUN_PID=$BG_PID
+	XNAT_RUN_LOG=$TB_WORK/bg.$TB_BG_N.log
+	for _ in $(seq 50); do
+		grep -q reloaded "$XNAT_RUN_LOG" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	fail "xnat run did not come up: $(cat "$XNAT_RUN_LOG")"
+}
+
 # Client side: socat ADDRESS is e.g. TCP:198.19.0.2:5000 or
 # TCP6:[2001:2:0:2::2]:5000.
 tcp_send() { timeout "$T_XFER" ip netns exec "$1" socat -u "OPEN:$3" "$2"; }

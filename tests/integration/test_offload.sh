@@ -49,43 +49,12 @@ offloaded_matching() {
 		<<<"$out"
 }
 
-# Poll (at most 10 s) until offloaded_matching WORDS prints OP N (-eq, -ge).
+# Wait (at most 10 s) until offloaded_matching WORDS prints OP N (-eq, -ge).
 wait_offloaded() {
-	local op=$1 n=$2 got
+	local op=$1 n=$2
 	shift 2
-	for _ in $(seq 50); do
-		got=$(offloaded_matching "$@") || return 1
-		[ "$got" "$op" "$n" ] && return 0
-		sleep 0.2
-	done
-	echo "offloaded entries matching '$*': $got, expected $op $n"
-	return 1
-}
-
-# An established TCP connection from the LAN host to the WAN host's PORT
-# that sends a few small writes and then idles for SECS: both directions
-# get offloaded and stay in the table.
-idle_connection() {
-	local port=$1 secs=$2
-	tcp_server_recv "$NS_WAN" "$port" "$TB_WORK/idle.$port" ||
-		fail "no server on $port"
-	timeout $((secs + 10)) bash -c '
-		for i in 1 2 3 4 5 6; do echo "x$i"; sleep 0.2; done; sleep "$1"
-	' _ "$secs" | timeout $((secs + 10)) ip netns exec "$NS_LAN" socat -u - \
-		"TCP:$WAN_HOST4:$port" >/dev/null 2>&1 &
-	echo $! >>"$TB_WORK/pids"
-}
-
-# `xnat run` in the background: it watches conntrack and nftables events.
-xnat_run_bg() {
-	bg_ns 120 "$NS_RTR" "$XNAT" run -c "$TB_CONFIG"
-	XNAT_RUN_PID=$BG_PID
-	# Up once it has reloaded: the state names the same config.
-	for _ in $(seq 50); do
-		grep -q "reloaded" "$TB_WORK/bg.$TB_BG_N.log" 2>/dev/null && return 0
-		sleep 0.2
-	done
-	fail "xnat run did not come up: $(cat "$TB_WORK/bg.$TB_BG_N.log")"
+	wait_number "$op" "$n" "offloaded entries matching '$*'" \
+		offloaded_matching "$@"
 }
 
 # An operator's own table drops one LAN host's TCP to one port. In xdp mode
@@ -149,7 +118,7 @@ test_conntrack_delete() {
 	command -v conntrack >/dev/null || fail "conntrack (conntrack-tools) missing: scripts/deps.sh installs it"
 	xnat_run_bg
 
-	idle_connection $SRV_PORT 15
+	tcp_idle_connection $SRV_PORT 15
 	# Both directions: the LAN host's tuple, and the reply to the WAN
 	# address.
 	wait_offloaded -eq 2 "dst=$WAN_HOST4" "dport=$SRV_PORT" ||
@@ -159,14 +128,14 @@ test_conntrack_delete() {
 	wait_offloaded -eq 0 "dst=$WAN_HOST4" "dport=$SRV_PORT" ||
 		fail "conntrack -D left the flow on the fast path"
 
-	idle_connection $((SRV_PORT + 1)) 15
+	tcp_idle_connection $((SRV_PORT + 1)) 15
 	wait_offloaded -eq 2 "dst=$WAN_HOST4" "dport=$((SRV_PORT + 1))" ||
 		fail "the second connection was not offloaded both ways"
 	check on_rtr conntrack -F
 	wait_offloaded -eq 0 "dst=$WAN_HOST4" "dport=$((SRV_PORT + 1))" ||
 		fail "conntrack -F left the flow on the fast path"
 	# An nftables ruleset change takes every flow off, as well.
-	idle_connection $((SRV_PORT + 2)) 15
+	tcp_idle_connection $((SRV_PORT + 2)) 15
 	wait_offloaded -eq 2 "dst=$WAN_HOST4" "dport=$((SRV_PORT + 2))" ||
 		fail "the third connection was not offloaded both ways"
 	check on_rtr nft add table inet xnat_test_change

@@ -27,29 +27,9 @@ offloaded_on() {
 		 f['offloaded_at'].endswith('Z') and f['offloaded_s'] >= 0])" <<<"$out"
 }
 
-# Poll (at most 10 s) until offloaded_on PORT prints N.
+# Wait (at most 10 s) until offloaded_on PORT prints N.
 wait_offloaded_on() {
-	local port=$1 n=$2 got
-	for _ in $(seq 50); do
-		got=$(offloaded_on "$port") || return 1
-		[ "$got" -eq "$n" ] && return 0
-		sleep 0.2
-	done
-	echo "offloaded entries on port $port: $got, expected $n"
-	return 1
-}
-
-# A TCP connection to the WAN host's PORT: six small writes, then SECS of
-# silence, then FIN. Both directions get offloaded after the first writes.
-lc_connection() {
-	local port=$1 secs=$2
-	tcp_server_recv "$NS_WAN" "$port" "$TB_WORK/lc.$port" ||
-		fail "no server on $port"
-	timeout $((secs + 10)) bash -c '
-		for i in 1 2 3 4 5 6; do echo "x$i"; sleep 0.2; done; sleep "$1"
-	' _ "$secs" | timeout $((secs + 10)) ip netns exec "$NS_LAN" socat -u - \
-		"TCP:$WAN_HOST4:$port" >/dev/null 2>&1 &
-	echo $! >>"$TB_WORK/pids"
+	wait_number -eq "$2" "offloaded entries on port $1" offloaded_on "$1"
 }
 
 # The event log's lines about PORT, checked with EXPR over F (flow lines).
@@ -107,7 +87,7 @@ assert r is True, sys.argv[3]
 ' "$@"
 }
 
-# lc_connection's writes are over (1.2 s): a connection taken off now
+# tcp_idle_connection's writes are over (1.2 s): a connection taken off now
 # stays off, no packet brings it back.
 quiet() { sleep 1.5; }
 
@@ -115,14 +95,9 @@ TEST_MODES[offload_lifecycle]=offload
 test_offload_lifecycle() {
 	local log pid tpid p
 	command -v conntrack >/dev/null || fail "conntrack (conntrack-tools) missing: scripts/deps.sh installs it"
-	bg_ns 120 "$NS_RTR" "$XNAT" run -c "$TB_CONFIG"
-	pid=$BG_PID
-	log=$TB_WORK/bg.$TB_BG_N.log
-	for _ in $(seq 50); do
-		grep -q "reloaded" "$log" 2>/dev/null && break
-		sleep 0.2
-	done
-	grep -q "reloaded" "$log" || fail "xnat run did not come up: $(cat "$log")"
+	xnat_run_bg
+	pid=$XNAT_RUN_PID
+	log=$XNAT_RUN_LOG
 	timeout 60 "$XNAT" -n "$NS_RTR" trace --json proto tcp >"$TB_WORK/tr.json" \
 		2>"$TB_WORK/tr.err" &
 	tpid=$!
@@ -135,7 +110,7 @@ test_offload_lifecycle() {
 
 	# Offloaded both ways, then a FIN hands it back.
 	p=$LC_PORT
-	lc_connection $p 2
+	tcp_idle_connection $p 2
 	wait_offloaded_on $p 2 || fail "port $p: not offloaded both ways"
 	check xnat flows port $p
 	grep -q "on the fast path for [0-9]* s" <<<"$CHECK_OUT" || fail "flows: no fast-path time"
@@ -149,7 +124,7 @@ test_offload_lifecycle() {
 
 	# xnat flows delete.
 	p=$((LC_PORT + 1))
-	lc_connection $p 20
+	tcp_idle_connection $p 20
 	wait_offloaded_on $p 2 || fail "port $p: not offloaded both ways"
 	quiet
 	check xnat flows delete port $p
@@ -167,7 +142,7 @@ test_offload_lifecycle() {
 
 	# conntrack -D: the watch of xnat run takes it off.
 	p=$((LC_PORT + 2))
-	lc_connection $p 20
+	tcp_idle_connection $p 20
 	wait_offloaded_on $p 2 || fail "port $p: not offloaded both ways"
 	quiet
 	check on_rtr conntrack -D -p tcp --orig-dst "$WAN_HOST4" --dport $p
@@ -176,7 +151,7 @@ test_offload_lifecycle() {
 
 	# An nftables ruleset change.
 	p=$((LC_PORT + 3))
-	lc_connection $p 20
+	tcp_idle_connection $p 20
 	wait_offloaded_on $p 2 || fail "port $p: not offloaded both ways"
 	quiet
 	check on_rtr nft add table inet xnat_test_lc

@@ -22,33 +22,26 @@ static struct bench_sample *new_sample(struct bench_results *r)
 				sizeof(*r->samples), 256);
 }
 
+/* The drop mode: nothing forwarded, and the program saw the traffic. */
+static bool verify_drop(struct bench_sample *s)
+{
+	if (s->forwarded)
+		snprintf(s->note, sizeof(s->note), "drop mode forwarded %llu",
+			 (unsigned long long)s->forwarded);
+	else if (!s->router.drop_seen)
+		snprintf(s->note, sizeof(s->note), "xdp_drop saw nothing");
+	else
+		return true;
+	return false;
+}
 
-static void verify(struct bench *b, struct bench_sample *s, uint64_t kfwd)
+/* The router's counters say that the mode's own path forwarded it (KFWD:
+ * what the kernel forwarded); false with the reason in the note. */
+static bool verify_path(struct bench_sample *s, uint64_t kfwd)
 {
 	const struct bench_router_counters *c = &s->router;
 	enum bench_mode m = s->mode;
 
-	s->verified = false;
-	if (m == BM_DROP) {
-		if (s->forwarded)
-			snprintf(s->note, sizeof(s->note), "drop mode forwarded %llu",
-				 (unsigned long long)s->forwarded);
-		else if (!c->drop_seen)
-			snprintf(s->note, sizeof(s->note), "xdp_drop saw nothing");
-		else
-			s->verified = true;
-		return;
-	}
-	if (!s->forwarded) {
-		snprintf(s->note, sizeof(s->note), "nothing forwarded");
-		return;
-	}
-	for (int d = 0; d < 2; d++)
-		if (s->dir_offered[d] && !s->dir_forwarded[d]) {
-			snprintf(s->note, sizeof(s->note), "%s: nothing forwarded",
-				 d ? "WAN->LAN" : "LAN->WAN");
-			return;
-		}
 	switch (m) {
 	case BM_KERNEL_FWD:
 	case BM_KERNEL_NAT:
@@ -58,13 +51,13 @@ static void verify(struct bench *b, struct bench_sample *s, uint64_t kfwd)
 				 "kernel forwarded %llu of %llu",
 				 (unsigned long long)kfwd,
 				 (unsigned long long)s->forwarded);
-			return;
+			return false;
 		}
 		if (m == BM_KERNEL_NAT && c->conntrack < 1) {
 			snprintf(s->note, sizeof(s->note), "no conntrack entries");
-			return;
+			return false;
 		}
-		break;
+		return true;
 	case BM_XDP_OFFLOAD:
 		/* The kernel's connections, carried by XDP after their
 		 * first packets. */
@@ -74,9 +67,9 @@ static void verify(struct bench *b, struct bench_sample *s, uint64_t kfwd)
 				 (unsigned long long)c->fwd_fast,
 				 (unsigned long long)s->forwarded,
 				 (long long)c->conntrack);
-			return;
+			return false;
 		}
-		break;
+		return true;
 	case BM_XDP_NAT:
 	case BM_XDP_NAT_SLOW: {
 		/* The fast path's own count, or (fast path off) the slow
@@ -92,13 +85,36 @@ static void verify(struct bench *b, struct bench_sample *s, uint64_t kfwd)
 				 (unsigned long long)c->fwd_fast,
 				 (unsigned long long)c->fwd_routed,
 				 (unsigned long long)s->forwarded);
-			return;
+			return false;
 		}
-		break;
+		return true;
 	}
 	default:
-		break;
+		return true;
 	}
+}
+
+static void verify(struct bench *b, struct bench_sample *s, uint64_t kfwd)
+{
+	enum bench_mode m = s->mode;
+
+	s->verified = false;
+	if (m == BM_DROP) {
+		s->verified = verify_drop(s);
+		return;
+	}
+	if (!s->forwarded) {
+		snprintf(s->note, sizeof(s->note), "nothing forwarded");
+		return;
+	}
+	for (int d = 0; d < 2; d++)
+		if (s->dir_offered[d] && !s->dir_forwarded[d]) {
+			snprintf(s->note, sizeof(s->note), "%s: nothing forwarded",
+				 d ? "WAN->LAN" : "LAN->WAN");
+			return;
+		}
+	if (!verify_path(s, kfwd))
+		return;
 	if (m >= BM_XDP_NAT && kfwd > s->forwarded / 100) {
 		/* XDP passed traffic up and the kernel forwarded it. */
 		snprintf(s->note, sizeof(s->note), "kernel forwarded %llu of %llu",
