@@ -128,7 +128,7 @@ static void emit_postrouting(FILE *f, const struct config *cfg,
 
 	if (!cfg->nat_addr_auto && cfg->n_pool > 1) {
 		/* Paired pooling, the same choice as XDP's (see
-		 * xnat_pool_hash() in bpf/xnat_common.h). */
+		 * xnat_pool_hash() in bpf/common_nat.h). */
 		n = snprintf(to, sizeof(to),
 			     "snat ip to jhash ip saddr mod %d seed %#x map {",
 			     cfg->n_pool, XNAT_POOL_SEED);

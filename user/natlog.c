@@ -31,7 +31,7 @@ struct natlog {
 	int flows;
 };
 
-/* Sync note: enum flowlog_why in bpf/xnat_common.h. */
+/* Sync note: enum flowlog_why in bpf/common_events.h. */
 static const char *const why_names[FLOWLOG_WHY_MAX] = {
 	[FLOWLOG_WHY_NONE] = "-",
 	[FLOWLOG_WHY_TCP_END] = "tcp_end",

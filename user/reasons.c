@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * What each counter means. Sync note: one entry per enum xnat_reason in
- * bpf/xnat_common.h, indexed by it; a reason without a name or a meaning
+ * bpf/common_reasons.h, indexed by it; a reason without a name or a meaning
  * fails the unit test reasons_named (tests/unit/test_reasons.c).
  */
 #include "reasons.h"

@@ -149,7 +149,7 @@ test_host_limit() {
 }
 
 # The pool address paired pooling gives ADDR: nftables' jhash of the four
-# address bytes with xnat's seed (bpf/xnat_common.h), written out again
+# address bytes with xnat's seed (bpf/common_nat.h), written out again
 # here from the kernel's include/linux/jhash.h.
 pool_index() {
 	python3 - "$1" "$2" <<-'EOF'

@@ -3,7 +3,7 @@
  * The microbenchmark's offload-mode case (microbench.h, MICROBENCH_OFFLOAD):
  * the benchmark's one flow switched to the entry offload mode would hold
  * for it, and back, around each call. Kept apart from microbench.c, which
- * measures; this only knows the flow table's layout (bpf/xnat_common.h).
+ * measures; this only knows the flow table's layout (bpf/common_flow.h).
  */
 #include <errno.h>
 #include <time.h>
