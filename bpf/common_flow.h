@@ -155,14 +155,20 @@ struct frag_key {
 };
 _Static_assert(sizeof(struct frag_key) == 44, "frag_key layout");
 
-/* Fragment record (frag.h): flow (family 0: went up), age, byte ranges. */
+/* Fragment record (frag.h): flow (family 0: went up), age, and the byte
+ * ranges [start, end) the datagram's forwarded fragments covered (end 0:
+ * free; adjacent ones merge, so fragments in order use one). */
+#define XNAT_FRAG_SPANS 8
+struct frag_span {
+	__u32 start, end;
+};
 struct frag_rec {
 	struct flow_key flow;
-	__u32 first_end;  /* end of the first fragment's data, bytes */
+	__u32 _pad;
 	__u64 created_ns; /* bpf_ktime_get_coarse_ns() */
-	__u32 last_off, last_end; /* range of the latest later fragment */
+	struct frag_span spans[XNAT_FRAG_SPANS];
 };
-_Static_assert(sizeof(struct frag_rec) == 64, "frag_rec layout");
+_Static_assert(sizeof(struct frag_rec) == 120, "frag_rec layout");
 
 /* TCP header flag bits as in byte 13 of the header. */
 #define XNAT_TCP_FIN 0x01

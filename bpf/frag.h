@@ -8,11 +8,16 @@
  * through it and get the same L3 rewrite.
  *
  * The record also keeps what a reassembling host needs to stay safe, since
- * the router forwards fragments without reassembling them: the byte range
- * of the first fragment and of the latest later one. A fragment that
- * overlaps either, or repeats the first one, is dropped (RFC 1858 and
- * RFC 3128 for IPv4 tiny and overlapping fragments, RFC 5722 for IPv6):
- * an overlap is how a fragment rewrites the ports the filter decided on.
+ * the router forwards fragments without reassembling them: the byte ranges
+ * of every fragment forwarded so far, the first one's included, merged
+ * where they meet (XNAT_FRAG_SPANS of them, a bounded record). A fragment
+ * that overlaps or repeats any of them is dropped as drop_frag_bad (RFC 1858
+ * and RFC 3128 for IPv4 tiny and overlapping fragments, RFC 5722 for IPv6):
+ * an overlap is how a fragment rewrites the ports the filter decided on,
+ * and Linux's reassembly discards such datagrams. So is a fragment that
+ * would need a range more than the record has room for (more holes in
+ * the datagram at once than XNAT_FRAG_SPANS - 1: reordering that deep does
+ * not happen on a path, and an unbounded record is what an attacker wants).
  * Records expire after FRAG_TIMEOUT_NS, checked on use, so a stale record
  * never steers a later datagram that reuses the id.
  *
@@ -95,6 +100,68 @@ static __always_inline int frag_overlaps(__u32 start, __u32 end, __u32 a,
 	return start < b && a < end;
 }
 
+/* Is span S in use? (A used one ends after it starts, so past 0.) */
+#define FRAG_SPAN_USED(s) ((s)->end != 0)
+
+/*
+ * Add the bytes [START, END) of a later fragment to R's ranges: merged
+ * into the ones it meets, else into a free slot. -1 when it is empty,
+ * overlaps (or repeats) bytes already forwarded, or finds no free slot:
+ * the fragment must be dropped, R is unchanged. Pass after pass, each
+ * acting at once, rather than one pass remembering indexes: the verifier
+ * would walk every combination of those. A global function, verified
+ * once.
+ */
+__noinline int frag_span_add(struct frag_rec *r, __u32 start, __u32 end)
+{
+	struct frag_span *s, *n;
+	int i, j;
+
+	if (!r || end <= start)
+		return -1;
+	for (i = 0; i < XNAT_FRAG_SPANS; i++) {
+		s = &r->spans[i];
+		if (FRAG_SPAN_USED(s) && frag_overlaps(start, end, s->start,
+						       s->end))
+			return -1;
+	}
+	/* Right after a range: extend it, and if that closes the hole
+	 * before the next range, the two become one. */
+	for (i = 0; i < XNAT_FRAG_SPANS; i++) {
+		s = &r->spans[i];
+		if (!FRAG_SPAN_USED(s) || s->end != start)
+			continue;
+		s->end = end;
+		for (j = 0; j < XNAT_FRAG_SPANS; j++) {
+			n = &r->spans[j];
+			if (FRAG_SPAN_USED(n) && n->start == end) {
+				s->end = n->end;
+				n->start = 0;
+				n->end = 0;
+				break;
+			}
+		}
+		return 0;
+	}
+	/* Right before a range: extend it downwards. */
+	for (i = 0; i < XNAT_FRAG_SPANS; i++) {
+		s = &r->spans[i];
+		if (FRAG_SPAN_USED(s) && s->start == end) {
+			s->start = start;
+			return 0;
+		}
+	}
+	for (i = 0; i < XNAT_FRAG_SPANS; i++) {
+		s = &r->spans[i];
+		if (!FRAG_SPAN_USED(s)) {
+			s->start = start;
+			s->end = end;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /* A first fragment of flow KEY went through: let the rest follow it. */
 static __always_inline void frag_record(const struct pkt *p,
 					const struct flow_key *key)
@@ -109,7 +176,8 @@ static __always_inline void frag_record(const struct pkt *p,
 	frag_key(p, &t->fk);
 	__builtin_memset(&t->fr, 0, sizeof(t->fr));
 	t->fr.flow = *key;
-	t->fr.first_end = end;
+	t->fr.spans[0].start = start;
+	t->fr.spans[0].end = end;
 	t->fr.created_ns = bpf_ktime_get_coarse_ns();
 	bpf_map_update_elem(&xnat_fragments, &t->fk, &t->fr, BPF_ANY);
 }
@@ -153,8 +221,9 @@ static __always_inline int frag_first_check(const struct pkt *p)
 
 /*
  * The flow a later fragment belongs to, or NULL (no fresh record, or the
- * datagram went up). *BAD is set when the fragment overlaps the first one
- * or the latest later one: it must be dropped.
+ * datagram went up). *BAD is set when the fragment overlaps or repeats
+ * bytes of the datagram already forwarded, or the record has no room for
+ * its range: it must be dropped.
  */
 static __always_inline struct flow_key *frag_flow(const struct pkt *p,
 						  int *bad)
@@ -171,16 +240,12 @@ static __always_inline struct flow_key *frag_flow(const struct pkt *p,
 	r = bpf_map_lookup_elem(&xnat_fragments, &t->fk);
 	if (!r || !frag_fresh(r) || !r->flow.family)
 		return NULL;
-	if (frag_overlaps(start, end, 0, r->first_end) ||
-	    frag_overlaps(start, end, r->last_off, r->last_end) ||
-	    end <= start) {
+	/* Not atomic: two CPUs adding to one datagram at once can lose a
+	 * range, which only weakens the check for a copy of that one. */
+	if (frag_span_add(r, start, end)) {
 		*bad = 1;
 		return NULL;
 	}
-	/* Not atomic: a race between two CPUs only weakens the check for
-	 * one fragment. */
-	r->last_off = start;
-	r->last_end = end;
 	return &r->flow;
 }
 

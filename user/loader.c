@@ -35,7 +35,7 @@ static int map_is_derived(const char *name)
 		MAP_OFFLOAD, MAP_POOL, MAP_POOL_REV, MAP_STATS, "xnat_alloc",
 		/* transient, not state: fragments in flight, scratch space,
 		 * the trace's and the NAT log's settings and rings */
-		"xnat_frags", "xnat_scratch", MAP_TRACE_CFG, MAP_TRACE_CPU,
+		"xnat_fragments", "xnat_scratch", MAP_TRACE_CFG, MAP_TRACE_CPU,
 		MAP_TRACE_RB, MAP_NATLOG_CFG, MAP_NATLOG_CPU, MAP_NATLOG_RB,
 	};
 

@@ -448,8 +448,8 @@ test_redirect_drops_warned() {
 
 # ---- upgrades ---------------------------------------------------------------------
 
-# A binary whose config-derived map has another layout re-creates it (the
-# forward still works); one whose state map differs is refused, naming
+# A binary whose config-derived (or transient) map has another layout
+# re-creates it (the forward still works); one whose state map differs is refused, naming
 # `xnat down`, and the router keeps running.
 TEST_MODES[map_layout_change]="xdp offload"
 test_map_layout_change() {
@@ -466,6 +466,16 @@ test_map_layout_change() {
 	echo_server "$NS_LAN" tcp 80 || fail "no server"
 	check bash -c "echo $tok | timeout 5 ip netns exec $NS_WAN socat -t 2 - TCP:$RTR_WAN4:8080"
 	grep -q "$tok" <<<"$CHECK_OUT" || fail "port forward broken after re-creation"
+
+	# Fragment records as an older binary made them (64 bytes, one range
+	# per datagram): in flight only, re-created.
+	check rm "$pins/xnat_fragments"
+	check bpftool map create "$pins/xnat_fragments" type lru_hash key 44 \
+		value 64 entries 8192 name xnat_fragments
+	xnat_rc up -c "$TB_CONFIG"
+	[ "$RC" = 0 ] || fail "up over older fragment records failed"
+	grep -q "xnat_fragments has a new layout" <<<"$OUT" ||
+		fail "fragment records: not said"
 
 	check rm "$pins/xnat_peers"
 	check bpftool map create "$pins/xnat_peers" type hash key 16 value 8 \

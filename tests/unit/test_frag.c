@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests of IPv4 fragments of NATed flows (bpf/frag.h): the first
- * fragment NATed as any packet, later ones following its rewrite.
+ * Unit tests of fragments (bpf/frag.h): the first fragment of an IPv4
+ * datagram NATed as any packet, later ones following its rewrite; IPv6
+ * fragments following their flow; and what a reassembling host needs to
+ * stay safe (RFC 1858, RFC 3128, RFC 5722): any fragment overlapping or
+ * repeating bytes of its datagram already forwarded is dropped, whichever
+ * fragments they came from, in IPv4 and IPv6, while fragments out of order
+ * that do not overlap pass; a record expires; its room is bounded.
  * Fixtures and runner: fixture.h.
  */
 #include "fixture.h"
@@ -60,8 +65,269 @@ static bool test_fragments(void)
 	return ok;
 }
 
+
+/* Set the IPv4 fragment offset (bytes, multiple of 8) and MF of a frame. */
+static void frag_set(uint8_t *frame, uint16_t off, bool more)
+{
+	struct pkt_v4_udp *p = (void *)frame;
+
+	p->ip.frag_off = htons((off / 8) | (more ? 0x2000 : 0));
+	pkt_ipv4_fix_csum(&p->ip);
+}
+
+/*
+ * RFC 1858 / RFC 3128: a later fragment overlapping the first one (here at
+ * offset 8, over the UDP ports) or repeating the latest one is dropped;
+ * a second first fragment too. A record past its lifetime steers nothing.
+ */
+static bool test_frag_overlap(void)
+{
+	struct pkt_spec in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
+			       .proto = IPPROTO_UDP, .sport = 40604, .dport = 53,
+			       .ip_id = 777 };
+	uint8_t frame[PKT_MAX], got[PKT_MAX];
+	int fd = bpf_map__fd(skel->maps.xnat_fragments);
+	struct frag_key k, next;
+	struct frag_rec r;
+	uint32_t got_len = 0;
+	size_t len;
+	bool ok;
+
+	len = pkt_build(frame, &in);
+	frag_set(frame, 0, true);
+	ok = run_expect("first fragment", if_lan, frame, len, 0, XDP_REDIRECT,
+			XNAT_FWD_SLOW, got, &got_len);
+	len = pkt_build(frame, &in);
+	frag_set(frame, 8, true);
+	ok = ok && run_expect("overlapping the first", if_lan, frame, len, 0,
+			      XDP_DROP, XNAT_DROP_FRAG_BAD, got, &got_len);
+	len = pkt_build(frame, &in);
+	frag_set(frame, 32, true);
+	ok = ok && run_expect("next fragment", if_lan, frame, len, 0,
+			      XDP_REDIRECT, XNAT_FWD_FAST, got, &got_len);
+	len = pkt_build(frame, &in);
+	frag_set(frame, 32, false);
+	ok = ok && run_expect("same offset again", if_lan, frame, len, 0,
+			      XDP_DROP, XNAT_DROP_FRAG_BAD, got, &got_len);
+	len = pkt_build(frame, &in);
+	frag_set(frame, 0, true);
+	ok = ok && run_expect("second first fragment", if_lan, frame, len, 0,
+			      XDP_DROP, XNAT_DROP_FRAG_BAD, got, &got_len);
+
+	/* Age every record past its lifetime: a later fragment with the id
+	 * is no longer this flow's. */
+	if (!bpf_map_get_next_key(fd, NULL, &next)) {
+		do {
+			k = next;
+			if (!bpf_map_lookup_elem(fd, &k, &r)) {
+				r.created_ns = 1;
+				bpf_map_update_elem(fd, &k, &r, BPF_EXIST);
+			}
+		} while (!bpf_map_get_next_key(fd, &k, &next));
+	}
+	len = pkt_build(frame, &in);
+	frag_set(frame, 64, false);
+	ok = ok && run_expect("fragment after the record expired", if_lan,
+			      frame, len, 0, XDP_PASS, XNAT_PASS_FRAGMENT, got,
+			      &got_len);
+	return ok;
+}
+
+/* An IPv6 fragment header (RFC 8200 4.5) of NH with offset OFF and M. */
+static size_t frag6_build(uint8_t *frame, const struct pkt_spec *s,
+			  uint16_t off, bool more, uint32_t id)
+{
+	uint8_t l4[PKT_MAX];
+	size_t len = pkt_build(l4, s), l4_len = len - ETH_HLEN - 40;
+	struct pkt_v6_udp *p = (void *)frame;
+	uint8_t *fh = frame + ETH_HLEN + 40;
+
+	memcpy(frame, l4, ETH_HLEN + 40);
+	p->ip6.nexthdr = 44;
+	p->ip6.payload_len = htons(8 + l4_len);
+	fh[0] = IPPROTO_UDP;
+	fh[1] = 0;
+	fh[2] = (off | (more ? 1 : 0)) >> 8;
+	fh[3] = (off | (more ? 1 : 0)) & 0xff;
+	memcpy(fh + 4, &id, 4);
+	memcpy(fh + 8, l4 + ETH_HLEN + 40, l4_len);
+	return len + 8;
+}
+
+/* IPv6 fragments follow their first fragment's flow; overlaps dropped. */
+static bool test_ipv6_fragments(void)
+{
+	struct pkt_spec in = { FROM_WAN, .saddr = WAN6_GW, .daddr = LAN6_HOST,
+			       .proto = IPPROTO_UDP, .sport = 53, .dport = 40605 };
+	struct fixture open = { .name = "open", .ingress = LAN,
+		.in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
+			.proto = IPPROTO_UDP, .sport = 40605, .dport = 53 },
+		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW };
+	uint8_t frame[PKT_MAX], got[PKT_MAX];
+	uint32_t got_len = 0;
+	size_t len;
+	bool ok;
+
+	if (!run_fixture(&open))
+		return false;
+	len = frag6_build(frame, &in, 0, true, htonl(99));
+	ok = run_expect("first fragment", if_wan, frame, len, 0, XDP_REDIRECT,
+			XNAT_FWD_FAST, got, &got_len);
+	len = frag6_build(frame, &in, 1232, false, htonl(99));
+	ok = ok && run_expect("later fragment", if_wan, frame, len, 0,
+			      XDP_REDIRECT, XNAT_FWD_FAST, got, &got_len);
+	len = frag6_build(frame, &in, 8, false, htonl(99));
+	ok = ok && run_expect("overlapping the first", if_wan, frame, len, 0,
+			      XDP_DROP, XNAT_DROP_FRAG_BAD, got, &got_len);
+	len = frag6_build(frame, &in, 1232, false, htonl(100));
+	ok = ok && run_expect("later fragment, unknown datagram", if_wan,
+			      frame, len, 0, XDP_PASS, XNAT_PASS_FRAGMENT, got,
+			      &got_len);
+	return ok;
+}
+
+/* ---- Overlaps among all of a datagram's fragments ------------------------ */
+
+/* A fragment of a scripted datagram: its offset and data length (bytes),
+ * MF, and whether it must be forwarded (else dropped as drop_frag_bad). */
+struct frag_step {
+	const char *what;
+	uint16_t off, data;
+	bool more, ok;
+};
+
+#define D 40 /* the data of a full fragment below: UDP header + 32 bytes */
+
+/* In order of arrival. The first fragment (offset 0) is the only one with
+ * the UDP header the flow is found by; the others' data is opaque. */
+static const struct frag_step out_of_order[] = {
+	{ "first", 0, D, true, true },
+	{ "fourth before the second", 3 * D, D, true, true },
+	{ "second", D, D, true, true },
+	{ "third fills the hole", 2 * D, D, true, true },
+	{ "last", 5 * D, D, false, true },
+	{ "fifth", 4 * D, D, true, true },
+	{ "copy of the third, datagram complete", 2 * D, D, true, false },
+};
+
+/* The second and third overlap each other, neither of them the first
+ * fragment nor the latest one. */
+static const struct frag_step middle_overlap[] = {
+	{ "first", 0, D, true, true },
+	{ "second", 2 * D, D, true, true },
+	{ "third", 4 * D, D, true, true },
+	{ "over the second's tail", 2 * D + 8, D, true, false },
+	{ "copy of the second", 2 * D, D, true, false },
+	{ "inside the second (teardrop)", 2 * D + 16, 8, true, false },
+	{ "dropped ones left no trace", D, D, true, true },
+	{ "last", 5 * D, D, false, true },
+};
+
+/* Teardrop: a second fragment that starts and ends inside the first. */
+static const struct frag_step teardrop[] = {
+	{ "first", 0, D, true, true },
+	{ "inside the first", 16, 8, false, false },
+	{ "the real second", D, D, false, true },
+};
+
+/* More holes at once than the record has ranges: the fragment that needs
+ * one more is dropped; once a hole is filled (two ranges merge) there is
+ * room again. */
+static const struct frag_step many_holes[] = {
+	{ "first", 0, D, true, true },
+	{ "hole 1", 2 * D, D, true, true },
+	{ "hole 2", 4 * D, D, true, true },
+	{ "hole 3", 6 * D, D, true, true },
+	{ "hole 4", 8 * D, D, true, true },
+	{ "hole 5", 10 * D, D, true, true },
+	{ "hole 6", 12 * D, D, true, true },
+	{ "hole 7", 14 * D, D, true, true },
+	{ "hole 8: no room", 16 * D, D, true, false },
+	{ "hole 1 filled", D, D, true, true },
+	{ "hole 8: room again", 16 * D, D, true, true },
+};
+
+_Static_assert(XNAT_FRAG_SPANS == 8, "many_holes is written for 8 ranges");
+
+static const uint8_t zeros[D];
+
+/* Send the fragments STEPS (N of them) of datagram ID of flow IN (built by
+ * pkt_build from the LAN host, IPv4; from the WAN gateway, IPv6) and check
+ * each verdict. */
+static bool run_datagram(const char *name, const struct pkt_spec *in,
+			 int ifindex, uint32_t id, const struct frag_step *steps,
+			 size_t n)
+{
+	uint8_t frame[PKT_MAX], got[PKT_MAX];
+	char what[128];
+	uint32_t got_len;
+	bool ok = true;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct frag_step *st = &steps[i];
+		struct pkt_spec s = *in;
+		size_t len;
+
+		s.payload = zeros;
+		s.payload_len = st->data - 8;
+		s.ip_id = id;
+		if (strchr(s.saddr, ':')) {
+			len = frag6_build(frame, &s, st->off, st->more, htonl(id));
+		} else {
+			len = pkt_build(frame, &s);
+			frag_set(frame, st->off, st->more);
+		}
+		snprintf(what, sizeof(what), "%s: %s", name, st->what);
+		got_len = sizeof(got);
+		ok = run_expect(what, ifindex, frame, len, 0,
+				st->ok ? XDP_REDIRECT : XDP_DROP,
+				st->ok ? XNAT_FWD_FAST : XNAT_DROP_FRAG_BAD,
+				got, &got_len) && ok;
+	}
+	return ok;
+}
+
+#define RUN_DATAGRAM(in, ifindex, id, steps) \
+	run_datagram(#steps, in, ifindex, id, steps, ARRAY_SIZE(steps))
+
+static bool test_frag_spans_v4(void)
+{
+	static const struct fixture open = { .name = "open", .ingress = LAN,
+		.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
+			.proto = IPPROTO_UDP, .sport = 40610, .dport = 53 },
+		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW };
+	const struct pkt_spec *in = &open.in;
+
+	return run_fixture(&open) &&
+	       RUN_DATAGRAM(in, if_lan, 1001, out_of_order) &
+	       RUN_DATAGRAM(in, if_lan, 1002, middle_overlap) &
+	       RUN_DATAGRAM(in, if_lan, 1003, teardrop) &
+	       RUN_DATAGRAM(in, if_lan, 1004, many_holes);
+}
+
+static bool test_frag_spans_v6(void)
+{
+	static const struct fixture open = { .name = "open", .ingress = LAN,
+		.in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
+			.proto = IPPROTO_UDP, .sport = 40611, .dport = 53 },
+		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW };
+	static const struct pkt_spec reply = { FROM_WAN, .saddr = WAN6_GW,
+		.daddr = LAN6_HOST, .proto = IPPROTO_UDP, .sport = 53,
+		.dport = 40611 };
+
+	return run_fixture(&open) &&
+	       RUN_DATAGRAM(&reply, if_wan, 2001, out_of_order) &
+	       RUN_DATAGRAM(&reply, if_wan, 2002, middle_overlap) &
+	       RUN_DATAGRAM(&reply, if_wan, 2003, teardrop) &
+	       RUN_DATAGRAM(&reply, if_wan, 2004, many_holes);
+}
+
 static const struct test tests[] = {
 	{ "ipv4_fragments", true, .fn = test_fragments },
+	{ "frag_overlap", true, .fn = test_frag_overlap },
+	{ "ipv6_fragments", true, .fn = test_ipv6_fragments },
+	{ "frag_spans_ipv4", true, .fn = test_frag_spans_v4 },
+	{ "frag_spans_ipv6", true, .fn = test_frag_spans_v6 },
 };
 
 FIXTURE_MAIN(tests)

@@ -2,9 +2,8 @@
 /*
  * Unit tests of what keeps XDP's own flows away from a kernel that cannot
  * handle them, and hostile packets away from the flows: ICMP errors built
- * in XDP (bpf/icmp_gen.h), fragment records with ranges and expiry
- * (bpf/frag.h), IPv6 fragments, TCP window tracking (bpf/tcp_track.h), the
- * ICMP version check and the WAN source check. Every generated error is
+ * in XDP (bpf/icmp_gen.h), TCP window tracking (bpf/tcp_track.h), the
+ * ICMP version check and the WAN source check (fragments: test_frag.c). Every generated error is
  * checked byte by byte against checksums from csum_oracle.h. Fixtures and
  * runner: fixture.h.
  */
@@ -195,127 +194,6 @@ static bool test_ipv6_errors(void)
 	return ok;
 }
 
-/* Set the IPv4 fragment offset (bytes, multiple of 8) and MF of a frame. */
-static void frag_set(uint8_t *frame, uint16_t off, bool more)
-{
-	struct pkt_v4_udp *p = (void *)frame;
-
-	p->ip.frag_off = htons((off / 8) | (more ? 0x2000 : 0));
-	pkt_ipv4_fix_csum(&p->ip);
-}
-
-/*
- * RFC 1858 / RFC 3128: a later fragment overlapping the first one (here at
- * offset 8, over the UDP ports) or repeating the latest one is dropped;
- * a second first fragment too. A record past its lifetime steers nothing.
- */
-static bool test_frag_overlap(void)
-{
-	struct pkt_spec in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-			       .proto = IPPROTO_UDP, .sport = 40604, .dport = 53,
-			       .ip_id = 777 };
-	uint8_t frame[PKT_MAX], got[PKT_MAX];
-	int fd = bpf_map__fd(skel->maps.xnat_fragments);
-	struct frag_key k, next;
-	struct frag_rec r;
-	uint32_t got_len = 0;
-	size_t len;
-	bool ok;
-
-	len = pkt_build(frame, &in);
-	frag_set(frame, 0, true);
-	ok = run_expect("first fragment", if_lan, frame, len, 0, XDP_REDIRECT,
-			XNAT_FWD_SLOW, got, &got_len);
-	len = pkt_build(frame, &in);
-	frag_set(frame, 8, true);
-	ok = ok && run_expect("overlapping the first", if_lan, frame, len, 0,
-			      XDP_DROP, XNAT_DROP_FRAG_BAD, got, &got_len);
-	len = pkt_build(frame, &in);
-	frag_set(frame, 32, true);
-	ok = ok && run_expect("next fragment", if_lan, frame, len, 0,
-			      XDP_REDIRECT, XNAT_FWD_FAST, got, &got_len);
-	len = pkt_build(frame, &in);
-	frag_set(frame, 32, false);
-	ok = ok && run_expect("same offset again", if_lan, frame, len, 0,
-			      XDP_DROP, XNAT_DROP_FRAG_BAD, got, &got_len);
-	len = pkt_build(frame, &in);
-	frag_set(frame, 0, true);
-	ok = ok && run_expect("second first fragment", if_lan, frame, len, 0,
-			      XDP_DROP, XNAT_DROP_FRAG_BAD, got, &got_len);
-
-	/* Age every record past its lifetime: a later fragment with the id
-	 * is no longer this flow's. */
-	if (!bpf_map_get_next_key(fd, NULL, &next)) {
-		do {
-			k = next;
-			if (!bpf_map_lookup_elem(fd, &k, &r)) {
-				r.created_ns = 1;
-				bpf_map_update_elem(fd, &k, &r, BPF_EXIST);
-			}
-		} while (!bpf_map_get_next_key(fd, &k, &next));
-	}
-	len = pkt_build(frame, &in);
-	frag_set(frame, 64, false);
-	ok = ok && run_expect("fragment after the record expired", if_lan,
-			      frame, len, 0, XDP_PASS, XNAT_PASS_FRAGMENT, got,
-			      &got_len);
-	return ok;
-}
-
-/* An IPv6 fragment header (RFC 8200 4.5) of NH with offset OFF and M. */
-static size_t frag6_build(uint8_t *frame, const struct pkt_spec *s,
-			  uint16_t off, bool more, uint32_t id, bool later)
-{
-	uint8_t l4[PKT_MAX];
-	size_t len = pkt_build(l4, s), l4_len = len - ETH_HLEN - 40;
-	struct pkt_v6_udp *p = (void *)frame;
-	uint8_t *fh = frame + ETH_HLEN + 40;
-
-	memcpy(frame, l4, ETH_HLEN + 40);
-	p->ip6.nexthdr = 44;
-	p->ip6.payload_len = htons(8 + l4_len);
-	fh[0] = IPPROTO_UDP;
-	fh[1] = 0;
-	fh[2] = (off | (more ? 1 : 0)) >> 8;
-	fh[3] = (off | (more ? 1 : 0)) & 0xff;
-	memcpy(fh + 4, &id, 4);
-	memcpy(fh + 8, l4 + ETH_HLEN + 40, l4_len);
-	(void)later;
-	return len + 8;
-}
-
-/* IPv6 fragments follow their first fragment's flow; overlaps dropped. */
-static bool test_ipv6_fragments(void)
-{
-	struct pkt_spec in = { FROM_WAN, .saddr = WAN6_GW, .daddr = LAN6_HOST,
-			       .proto = IPPROTO_UDP, .sport = 53, .dport = 40605 };
-	struct fixture open = { .name = "open", .ingress = LAN,
-		.in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
-			.proto = IPPROTO_UDP, .sport = 40605, .dport = 53 },
-		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW };
-	uint8_t frame[PKT_MAX], got[PKT_MAX];
-	uint32_t got_len = 0;
-	size_t len;
-	bool ok;
-
-	if (!run_fixture(&open))
-		return false;
-	len = frag6_build(frame, &in, 0, true, htonl(99), false);
-	ok = run_expect("first fragment", if_wan, frame, len, 0, XDP_REDIRECT,
-			XNAT_FWD_FAST, got, &got_len);
-	len = frag6_build(frame, &in, 1232, false, htonl(99), true);
-	ok = ok && run_expect("later fragment", if_wan, frame, len, 0,
-			      XDP_REDIRECT, XNAT_FWD_FAST, got, &got_len);
-	len = frag6_build(frame, &in, 8, false, htonl(99), true);
-	ok = ok && run_expect("overlapping the first", if_wan, frame, len, 0,
-			      XDP_DROP, XNAT_DROP_FRAG_BAD, got, &got_len);
-	len = frag6_build(frame, &in, 1232, false, htonl(100), true);
-	ok = ok && run_expect("later fragment, unknown datagram", if_wan,
-			      frame, len, 0, XDP_PASS, XNAT_PASS_FRAGMENT, got,
-			      &got_len);
-	return ok;
-}
-
 static bool tcp_state_is(uint16_t sport, __u8 want, const char *what)
 {
 	struct flow_key k = flow_key4(LAN_HOST, sport, WAN_GW, 443,
@@ -419,8 +297,6 @@ static const struct test tests[] = {
 	{ "frag_needed", true, .fn = test_frag_needed },
 	{ "time_exceeded", true, .fn = test_time_exceeded },
 	{ "ipv6_errors", true, .fn = test_ipv6_errors },
-	{ "frag_overlap", true, .fn = test_frag_overlap },
-	{ "ipv6_fragments", true, .fn = test_ipv6_fragments },
 	{ "tcp_window", true, .fn = test_tcp_window },
 	{ .steps = fx_small, .nsteps = ARRAY_SIZE(fx_small), .each = true },
 };
