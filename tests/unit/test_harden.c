@@ -3,7 +3,8 @@
  * Unit tests of what keeps XDP's own flows away from a kernel that cannot
  * handle them, and hostile packets away from the flows: ICMP errors built
  * in XDP (bpf/icmp_gen.h), TCP window tracking (bpf/tcp_track.h), the
- * ICMP version check and the WAN source check (fragments: test_frag.c). Every generated error is
+ * ICMP version check, the WAN source check, and a port forward in the
+ * kernel NAT's port range (fragments: test_frag.c). Every generated error is
  * checked byte by byte against checksums from csum_oracle.h. Fixtures and
  * runner: fixture.h.
  */
@@ -268,6 +269,41 @@ static bool test_tcp_window(void)
 	return ok;
 }
 
+/*
+ * A port forward whose external port lies in the kernel NAT's range (the
+ * ports outside [nat] ports): the kernel's masquerade may have handed the
+ * same port to one of its own connections. A reply of that connection
+ * (conntrack knows it) stays the kernel's instead of being DNATed into the
+ * forward; a packet of no such connection still opens the forward.
+ */
+static bool test_forward_in_kernel_range(void)
+{
+	static const struct fixture reply = { .name = "kernel's reply",
+		UDP_REPLY(53, 5353), .verdict = XDP_PASS,
+		.reason = XNAT_PASS_KERNEL_FLOW };
+	static const struct fixture other = { .name = "forwarded",
+		UDP_REPLY(54, 5353), .verdict = XDP_REDIRECT,
+		.reason = XNAT_FWD_SLOW, UDP_REPLY_NAT(54, 53) };
+	int fd = bpf_map__fd(skel->maps.xnat_forwards);
+	struct fwd_key fk = { .port = htons(5353), .proto = IPPROTO_UDP };
+	struct fwd_value fv = { .port = htons(53) };
+	bool ok;
+
+	_Static_assert(5353 < PORT_MIN, "5353 must be outside the XDP range");
+	inet_pton(AF_INET, LAN_HOST, &fv.addr);
+	if (!ASSERT_OK(bpf_map_update_elem(fd, &fk, &fv, BPF_ANY),
+		       "forward udp/5353") ||
+	    !ASSERT_OK(sh("conntrack -I -p udp -s " LAN_HOST2 " -d " WAN_GW
+			  " --sport 40000 --dport 53 -r " WAN_GW " -q " NAT_ADDR
+			  " --reply-port-src 53 --reply-port-dst 5353 -t 100"
+			  " >/dev/null 2>&1"), "conntrack -I (conntrack-tools)"))
+		return false;
+	ok = run_fixture(&reply) && run_fixture(&other);
+	sh("conntrack -D -p udp --orig-port-src 40000 >/dev/null 2>&1");
+	bpf_map_delete_elem(fd, &fk);
+	return ok;
+}
+
 /* IPv4 protocol 58 is no ICMPv6: an unknown protocol, the kernel's. */
 static size_t mut_ip4_proto58(uint8_t *buf, size_t len)
 {
@@ -298,6 +334,7 @@ static const struct test tests[] = {
 	{ "time_exceeded", true, .fn = test_time_exceeded },
 	{ "ipv6_errors", true, .fn = test_ipv6_errors },
 	{ "tcp_window", true, .fn = test_tcp_window },
+	{ "forward_in_kernel_range", true, .fn = test_forward_in_kernel_range },
 	{ .steps = fx_small, .nsteps = ARRAY_SIZE(fx_small), .each = true },
 };
 
