@@ -86,10 +86,14 @@ static __always_inline __u32 ct_tuple_of(const struct pkt *p,
 	return sizeof(tup->ipv6);
 }
 
-/* Only TCP and UDP can be looked up; ICMP echo is stateless enough that a
- * split between kernel and XDP ids is harmless. */
-static __always_inline int kernel_owns_flow(struct xdp_md *ctx,
-					    const struct pkt *p)
+/*
+ * Look the packet's connection up in the kernel's conntrack (TCP and UDP
+ * only: the kfunc knows no other protocol). Returns a reference the caller
+ * must release with bpf_ct_release, or NULL; *DIR gets the direction the
+ * packet travels in.
+ */
+static __always_inline struct nf_conn *ct_lookup(struct xdp_md *ctx,
+						 const struct pkt *p, __u8 *dir)
 {
 	struct bpf_ct_opts opts = {
 		.netns_id = BPF_F_CURRENT_NETNS,
@@ -99,10 +103,23 @@ static __always_inline int kernel_owns_flow(struct xdp_md *ctx,
 	struct nf_conn *ct;
 	__u32 len;
 
-	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
-		return 0;
 	len = ct_tuple_of(p, &tup);
 	ct = bpf_xdp_ct_lookup(ctx, &tup, len, &opts, sizeof(opts));
+	*dir = opts.dir;
+	return ct;
+}
+
+/* Only TCP and UDP can be looked up; ICMP echo is stateless enough that a
+ * split between kernel and XDP ids is harmless. */
+static __always_inline int kernel_owns_flow(struct xdp_md *ctx,
+					    const struct pkt *p)
+{
+	struct nf_conn *ct;
+	__u8 dir;
+
+	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
+		return 0;
+	ct = ct_lookup(ctx, p, &dir);
 	if (!ct)
 		return 0;
 	bpf_ct_release(ct);

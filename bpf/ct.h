@@ -162,27 +162,4 @@ static __always_inline void ct_mark_clear(struct nf_conn *nfct, __u32 bits)
 	ct->mark = ct->mark & ~bits;
 }
 
-/*
- * Look the packet's connection up in the kernel's conntrack (TCP and UDP
- * only: the kfunc knows no other protocol). Returns a reference the caller
- * must release with bpf_ct_release, or NULL; *DIR gets the direction the
- * packet travels in.
- */
-static __always_inline struct nf_conn *ct_lookup(struct xdp_md *ctx,
-						 const struct pkt *p, __u8 *dir)
-{
-	struct bpf_ct_opts opts = {
-		.netns_id = BPF_F_CURRENT_NETNS,
-		.l4proto = p->key.proto,
-	};
-	struct bpf_sock_tuple tup = {};
-	struct nf_conn *ct;
-	__u32 len;
-
-	len = ct_tuple_of(p, &tup);
-	ct = bpf_xdp_ct_lookup(ctx, &tup, len, &opts, sizeof(opts));
-	*dir = opts.dir;
-	return ct;
-}
-
 #endif /* XNAT_CT_H */

@@ -10,13 +10,7 @@
 #include <bpf/bpf_helpers.h>
 #include "maps.h"
 #include "parsing.h"
-
-#ifndef AF_INET
-#define AF_INET 2
-#endif
-#ifndef AF_INET6
-#define AF_INET6 10
-#endif
+#include "af.h"
 
 /*
  * Route from SADDR to DADDR as if the packet arrived on the ingress port.

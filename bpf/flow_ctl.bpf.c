@@ -22,17 +22,12 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "xnat_common.h"
+#include "map_flows.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* The data path's flow table (bpf/maps.h), which userspace reuses from its
- * pin before load: the definition must match that one. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct flow_key);
-	__type(value, struct flow_value);
-	__uint(max_entries, 2 * 65536);
-} xnat_flows SEC(".maps");
+/* The data path's flow table, which userspace reuses from its pin before
+ * load (map_flows.h). */
 
 SEC("xdp")
 int xdp_flow_expire(struct xdp_md *ctx)

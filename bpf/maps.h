@@ -10,16 +10,9 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "xnat_common.h"
+#include "map_flows.h"
 
-/* Both directions of every connection. A plain (not LRU) hash: when it is
- * full, new connections go to the kernel instead of evicting live ones.
- * max_entries is set from [flows] max (times two) before load. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct flow_key);
-	__type(value, struct flow_value);
-	__uint(max_entries, 2 * 65536);
-} xnat_flows SEC(".maps");
+/* Both directions of every connection: map_flows.h. */
 
 /* Inside endpoint -> its mapping (external port, users, expiry timer).
  * max_entries is set from [flows] max before load. */

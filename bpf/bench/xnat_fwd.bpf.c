@@ -19,16 +19,10 @@
 #include <linux/ipv6.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include "af.h"
 #include "csum.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-#ifndef AF_INET
-#define AF_INET 2
-#endif
-#ifndef AF_INET6
-#define AF_INET6 10
-#endif
 
 #define IPV6_FLOWINFO_MASK bpf_htonl(0x0FFFFFFF)
 
