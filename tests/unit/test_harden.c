@@ -28,6 +28,28 @@ static bool ifaddrs_set(void)
 }
 
 /*
+ * What ICMP errors of both families share: OUT goes back to IN's source
+ * MAC and is HDRS bytes of IP and ICMP header followed by the quote of
+ * IN's IP packet (IP_LEN bytes), cut as Linux cuts it (548 bytes at most).
+ * The quote's length, or 0 when OUT's length is not that; *OK false when
+ * a check fails.
+ */
+static size_t check_icmp_frame(const uint8_t *in, const uint8_t *out,
+			       size_t out_len, size_t hdrs, size_t ip_len,
+			       bool *ok)
+{
+	size_t qlen = ip_len > 548 ? 548 : ip_len;
+
+	if (!ASSERT_EQ(out_len, ETH_HLEN + hdrs + qlen, "icmp frame length")) {
+		*ok = false;
+		return 0;
+	}
+	*ok &= ASSERT_OK(memcmp(out, in + ETH_ALEN, ETH_ALEN),
+			 "dst mac = sender");
+	return qlen;
+}
+
+/*
  * Check OUT is an ICMPv4 error TYPE/CODE (MTU for frag needed) from SRC to
  * the sender of IN, back to IN's source MAC, quoting the start of IN's IP
  * packet; every checksum recomputed here from scratch.
@@ -38,16 +60,14 @@ static bool check_icmp4(const uint8_t *in, size_t in_len, const uint8_t *out,
 {
 	const struct pkt_v4_udp *i = (const void *)in;
 	const uint8_t *ip = out + ETH_HLEN, *ic = ip + 20;
-	size_t qlen = ntohs(i->ip.tot_len), icmp_len;
+	size_t qlen, icmp_len;
 	struct in_addr want_src;
 	bool ok = true;
 
-	if (qlen > 548)
-		qlen = 548;
-	ok &= ASSERT_EQ(out_len, ETH_HLEN + 28 + qlen, "icmp4 frame length");
-	if (!ok)
+	qlen = check_icmp_frame(in, out, out_len, 28, ntohs(i->ip.tot_len),
+				&ok);
+	if (!qlen)
 		return false;
-	ok &= ASSERT_OK(memcmp(out, i->eth.h_source, ETH_ALEN), "dst mac = sender");
 	ok &= ASSERT_OK(memcmp(out + ETH_ALEN, i->eth.h_dest, ETH_ALEN), "src mac = ours");
 	inet_pton(AF_INET, src, &want_src);
 	ok &= ASSERT_EQ(ip[0], 0x45, "ip version/ihl");
@@ -73,18 +93,16 @@ static bool check_icmp6(const uint8_t *in, const uint8_t *out, size_t out_len,
 {
 	const struct pkt_v6_udp *i = (const void *)in;
 	const uint8_t *ip = out + ETH_HLEN, *ic = ip + 40;
-	size_t qlen = 40 + ntohs(i->ip6.payload_len);
+	size_t qlen;
 	struct in6_addr want_src;
 	uint32_t got_mtu;
 	uint64_t acc;
 	bool ok = true;
 
-	if (qlen > 548)
-		qlen = 548;
-	ok &= ASSERT_EQ(out_len, ETH_HLEN + 48 + qlen, "icmp6 frame length");
-	if (!ok)
+	qlen = check_icmp_frame(in, out, out_len, 48,
+				40 + ntohs(i->ip6.payload_len), &ok);
+	if (!qlen)
 		return false;
-	ok &= ASSERT_OK(memcmp(out, i->eth.h_source, ETH_ALEN), "dst mac = sender");
 	inet_pton(AF_INET6, src, &want_src);
 	ok &= ASSERT_EQ(ip[0] >> 4, 6, "ip version");
 	ok &= ASSERT_EQ(ip[6], IPPROTO_ICMPV6, "next header");
@@ -100,6 +118,23 @@ static bool check_icmp6(const uint8_t *in, const uint8_t *out, size_t out_len,
 	return ok;
 }
 
+/* One packet built from a spec and run, and what came out. */
+struct shot {
+	uint8_t frame[PKT_MAX], got[PKT_MAX];
+	size_t len;
+	uint32_t got_len;
+};
+
+/* Build SPEC into S, run it on IFINDEX expecting VERDICT and REASON. */
+static bool shoot(struct shot *s, const char *step, int ifindex,
+		  const struct pkt_spec *spec, int verdict, int reason)
+{
+	s->got_len = 0;
+	s->len = pkt_build(s->frame, spec);
+	return run_expect(step, ifindex, s->frame, s->len, 0, verdict, reason,
+			  s->got, &s->got_len);
+}
+
 /*
  * RFC 1191 / RFC 4443 3.2 from XDP: a DF packet of a known flow too big for
  * the egress port (wan0, MTU 1500) gets "fragmentation needed" with MTU
@@ -113,17 +148,14 @@ static bool test_frag_needed(void)
 				.proto = IPPROTO_UDP, .sport = 40600, .dport = 53,
 				.payload = big_payload,
 				.payload_len = sizeof(big_payload) };
-	uint8_t frame[PKT_MAX], got[PKT_MAX];
-	uint32_t got_len = 0;
-	size_t len;
+	struct shot s;
 
 	if (!ifaddrs_set() || !run_fixture(&open))
 		return false;
-	len = pkt_build(frame, &big);
-	if (!run_expect("1508-byte DF datagram", if_lan, frame, len, 0, XDP_TX,
-			XNAT_TX_ICMP_TOO_BIG, got, &got_len))
-		return false;
-	return check_icmp4(frame, len, got, got_len, LAN_ROUTER, 3, 4, 1500);
+	return shoot(&s, "1508-byte DF datagram", if_lan, &big, XDP_TX,
+		     XNAT_TX_ICMP_TOO_BIG) &&
+	       check_icmp4(s.frame, s.len, s.got, s.got_len, LAN_ROUTER, 3, 4,
+			   1500);
 }
 
 /*
@@ -142,27 +174,22 @@ static bool test_time_exceeded(void)
 	struct pkt_spec in1 = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
 				.proto = IPPROTO_UDP, .sport = 53,
 				.dport = LEARNED, .ttl = 1 };
-	uint8_t frame[PKT_MAX], got[PKT_MAX];
-	uint32_t got_len = 0;
-	size_t len;
+	struct shot s;
 	bool ok;
 
 	if (!ifaddrs_set() || !run_fixture(&open))
 		return false;
-	len = pkt_build(frame, &out1);
-	ok = run_expect("TTL 1 from the LAN", if_lan, frame, len, 0, XDP_TX,
-			XNAT_TX_ICMP_TIME_EXCEEDED, got, &got_len) &&
-	     check_icmp4(frame, len, got, got_len, LAN_ROUTER, 11, 0, 0);
+	ok = shoot(&s, "TTL 1 from the LAN", if_lan, &out1, XDP_TX,
+		   XNAT_TX_ICMP_TIME_EXCEEDED) &&
+	     check_icmp4(s.frame, s.len, s.got, s.got_len, LAN_ROUTER, 11, 0, 0);
 	spec_resolve(&in1);
-	len = pkt_build(frame, &in1);
-	ok = ok && run_expect("TTL 1 from the WAN", if_wan, frame, len, 0,
-			      XDP_TX, XNAT_TX_ICMP_TIME_EXCEEDED, got, &got_len) &&
-	     check_icmp4(frame, len, got, got_len, NAT_ADDR, 11, 0, 0);
+	ok = ok && shoot(&s, "TTL 1 from the WAN", if_wan, &in1, XDP_TX,
+			 XNAT_TX_ICMP_TIME_EXCEEDED) &&
+	     check_icmp4(s.frame, s.len, s.got, s.got_len, NAT_ADDR, 11, 0, 0);
 	/* Without a flow the kernel's, as before. */
 	out1.sport = 40602;
-	len = pkt_build(frame, &out1);
-	ok = ok && run_expect("TTL 1, no flow", if_lan, frame, len, 0,
-			      XDP_PASS, XNAT_PASS_TTL, got, &got_len);
+	ok = ok && shoot(&s, "TTL 1, no flow", if_lan, &out1, XDP_PASS,
+			 XNAT_PASS_TTL);
 	return ok;
 }
 
@@ -174,24 +201,20 @@ static bool test_ipv6_errors(void)
 			.proto = IPPROTO_UDP, .sport = 40603, .dport = 53 },
 		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW };
 	struct pkt_spec big = open.in, hop1 = open.in;
-	uint8_t frame[PKT_MAX], got[PKT_MAX];
-	uint32_t got_len = 0;
-	size_t len;
+	struct shot s;
 	bool ok;
 
 	if (!ifaddrs_set() || !run_fixture(&open))
 		return false;
 	big.payload = big_payload;
 	big.payload_len = sizeof(big_payload);
-	len = pkt_build(frame, &big);
-	ok = run_expect("1528-byte IPv6 datagram", if_lan, frame, len, 0,
-			XDP_TX, XNAT_TX_ICMP_TOO_BIG, got, &got_len) &&
-	     check_icmp6(frame, got, got_len, "2001:2:0:1::1", 2, 1500);
+	ok = shoot(&s, "1528-byte IPv6 datagram", if_lan, &big, XDP_TX,
+		   XNAT_TX_ICMP_TOO_BIG) &&
+	     check_icmp6(s.frame, s.got, s.got_len, "2001:2:0:1::1", 2, 1500);
 	hop1.ttl = 1;
-	len = pkt_build(frame, &hop1);
-	ok = ok && run_expect("hop limit 1", if_lan, frame, len, 0, XDP_TX,
-			      XNAT_TX_ICMP_TIME_EXCEEDED, got, &got_len) &&
-	     check_icmp6(frame, got, got_len, "2001:2:0:1::1", 3, 0);
+	ok = ok && shoot(&s, "hop limit 1", if_lan, &hop1, XDP_TX,
+			 XNAT_TX_ICMP_TIME_EXCEEDED) &&
+	     check_icmp6(s.frame, s.got, s.got_len, "2001:2:0:1::1", 3, 0);
 	return ok;
 }
 
