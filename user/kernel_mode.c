@@ -77,6 +77,30 @@ static int nft_run(const char *cmds, char *err)
 }
 
 /*
+ * RFC 3704 strict reverse path on the WAN port: a packet arriving there
+ * whose source the router routes out of a LAN port is spoofed, and would
+ * otherwise reach a port forward or pass as a LAN host's traffic. rp_filter
+ * is off in a new namespace and is not xnat's to change; XDP checks its
+ * own new flows the same way (fib_src_is_inside in bpf/fib.h,
+ * drop_spoofed), this covers what the kernel forwards, in every mode.
+ * Before conntrack (priority raw), so it leaves no entry. IPv6 link-local
+ * sources are looked up on the arriving port only (nft's fib does so), so
+ * the WAN's neighbour discovery is not caught.
+ */
+static void emit_antispoof(FILE *f, const struct config *cfg)
+{
+	int i;
+
+	fprintf(f, "\tchain antispoof {\n"
+		   "\t\ttype filter hook prerouting priority raw; policy accept;\n"
+		   "\t\tiifname \"%s\" fib saddr oifname {", cfg->wan.name);
+	for (i = 0; i < cfg->n_lan; i++)
+		fprintf(f, "%s \"%s\"", i ? "," : "", cfg->lan[i].name);
+	fprintf(f, " } drop\n"
+		   "\t}\n");
+}
+
+/*
  * DNAT of the port forwards. With an auto address the WAN address may
  * change under us (DHCP), so match "addressed to this box" instead.
  */
@@ -231,6 +255,7 @@ static char *ruleset(const struct config *cfg, const uint16_t knat[2])
 	if (!f)
 		return NULL;
 	fprintf(f, NFT_DELETE_TABLE "table inet xnat {\n");
+	emit_antispoof(f, cfg);
 	emit_prerouting(f, cfg);
 	emit_postrouting(f, cfg, knat);
 	emit_forward(f, cfg);

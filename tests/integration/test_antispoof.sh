@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Spoofed sources from the WAN (RFC 3704 strict reverse path on the WAN
+# port), end to end in the namespace testbed (lib.sh), in every mode: a
+# datagram from the WAN host carrying a LAN address as its source, sent to
+# the udp/5353 port forward, never reaches the LAN host; the same datagram
+# from the WAN host's own address does. xdp mode drops it in XDP
+# (drop_spoofed, bpf/fib.h); kernel and offload mode in the kernel, by the
+# antispoof chain of xnat's nftables table (user/kernel_mode.c), whose
+# counter shows it.
+#
+#   tests/integration/test_antispoof.sh [SUBSTRING...]
+set -u
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+SPOOF4=198.18.1.20 # on the router's LAN subnet, no host there
+
+# Packets counted by the antispoof chain's drop rule.
+antispoof_drops() {
+	local out
+	out=$(on_rtr nft list chain inet xnat antispoof) || return 1
+	sed -n 's/.* counter packets \([0-9]*\) bytes .*drop$/\1/p' <<<"$out"
+}
+
+# One datagram from the WAN host to the forward, from source SRC.
+send_from() {
+	printf '%s\n' "$2" | on_wan socat -u - \
+		"UDP4-SENDTO:$RTR_WAN4:5353,bind=$1"
+}
+
+test_spoofed_lan_source() {
+	local got=$TB_WORK/lan.recv tok=spoof-$RANDOM before
+
+	# Everything the LAN host's port 53 receives, datagram by datagram.
+	bg_ns 30 "$NS_LAN" socat -u UDP4-RECV:53 "OPEN:$got,creat,append"
+	wait_listen "$NS_LAN" udp 53 || fail "no receiver on the LAN host"
+	check on_wan ip addr add "$SPOOF4/32" dev "$HOST_IF"
+	before=$(antispoof_drops)
+	[ -n "$before" ] || fail "no antispoof rule with a counter"
+
+	check send_from "$SPOOF4" "spoofed-$tok"
+	check send_from "$WAN_HOST4" "genuine-$tok"
+	# Same path, same order: once the genuine one is there, a spoofed
+	# one let through would be there too.
+	wait_log "$got" "genuine-$tok" || fail "the genuine datagram did not arrive"
+	if grep -q "spoofed-$tok" "$got"; then
+		fail "a datagram with a LAN source from the WAN reached the LAN host"
+	fi
+	if [ "$TB_MODE" = xdp ]; then
+		[ "$(counter drop_spoofed)" -ge 1 ] ||
+			fail "drop_spoofed not counted: $(xnat stats)"
+	else
+		[ "$(antispoof_drops)" -gt "$before" ] ||
+			fail "the antispoof rule did not count it: $(on_rtr nft list chain inet xnat antispoof)"
+	fi
+}
+
+run_tests "$@"
