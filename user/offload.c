@@ -76,16 +76,21 @@ void offload_emit_nft(FILE *f, const struct config *cfg)
 struct qdisc_query {
 	int ifindex;
 	int shaped;
-	char kind[16];
+	char root[16];   /* the root qdisc's kind */
+	char child[16];  /* the first shaping qdisc's below the root */
 };
 
-/* Root qdiscs that shape or schedule: an XDP redirect bypasses them. The
- * others (noqueue, pfifo_fast, mq, fq...) keep no policy XDP would break. */
+/* Qdiscs that shape or schedule: an XDP redirect bypasses them. The
+ * others (noqueue, pfifo_fast, mq, fq...) keep no policy XDP would break;
+ * but a root that only spreads packets over children (mq, mqprio, or
+ * any classful one) may have a shaping child, so every qdisc of the port
+ * is looked at, not the root alone. */
 static int kind_shapes(const char *kind)
 {
 	static const char *const shapers[] = {
 		"htb", "hfsc", "tbf", "cake", "cbq", "fq_codel", "fq_pie",
 		"codel", "pie", "sfq", "red", "netem", "drr", "qfq", "ets",
+		"prio",
 	};
 
 	for (size_t i = 0; i < sizeof(shapers) / sizeof(*shapers); i++)
@@ -99,16 +104,23 @@ static int qdisc_cb(const struct nlmsghdr *nlh, void *data)
 	struct qdisc_query *q = data;
 	struct tcmsg *tc = mnl_nlmsg_get_payload(nlh);
 	struct nlattr *attr;
+	const char *kind = NULL;
 
-	if (tc->tcm_ifindex != q->ifindex || tc->tcm_parent != TC_H_ROOT)
+	/* ingress and clsact hang off TC_H_INGRESS: not on the way out. */
+	if (tc->tcm_ifindex != q->ifindex || tc->tcm_parent == TC_H_INGRESS)
 		return MNL_CB_OK;
-	mnl_attr_for_each(attr, nlh, sizeof(*tc)) {
-		if (mnl_attr_get_type(attr) != TCA_KIND ||
-		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
-			continue;
-		snprintf(q->kind, sizeof(q->kind), "%s",
-			 mnl_attr_get_str(attr));
-		q->shaped = kind_shapes(q->kind);
+	mnl_attr_for_each(attr, nlh, sizeof(*tc))
+		if (mnl_attr_get_type(attr) == TCA_KIND &&
+		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) >= 0)
+			kind = mnl_attr_get_str(attr);
+	if (!kind)
+		return MNL_CB_OK;
+	if (tc->tcm_parent == TC_H_ROOT) {
+		snprintf(q->root, sizeof(q->root), "%s", kind);
+		q->shaped |= kind_shapes(kind);
+	} else if (!q->child[0] && kind_shapes(kind)) {
+		snprintf(q->child, sizeof(q->child), "%s", kind);
+		q->shaped = 1;
 	}
 	return MNL_CB_OK;
 }
@@ -149,7 +161,15 @@ int offload_port_shaped(int ifindex, char kind[16])
 		ret = mnl_cb_run(buf, ret, seq, portid, qdisc_cb, &q);
 	} while (ret > 0);
 	ret = ret < 0 ? -errno : q.shaped;
-	snprintf(kind, 16, "%s", q.kind[0] ? q.kind : "none");
+	/* "tbf", or "mq/tbf" for a shaping child of a root that is not. */
+	if (q.child[0] && !kind_shapes(q.root)) {
+		char both[sizeof(q.root) + sizeof(q.child)];
+
+		snprintf(both, sizeof(both), "%s/%s", q.root, q.child);
+		memcpy(kind, both, 15);
+		kind[15] = '\0';
+	} else
+		snprintf(kind, 16, "%s", q.root[0] ? q.root : "none");
 out:
 	mnl_socket_close(nl);
 	return ret;

@@ -21,9 +21,10 @@ void offload_emit_nft(FILE *f, const struct config *cfg);
 int offload_sync(const struct config *cfg);
 
 /*
- * Does the root qdisc of IFINDEX shape or schedule (htb, tbf, cake,
- * fq_codel, ...)? 1 yes (KIND gets its name), 0 no, -errno if the kernel
- * could not be asked.
+ * Does a qdisc on IFINDEX's way out shape or schedule (htb, tbf, cake,
+ * fq_codel, prio, ...), at the root or below one (mq's children)? 1 yes,
+ * 0 no, -errno if the kernel could not be asked. KIND gets the root's
+ * name, or "root/child" when a child shapes and the root does not.
  */
 int offload_port_shaped(int ifindex, char kind[16]);
 

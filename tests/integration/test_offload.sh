@@ -328,6 +328,35 @@ test_shaped_port() {
 	[ "${sent:-0}" -ge 2097152 ] || fail "the upload bypassed the qdisc"
 }
 
+# A root that only spreads packets over per-queue children (mq) shapes
+# nothing itself; a shaping child makes the port shaped, plain children
+# (pfifo_fast, the default) do not. veth has a transmit queue per CPU,
+# so it takes mq.
+TEST_MODES[shaped_mq_child]=offload
+test_shaped_mq_child() {
+	local shaped
+	check on_rtr tc qdisc add dev "$RTR_WAN_IF" root handle 1: mq
+	check xnat up -c "$TB_CONFIG"
+	check xnat status --json
+	shaped=$(json_q "[[i['shaped'], i['qdisc']] for i in j['interfaces'] if i['name'] == '$RTR_WAN_IF'][0]" <<<"$CHECK_OUT")
+	echo "mq with its default children: $shaped"
+	[ "$shaped" = '[false, "mq"]' ] || fail "plain mq seen as shaping: $shaped"
+	check on_rtr tc qdisc replace dev "$RTR_WAN_IF" parent 1:1 handle 10: \
+		tbf rate 10gbit burst 256kb latency 50ms
+	check xnat status --json
+	shaped=$(json_q "[[i['shaped'], i['qdisc']] for i in j['interfaces'] if i['name'] == '$RTR_WAN_IF'][0]" <<<"$CHECK_OUT")
+	echo "mq with a tbf child: $shaped"
+	[ "$shaped" = '[true, "mq/tbf"]' ] || fail "mq's shaping child not seen: $shaped"
+	# What status reports is what the data path is told at up.
+	check xnat up -c "$TB_CONFIG"
+	random_file "$TB_WORK/m.bin" 1M
+	tcp_server_recv "$NS_WAN" $SRV_PORT "$TB_WORK/m.recv" || fail "no server"
+	check tcp_send "$NS_LAN" "TCP:$WAN_HOST4:$SRV_PORT" "$TB_WORK/m.bin"
+	bg_wait "$BG_PID" || fail "server did not finish"
+	same_file "$TB_WORK/m.bin" "$TB_WORK/m.recv" || fail "transfer corrupted"
+	[ "$(counter pass_shaped)" -gt 0 ] || fail "nothing was kept off the shaped port"
+}
+
 # Offload mode's own kernel settings: conntrack "be liberal" and the mark
 # chain while up; `xnat down` puts the sysctl back (a new namespace has 0)
 # and removes the chain with the table.
