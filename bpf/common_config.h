@@ -61,6 +61,14 @@ _Static_assert(sizeof(struct vlan_key) == 8, "vlan_key layout");
 /* mode = offload: the kernel's conntrack and nftables decide, XDP carries
  * the connections they accepted (bpf/offload.h). */
 #define XNAT_F_OFFLOAD (1U << 3)
+/* [router] mss_clamp = pmtu: SYNs leave with an MSS that fits the MTU of
+ * both ports they cross (bpf/mss.h). */
+#define XNAT_F_MSS_PMTU (1U << 4)
+/* [ipv6] inbound = open: IPv6 from the WAN may open flows to LAN hosts. */
+#define XNAT_F_IPV6_OPEN (1U << 5)
+/* MSS = MTU less the option-less IP and TCP headers, as nft's "rt mtu". */
+#define XNAT_MSS_HDRS_V4 40
+#define XNAT_MSS_HDRS_V6 60
 
 /* Most external addresses in [nat] address (an address's index must fit
  * the u8 of nat_port_key.addr_idx). */
@@ -86,7 +94,10 @@ struct xnat_config {
 	/* External addresses in xnat_pool, indices 0..pool_size-1; index 0
 	 * is nat_addr. 0 means nat_addr alone. */
 	__u32 pool_size;
-	__u32 pad;
+	/* [router] mss_clamp = N: the IP packet size SYNs' MSS must fit
+	 * (N + 40); 0 none. */
+	__u16 mss_mtu;
+	__u16 pad;
 };
 _Static_assert(sizeof(struct xnat_config) == 48, "xnat_config layout");
 

@@ -30,7 +30,7 @@
 #define FLOWS_MAX (1UL << 24)
 
 static const char *const sections[] = {
-	"router", "nat", "timeouts", "flows", "forward", "offload",
+	"router", "nat", "timeouts", "flows", "forward", "offload", "ipv6",
 };
 
 /* "PATH:LINE: msg", or "PATH: msg" when no line applies (line 0). */
@@ -207,6 +207,27 @@ static int parse_xdp(struct parser *p, const struct key_def *k, const char *v)
 	return 0;
 }
 
+/* [router] mss_clamp: pmtu, off, or the IPv4 MSS to clamp to. */
+static int parse_mss_clamp(struct parser *p, const struct key_def *k,
+			   const char *v)
+{
+	unsigned long n;
+
+	if (!strcmp(v, "pmtu")) {
+		p->cfg->mss_clamp = MSS_CLAMP_PMTU;
+	} else if (!strcmp(v, "off")) {
+		p->cfg->mss_clamp = MSS_CLAMP_OFF;
+	} else if (!parse_ul(v, MSS_FIXED_MIN, MSS_FIXED_MAX, &n)) {
+		p->cfg->mss_clamp = MSS_CLAMP_FIXED;
+		p->cfg->mss_fixed = n;
+	} else {
+		return perr(p, p->lineno,
+			    "bad mss_clamp '%s': expected pmtu, off or an MSS in %d-%d",
+			    v, MSS_FIXED_MIN, MSS_FIXED_MAX);
+	}
+	return 0;
+}
+
 char *trim(char *s)
 {
 	char *end;
@@ -264,6 +285,7 @@ static const struct key_def keys[] = {
 	KEY("router", "xdp", parse_xdp),
 	WORD_KEY("router", "fastpath", fastpath, "on or off",
 		 { "on", 1 }, { "off", 0 }),
+	KEY("router", "mss_clamp", parse_mss_clamp),
 	KEY("nat", "address", parse_address),
 	KEY("nat", "ports", parse_ports),
 	WORD_KEY("nat", "filtering", filter_eif,
@@ -281,12 +303,16 @@ static const struct key_def keys[] = {
 	KEY("offload", "ct_mark", parse_offload_mark),
 	WORD_KEY("offload", "shaped", offload_shaped, "kernel or offload",
 		 { "kernel", 0 }, { "offload", 1 }),
+	WORD_KEY("ipv6", "inbound", ipv6_inbound, "stateful or open",
+		 { "stateful", IPV6_INBOUND_STATEFUL },
+		 { "open", IPV6_INBOUND_OPEN }),
 };
 /* parse_word writes an int. */
 _Static_assert(sizeof(((struct config *)0)->fastpath) == sizeof(int) &&
 	       sizeof(((struct config *)0)->filter_eif) == sizeof(int) &&
 	       sizeof(((struct config *)0)->inbound_refresh) == sizeof(int) &&
-	       sizeof(((struct config *)0)->offload_shaped) == sizeof(int),
+	       sizeof(((struct config *)0)->offload_shaped) == sizeof(int) &&
+	       sizeof(((struct config *)0)->ipv6_inbound) == sizeof(int),
 	       "WORD_KEY fields are int");
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

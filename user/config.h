@@ -35,6 +35,24 @@ const char *config_mode_name(int mode);
  * policy routing and QoS setups usually give marks. */
 #define CONFIG_OFFLOAD_MARK 0xc0000000u
 
+/* [router] mss_clamp. */
+enum mss_clamp {
+	MSS_CLAMP_PMTU = 0,  /* the MTU of the ports both ways, as nft's
+				"rt mtu" (default) */
+	MSS_CLAMP_OFF = 1,
+	MSS_CLAMP_FIXED = 2, /* mss_fixed */
+};
+/* The range of a fixed [router] mss_clamp (IPv4 MSS): RFC 9293's
+ * default 536 up to a 65535-byte packet. */
+#define MSS_FIXED_MIN 536
+#define MSS_FIXED_MAX 65495
+
+/* [ipv6] inbound: what IPv6 from the WAN may open towards LAN hosts. */
+enum ipv6_inbound {
+	IPV6_INBOUND_STATEFUL = 0, /* replies, ICMPv6 echo, errors of flows */
+	IPV6_INBOUND_OPEN = 1,     /* everything: hosts filter for themselves */
+};
+
 enum xdp_attach {
 	XDP_ATTACH_AUTO = 0,   /* native where the driver has it, else generic */
 	XDP_ATTACH_NATIVE = 1,
@@ -84,6 +102,15 @@ struct config {
 	 * is routed again as its first was (fwd_routed), to show what the
 	 * flow cache saves. */
 	int fastpath;
+
+	/* [router] mss_clamp: what the MSS option of forwarded SYNs and
+	 * SYN-ACKs is lowered to (see enum mss_clamp); mss_fixed is the
+	 * IPv4 MSS of MSS_CLAMP_FIXED (IPv6 gets 20 less: the same MTU). */
+	int mss_clamp;
+	uint16_t mss_fixed;
+	/* [ipv6] inbound: 0 stateful (default), 1 open (see enum
+	 * ipv6_inbound). */
+	int ipv6_inbound;
 
 	/* [nat] ports_per_host: 0 no limit (RFC 6888 REQ-4). */
 	uint32_t ports_per_host;

@@ -185,30 +185,68 @@ static void emit_postrouting(FILE *f, const struct config *cfg,
 	fprintf(f, "\t}\n");
 }
 
-/* Both families: from the WAN only replies and port forwards get in. */
+/*
+ * Both families: from the WAN only replies and port forwards get in, and
+ * for IPv6 ([ipv6] inbound, docs/NAT.md) echo requests (RFC 4890 4.3.1)
+ * or, with "open", everything: the LAN's prefix is routed and its hosts
+ * filter for themselves. ICMPv6 errors get in as "related" to the flow
+ * they quote; one that quotes no flow is invalid.
+ */
 static void emit_forward(FILE *f, const struct config *cfg)
 {
+	const char *wan = cfg->wan.name;
+
 	fprintf(f, "\tchain forward {\n"
 		   "\t\ttype filter hook forward priority filter; policy accept;\n"
-		   "\t\tct state established,related accept\n"
-		   "\t\tct state invalid drop\n"
-		   "\t\tiifname \"%s\" ct status dnat accept\n"
-		   "\t\tiifname \"%s\" drop\n"
-		   "\t}\n",
-		cfg->wan.name, cfg->wan.name);
+		   "\t\tct state established,related accept\n");
+	if (cfg->ipv6_inbound == IPV6_INBOUND_OPEN)
+		fprintf(f, "\t\tiifname \"%s\" meta nfproto ipv6 accept\n", wan);
+	fprintf(f, "\t\tct state invalid drop\n"
+		   "\t\tiifname \"%s\" ct status dnat accept\n", wan);
+	if (cfg->ipv6_inbound == IPV6_INBOUND_STATEFUL)
+		fprintf(f, "\t\tiifname \"%s\" icmpv6 type echo-request accept\n",
+			wan);
+	fprintf(f, "\t\tiifname \"%s\" drop\n"
+		   "\t}\n", wan);
+}
+
+/*
+ * [router] mss_clamp: forwarded SYNs and SYN-ACKs leave with an MSS that
+ * fits. "rt mtu" is the smaller MTU of the routes towards the destination
+ * and back to the source, less 40 (IPv4) or 60 (IPv6) bytes; the set only
+ * ever lowers the option. Before the filter chain, which accepts SYN-ACKs
+ * as established. XDP does the same for what it forwards (bpf/mss.h).
+ */
+static void emit_mss(FILE *f, const struct config *cfg)
+{
+	const char *set = "tcp flags syn tcp option maxseg size set";
+
+	if (cfg->mss_clamp == MSS_CLAMP_OFF)
+		return;
+	fprintf(f, "\tchain mss_clamp {\n"
+		   "\t\ttype filter hook forward priority mangle; policy accept;\n");
+	if (cfg->mss_clamp == MSS_CLAMP_PMTU)
+		fprintf(f, "\t\t%s rt mtu\n", set);
+	else
+		fprintf(f, "\t\tmeta nfproto ipv4 %s %u\n"
+			   "\t\tmeta nfproto ipv6 %s %u\n",
+			set, cfg->mss_fixed, set,
+			cfg->mss_fixed - (XNAT_MSS_HDRS_V6 - XNAT_MSS_HDRS_V4));
+	fprintf(f, "\t}\n");
 }
 
 /*
  * Give every rule of the transaction CMDS a counter, for `xnat stats` in
  * kernel mode: " counter" goes before the rule's statement (dnat, snat,
- * masquerade, offload's ct mark set, or the final accept/drop verdict),
- * where nft wants it.
+ * masquerade, offload's ct mark set, MSS clamping's option set, or the
+ * final accept/drop verdict), where nft wants it.
  * Frees CMDS; the new text, or NULL on ENOMEM.
  */
 static char *with_counters(char *cmds)
 {
 	static const char *const stmts[] = { " dnat ip to ", " snat ip to ",
 					     " masquerade",
+					     " tcp option maxseg size set ",
 					     " ct mark set " /* offload */ };
 	char *out = NULL, *line, *next, *at;
 	size_t len;
@@ -259,6 +297,7 @@ static char *ruleset(const struct config *cfg, const uint16_t knat[2])
 	emit_prerouting(f, cfg);
 	emit_postrouting(f, cfg, knat);
 	emit_forward(f, cfg);
+	emit_mss(f, cfg);
 	if (cfg->mode == MODE_OFFLOAD)
 		offload_emit_nft(f, cfg);
 	fprintf(f, "}\n");

@@ -98,6 +98,12 @@ static void plan_config_value(struct plan *plan)
 		c->flags |= XNAT_F_FILTER_EIF;
 	if (cfg->inbound_refresh)
 		c->flags |= XNAT_F_INBOUND_REFRESH;
+	if (cfg->mss_clamp == MSS_CLAMP_PMTU)
+		c->flags |= XNAT_F_MSS_PMTU;
+	else if (cfg->mss_clamp == MSS_CLAMP_FIXED)
+		c->mss_mtu = cfg->mss_fixed + XNAT_MSS_HDRS_V4;
+	if (cfg->ipv6_inbound == IPV6_INBOUND_OPEN)
+		c->flags |= XNAT_F_IPV6_OPEN;
 	c->nat_addr = cfg->nat_addr;
 	c->port_min = cfg->port_min;
 	c->port_max = cfg->port_max;

@@ -262,6 +262,67 @@ static int test_fastpath(void)
 			 "unknown key 'fastpath' in [nat]");
 }
 
+/* [router] mss_clamp: pmtu by default, off, or an IPv4 MSS in range. */
+static int test_mss_clamp(void)
+{
+	struct config cfg;
+
+	if (parse_ok(MINIMAL, &cfg))
+		return 1;
+	EXPECT_EQ(cfg.mss_clamp, MSS_CLAMP_PMTU);
+	if (parse_ok(MINIMAL "mss_clamp = off\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.mss_clamp, MSS_CLAMP_OFF);
+	if (parse_ok(MINIMAL "mss_clamp = 1452\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.mss_clamp, MSS_CLAMP_FIXED);
+	EXPECT_EQ(cfg.mss_fixed, 1452);
+	if (parse_ok(MINIMAL "mss_clamp = 536\n", &cfg) ||
+	    parse_ok(MINIMAL "mss_clamp = 65495\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.mss_fixed, 65495);
+	if (parse_ok(MINIMAL "mss_clamp = pmtu\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.mss_clamp, MSS_CLAMP_PMTU);
+	return parse_err(MINIMAL "mss_clamp = 535\n", 4,
+			 "bad mss_clamp '535': expected pmtu, off or an MSS in 536-65495") ||
+	       parse_err(MINIMAL "mss_clamp = 65496\n", 4,
+			 "bad mss_clamp '65496': expected pmtu, off or an MSS in 536-65495") ||
+	       parse_err(MINIMAL "mss_clamp = on\n", 4,
+			 "bad mss_clamp 'on': expected pmtu, off or an MSS in 536-65495") ||
+	       parse_err(MINIMAL "mss_clamp = 1452 bytes\n", 4,
+			 "bad mss_clamp '1452 bytes': expected pmtu, off or an MSS in 536-65495") ||
+	       parse_err(MINIMAL "mss_clamp = off\nmss_clamp = pmtu\n", 5,
+			 "duplicate key 'mss_clamp' in [router] (first at line 4)") ||
+	       parse_err(MINIMAL "[nat]\nmss_clamp = pmtu\n", 5,
+			 "unknown key 'mss_clamp' in [nat]");
+}
+
+/* [ipv6] inbound: stateful by default, or open; the section has no other
+ * key. */
+static int test_ipv6_inbound(void)
+{
+	struct config cfg;
+
+	if (parse_ok(MINIMAL, &cfg))
+		return 1;
+	EXPECT_EQ(cfg.ipv6_inbound, IPV6_INBOUND_STATEFUL);
+	if (parse_ok(MINIMAL "[ipv6]\ninbound = open\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.ipv6_inbound, IPV6_INBOUND_OPEN);
+	if (parse_ok(MINIMAL "[ipv6]\ninbound = stateful\n", &cfg))
+		return 1;
+	EXPECT_EQ(cfg.ipv6_inbound, IPV6_INBOUND_STATEFUL);
+	return parse_err(MINIMAL "[ipv6]\ninbound = closed\n", 5,
+			 "bad inbound 'closed': expected stateful or open") ||
+	       parse_err(MINIMAL "[ipv6]\noutbound = open\n", 5,
+			 "unknown key 'outbound' in [ipv6]") ||
+	       parse_err(MINIMAL "[router]\ninbound = open\n", 5,
+			 "unknown key 'inbound' in [router]") ||
+	       parse_err(MINIMAL "[ipv4]\ninbound = open\n", 4,
+			 "unknown section [ipv4]");
+}
+
 /* mode = offload and [offload]: ct_mark takes exactly two bits (hex or
  * decimal; the lower one is the original direction's), shaped is kernel
  * (default) or offload. */
@@ -471,6 +532,8 @@ static const struct config_test tests[] = {
 	TEST(long_line),
 	TEST(address_pool),
 	TEST(scale_keys),
+	TEST(mss_clamp),
+	TEST(ipv6_inbound),
 };
 
 int main(void)
