@@ -143,7 +143,7 @@ struct {
 	__uint(max_entries, XNAT_MAX_IFACES);
 } xnat_ifaddrs SEC(".maps");
 
-/* A SYN's TCP options, copied for tcp_syn_wscale() (tcp_track.h): room
+/* A SYN's TCP options, copied for tcp_opt_find() (tcp_opt.h): room
  * for an index masked to 6 bits plus the two bytes read after it. */
 #define TCP_OPTS_BUF 66
 struct tcp_opts_buf {

@@ -28,67 +28,25 @@
 #include "maps.h"
 #include "parsing.h"
 #include "flow.h"
+#include "tcp_opt.h"
 
-#define TCP_OPT_EOL 0
-#define TCP_OPT_NOP 1
-#define TCP_OPT_WSCALE 3
-#define TCP_OPTS_MAX 40
 /* Below the next expected sequence, segments of the last 64 KiB are in
  * window whatever the receiver advertises: a zero window must not make a
  * retransmitted FIN look forged. */
 #define TCP_WIN_BELOW_MIN 65535U
 
-/*
- * The window scale option of a SYN whose options are OPT_LEN bytes at
- * OPT_OFF in the frame: 0x80 | shift, or 0 without one. A global function:
- * the verifier checks its option loop once, not at every call site.
- */
-__noinline int tcp_syn_wscale(struct xdp_md *ctx, __u32 opt_off,
-			      __u32 opt_len)
+/* The window scale option of a SYN whose options are OPT_LEN bytes at
+ * OPT_OFF in the frame: 0x80 | shift, or 0 without one. */
+static __always_inline int tcp_syn_wscale(struct xdp_md *ctx, __u32 opt_off,
+					  __u32 opt_len)
 {
-	__u32 zero = 0, i = 0;
-	__u8 *o;
-	int n;
+	int at = tcp_opt_find(ctx, opt_off, opt_len, TCP_OPT_WSCALE, 3);
+	__u8 shift;
 
-	/* The options are copied to a per-CPU buffer, not to this stack,
-	 * which adds to the main program's at the call. */
-	o = bpf_map_lookup_elem(&xnat_tcp_opts, &zero);
-	if (!o)
+	if (at < 0 || bpf_xdp_load_bytes(ctx, opt_off + at + 2, &shift, 1))
 		return 0;
-	if (opt_len > TCP_OPTS_MAX)
-		opt_len = TCP_OPTS_MAX;
-	asm volatile("" : "+r"(opt_len));
-	opt_len &= 0x3f;
-	if (!opt_len || opt_len > TCP_OPTS_MAX)
-		return 0;
-	__builtin_memset(o, 0, TCP_OPTS_BUF);
-	if (bpf_xdp_load_bytes(ctx, opt_off, o, opt_len))
-		return 0;
-	for (n = 0; n < TCP_OPTS_MAX; n++) {
-		__u8 kind, len;
-
-		/* Masked on the register that indexes: the buffer has room
-		 * for i + 2 whatever i is. */
-		i &= 0x3f;
-		kind = o[i];
-		if (kind == TCP_OPT_EOL || i >= TCP_OPTS_MAX)
-			break;
-		if (kind == TCP_OPT_NOP) {
-			i++;
-			continue;
-		}
-		len = o[i + 1];
-		if (kind == TCP_OPT_WSCALE && len == 3) {
-			__u8 shift = o[i + 2];
-
-			/* RFC 7323 2.3: a shift above 14 is taken as 14. */
-			return 0x80 | (shift > 14 ? 14 : shift);
-		}
-		if (len < 2)
-			break;
-		i += len;
-	}
-	return 0;
+	/* RFC 7323 2.3: a shift above 14 is taken as 14. */
+	return 0x80 | (shift > 14 ? 14 : shift);
 }
 
 /* Sequence space the segment TH of P occupies: data, SYN and FIN. */

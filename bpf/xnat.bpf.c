@@ -23,6 +23,7 @@
 #include "offload.h"
 #include "handoff.h"
 #include "tcp_track.h"
+#include "mss.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -52,6 +53,9 @@ static __always_inline int forward(struct xdp_md *ctx, struct pkt *p,
 		rc = flow_too_big(ctx, p, v, mtu_len);
 		return count(p, p->reason, rc);
 	}
+	/* A SYN or SYN-ACK leaves with an MSS that fits (mss.h). */
+	if ((p->tcp_flags & XNAT_TCP_SYN) && p->l4)
+		mss_clamp(ctx, p->l4 - (void *)p->eth, !!p->ip6, mtu_len);
 	/* A first fragment whose followers overtook it and went up: the
 	 * kernel must reassemble the datagram, and forward it as this
 	 * flow. A second first fragment is a forgery or a duplicate. */
