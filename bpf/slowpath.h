@@ -377,6 +377,16 @@ static __always_inline int slow_hairpin(struct xdp_md *ctx, struct pkt *p,
 	return new_flow_to_lan(ctx, p, nf, cfg, in);
 }
 
+/* The rewrite of a routed flow: addresses and ports stay as they are. */
+static __always_inline void new_flow_as_is(struct new_flow *nf,
+					   const struct pkt *p)
+{
+	nf->ov.new_saddr = p->key.saddr;
+	nf->ov.new_daddr = p->key.daddr;
+	nf->ov.new_sport = p->key.sport;
+	nf->ov.new_dport = p->key.dport;
+}
+
 /* A new connection from a LAN port: SNAT towards the WAN, else routed. */
 static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 					 struct new_flow *nf,
@@ -413,10 +423,7 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 	if (kernel_owns_flow(ctx, p))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_KERNEL_FLOW);
 
-	nf->ov.new_saddr = p->key.saddr;
-	nf->ov.new_daddr = p->key.daddr;
-	nf->ov.new_sport = p->key.sport;
-	nf->ov.new_dport = p->key.dport;
+	new_flow_as_is(nf, p);
 	if (out->role == XNAT_ROLE_WAN && p->key.family == XNAT_AF_INET) {
 		if (!cfg->nat_addr)
 			return pkt_stop(p, XDP_PASS, XNAT_PASS_NO_NAT_ADDR);
@@ -484,9 +491,33 @@ static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 }
 
 /*
- * A packet from the WAN without a flow: a port forward opens a connection;
- * anything else that would enter the LAN is unsolicited and dropped, unless
- * the kernel's conntrack knows it (a flow the kernel forwarded). Traffic for
+ * IPv6 from the WAN to a LAN host, routed, that [ipv6] inbound lets open a
+ * flow (docs/NAT.md): an echo request (RFC 4890 4.3.1), or with "open"
+ * anything, TCP by its SYN only; a stray TCP segment goes to the kernel,
+ * whose ruleset takes the same decision. ICMPv6 errors never get here:
+ * those about an XDP flow follow it, the rest are the kernel's.
+ */
+static __always_inline int slow_in6(struct pkt *p, struct new_flow *nf,
+				    const struct xnat_config *cfg,
+				    const struct bpf_fib_lookup *fib,
+				    const struct iface_info *out,
+				    const struct iface_info *in)
+{
+	if (p->key.proto == IPPROTO_TCP &&
+	    (p->tcp_flags & (XNAT_TCP_SYN | XNAT_TCP_ACK | XNAT_TCP_RST)) !=
+		    XNAT_TCP_SYN)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_TCP_MIDSTREAM);
+	new_flow_as_is(nf, p);
+	nf->ov.nat = FLOW_NAT_NONE;
+	new_flow_fill(nf, p, fib, out, in);
+	return slow_insert(p, nf, cfg);
+}
+
+/*
+ * A packet from the WAN without a flow: a port forward opens a connection,
+ * and IPv6 what [ipv6] inbound allows (slow_in6); anything else that would
+ * enter the LAN is unsolicited and dropped, unless the kernel's conntrack
+ * knows it (a flow the kernel forwarded). Traffic for
  * the router itself, or for the kernel's NAT ports, goes up.
  */
 static __always_inline int slow_from_wan(struct xdp_md *ctx, struct pkt *p,
@@ -521,7 +552,10 @@ static __always_inline int slow_from_wan(struct xdp_md *ctx, struct pkt *p,
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
 	if (kernel_owns_flow(ctx, p))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_KERNEL_FLOW);
-	return pkt_stop(p, XDP_DROP, XNAT_DROP_UNSOLICITED);
+	if (p->key.family != XNAT_AF_INET6 ||
+	    (!p->icmp_echo_request && !(cfg->flags & XNAT_F_IPV6_OPEN)))
+		return pkt_stop(p, XDP_DROP, XNAT_DROP_UNSOLICITED);
+	return slow_in6(p, nf, cfg, &fib, out, in);
 }
 
 #endif /* XNAT_SLOWPATH_H */
