@@ -388,6 +388,13 @@ router_write_config() {
 	EOF
 }
 
+# Add KEY = VALUE to [SECTION] of the router's config (TB_CONFIG), for a
+# test that needs a setting the example configs leave at its default: a
+# section may appear twice, a key only once.
+config_add() {
+	printf '\n[%s]\n%s = %s\n' "$1" "$2" "$3" >>"$TB_CONFIG"
+}
+
 # Bring xnat up on the router in MODE. The sysctls xnat changes are noted
 # first so that down_clean can check that `xnat down` put them back.
 router_up() {

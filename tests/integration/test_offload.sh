@@ -191,13 +191,16 @@ test_conntrack_kept_alive() {
 }
 
 # The LAN link's MTU (1280) is below the WAN's (1500) and the LAN host
-# announces MSS 1460: the WAN host's full-size segments must be refused by
-# the router's kernel with "fragmentation needed", after which the
-# download completes at the smaller size, mostly on the fast path.
+# announces MSS 1460 ([router] mss_clamp off): the WAN host's full-size
+# segments must be refused by the router's kernel with "fragmentation
+# needed", after which the download completes at the smaller size, mostly on the fast path.
 TEST_MODES[lan_mtu_download]="offload kernel"
 test_lan_mtu_download() {
 	local mtu_passed
 	check on_rtr ip link set "$RTR_LAN_IF" mtu 1280
+	# MSS clamping would keep the WAN host's segments under 1280.
+	config_add router mss_clamp off
+	check xnat up -c "$TB_CONFIG"
 	random_file "$TB_WORK/d.bin" 4M
 	tcp_server_send "$NS_WAN" $SRV_PORT "$TB_WORK/d.bin" || fail "no server"
 	check tcp_recv "$NS_LAN" "TCP:$WAN_HOST4:$SRV_PORT" "$TB_WORK/d.recv"
