@@ -6,8 +6,10 @@
 # TCP stream and a UDP exchange cross the router. No established flow may
 # be lost: the TCP stream arrives whole (same sha256), the UDP socket keeps
 # one NAT mapping throughout (the server sees one source address and port)
-# and every reply carries what was sent. Bounded: the reloads must fit in
-# SOAK_SECS (45 s) or the test fails, saying how many were done.
+# and every reply carries what was sent. No time limit is a pass/fail
+# criterion (how long reloads take is for benchmarks): the traffic runs
+# until the last reload, bounded by SOAK_GUARD (240 s) so a hung reload
+# ends the test, which then fails saying at which reload the stream died.
 #
 #   tests/integration/test_soak.sh            V=1 / MODES=xdp as in lib.sh
 set -u
@@ -18,7 +20,7 @@ set -u
 SRV_PORT=5000
 UDP_PORT=5001
 RELOADS=${RELOADS:-100}
-SOAK_SECS=${SOAK_SECS:-45}
+SOAK_GUARD=${SOAK_GUARD:-240}
 
 # The configs the reloads cycle through, as TB_WORK/soakN.ini: the base,
 # a forward more, other timeouts, lan1 added (with a forward to its host),
@@ -42,7 +44,7 @@ soak_configs() {
 # UDP echo server on the WAN host that answers "SOURCE|payload", so the
 # client sees the address and port the router gave it.
 udp_peer_echo() {
-	bg_ns 120 "$NS_WAN" python3 -c '
+	bg_ns "$SOAK_GUARD" "$NS_WAN" python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("0.0.0.0", int(sys.argv[1])))
@@ -58,7 +60,7 @@ while True:
 # bad sources...".
 udp_soak_client() {
 	local flag=$1 out=$2
-	timeout 120 ip netns exec "$NS_LAN" python3 -c '
+	timeout "$SOAK_GUARD" ip netns exec "$NS_LAN" python3 -c '
 import os, socket, sys, time
 flag, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -96,7 +98,7 @@ print(sent, got, bad, " ".join(sorted(peers)))
 # exists; what was sent is kept to compare.
 tcp_soak_stream() {
 	local flag=$1
-	timeout 120 bash -c '
+	timeout "$SOAK_GUARD" bash -c '
 		while [ -e "$1" ]; do cat "$2"; sleep 0.05; done | tee "$3" |
 		ip netns exec "$4" socat -u - "TCP:$5"
 	' _ "$flag" "$TB_WORK/chunk.bin" "$TB_WORK/stream.sent" "$NS_LAN" \
@@ -113,7 +115,9 @@ test_reload_soak() {
 	testbed_add_lan_port || fail "no second LAN port"
 	soak_configs || fail "cannot write the configs"
 	random_file "$TB_WORK/chunk.bin" 64K
-	tcp_server_recv "$NS_WAN" $SRV_PORT "$TB_WORK/stream.recv" || fail "no TCP server"
+	# tcp_server_recv's bound (T_XFER) is for one transfer, not a soak.
+	T_XFER=$SOAK_GUARD tcp_server_recv "$NS_WAN" $SRV_PORT "$TB_WORK/stream.recv" ||
+		fail "no TCP server"
 	srv_pid=$BG_PID
 	udp_peer_echo || fail "no UDP server"
 	udp_srv_pid=$BG_PID
@@ -128,10 +132,8 @@ test_reload_soak() {
 			{ rm -f "$flag"; fail "reload $i (soak$((i % 5)).ini) failed: $out"; }
 		kill -0 "$TCP_PID" 2>/dev/null ||
 			{ rm -f "$flag"; fail "TCP stream ended at reload $i: $(cat "$TB_WORK/stream.log")"; }
-		t1=$(date +%s)
-		[ $((t1 - t0)) -le "$SOAK_SECS" ] ||
-			{ rm -f "$flag"; fail "only $i reloads in ${SOAK_SECS} s"; }
 	done
+	t1=$(date +%s)
 	echo "$RELOADS reloads in $((t1 - t0)) s"
 	rm -f "$flag"
 
