@@ -319,10 +319,12 @@ static void baseline_install(void)
 	set_flags(0);
 	flows_clear();
 	/* Connections the program taught the kernel (kernel_adopt_flow, on
-	 * the way to pass_mtu or pass_fragment) would make the baseline's
-	 * first packets the kernel's. */
+	 * the way to pass_mtu, pass_fragment or pass_ip_options: every
+	 * flow_hand_up in bpf/handoff.h) would make the baseline's first
+	 * packets the kernel's. */
 	if ((reason_runs[XNAT_PASS_MTU] || reason_runs[XNAT_PASS_FRAGMENT] ||
-	     !runs) && sh("conntrack -F 2>/dev/null"))
+	     reason_runs[XNAT_PASS_IP_OPTIONS] || !runs) &&
+	    sh("conntrack -F 2>/dev/null"))
 		abort();
 	map_clear(frags_fd, 8192 + 1);
 	wan_datagrams_reset();
