@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What the config parser's tests share (test_config.c,
- * test_config_system.c): each test writes its INI into ini_path, in a
- * private temporary directory the runner makes and removes; checks return
- * 0 when they hold and report on stderr under the running test's name
- * otherwise (1).
+ * test_config_system.c, test_config_check.c): each test writes its INI
+ * into ini_path, in a private temporary directory the runner makes and
+ * removes; EXPECT_* checks return 0 when they hold and report on stderr
+ * under the running test's name otherwise (1); tests written with check.h's
+ * ASSERT_* return true when they pass instead.
  */
 #ifndef XNAT_TEST_CONFIG_HARNESS_H
 #define XNAT_TEST_CONFIG_HARNESS_H
@@ -17,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include "check.h"
 #include "config.h"
 
 /* The runner's temporary directory, and the file in it each test writes
@@ -24,23 +26,9 @@
 extern char tmpdir[64];
 extern char ini_path[128];
 
-/* The running test's name, for the messages (set by the runner). */
-extern const char *config_cur_test;
-
-/* Report a failure of the running test, printf style; returns 1. */
-static inline int fail(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-static inline int fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", config_cur_test);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
-}
+/* Report a failure of the running test (check.h's cur_test), printf
+ * style; 1. */
+#define fail(...) (check_fail(__VA_ARGS__), 1)
 
 static inline int write_ini(const char *text)
 {
@@ -110,10 +98,12 @@ static inline uint32_t ip(const char *s)
 
 struct config_test {
 	const char *name;
-	int (*fn)(void);
+	int (*fn)(void);     /* 0 when it passes (EXPECT_*) */
+	bool (*check)(void); /* or: true when it passes (ASSERT_*) */
 };
 
-#define TEST(name) { #name, test_##name }
+#define TEST(name) { #name, test_##name, NULL }
+#define CHECK(name) { #name, NULL, test_##name }
 
 /* Run TESTS in order; the exit status of main. */
 int config_tests_main(const struct config_test *tests, size_t n);

@@ -13,22 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "config.h"
-
-static char tmpdir[64];
-static char ini_path[128];
-
-static bool write_ini(const char *text)
-{
-	FILE *f = fopen(ini_path, "w");
-
-	if (!ASSERT_TRUE(f, "open the test config"))
-		return false;
-	fputs(text, f);
-	fclose(f);
-	return true;
-}
+#include "config_harness.h"
 
 /*
  * Parse TEXT collecting errors: it must fail with exactly the WANT lines
@@ -43,7 +28,7 @@ static bool errors_are(const char *text, const char *const *want)
 	bool ok = true;
 	int n = 0;
 
-	if (!write_ini(text))
+	if (write_ini(text))
 		return false;
 	while (want[n])
 		n++;
@@ -156,7 +141,7 @@ static bool test_parse_reports_first(void)
 	char err[CONFIG_ERR_LEN], want[CONFIG_ERR_LEN + 160];
 	struct config cfg;
 
-	if (!write_ini("[router]\nwan = wan0\nlan = lan0\nmode = x\nxdp = y\n"))
+	if (write_ini("[router]\nwan = wan0\nlan = lan0\nmode = x\nxdp = y\n"))
 		return false;
 	snprintf(want, sizeof(want), "%s:4: bad mode 'x': expected offload, xdp or kernel",
 		 ini_path);
@@ -180,7 +165,7 @@ static bool test_many_errors(void)
 	for (int i = 0; i < CONFIG_MAX_ERRORS + 8; i++)
 		snprintf(text + strlen(text), sizeof(text) - strlen(text),
 			 "k%d = 1\n", i);
-	if (!write_ini(text))
+	if (write_ini(text))
 		return false;
 	config_parse_all(&cfg, ini_path, &errs);
 	ok &= ASSERT_EQ(errs.n, CONFIG_MAX_ERRORS + 8, "errors counted");
@@ -202,7 +187,7 @@ static bool test_resolve_every_interface(void)
 	char want[300];
 	bool ok = true;
 
-	if (!write_ini("[router]\nwan = xnat-nowan0\nlan = lo, xnat-nolan1\n"))
+	if (write_ini("[router]\nwan = xnat-nowan0\nlan = lo, xnat-nolan1\n"))
 		return false;
 	if (!ASSERT_OK(config_parse_all(&cfg, ini_path, &errs), "parse"))
 		return false;
@@ -223,46 +208,17 @@ static bool test_resolve_every_interface(void)
 	return ok;
 }
 
-struct test {
-	const char *name;
-	bool (*fn)(void);
-};
-
-#define TEST(name) { #name, test_##name }
-
-static const struct test tests[] = {
-	TEST(every_error),
-	TEST(unknown_section_keys),
-	TEST(missing_not_repeated),
-	TEST(ranges_need_ports),
-	TEST(parse_reports_first),
-	TEST(many_errors),
-	TEST(resolve_every_interface),
+static const struct config_test tests[] = {
+	CHECK(every_error),
+	CHECK(unknown_section_keys),
+	CHECK(missing_not_repeated),
+	CHECK(ranges_need_ports),
+	CHECK(parse_reports_first),
+	CHECK(many_errors),
+	CHECK(resolve_every_interface),
 };
 
 int main(void)
 {
-	int passed = 0, failed = 0;
-
-	strcpy(tmpdir, "/tmp/xnat-test-check.XXXXXX");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
-		return 1;
-	}
-	snprintf(ini_path, sizeof(ini_path), "%s/t.ini", tmpdir);
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		cur_test = tests[i].name;
-		if (tests[i].fn()) {
-			passed++;
-			printf("#%zu %s:OK\n", i + 1, tests[i].name);
-		} else {
-			failed++;
-			printf("#%zu %s:FAIL\n", i + 1, tests[i].name);
-		}
-		fflush(stdout);
-	}
-	unlink(ini_path);
-	rmdir(tmpdir);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return config_tests_main(tests, sizeof(tests) / sizeof(tests[0]));
 }
