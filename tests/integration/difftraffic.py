@@ -42,6 +42,9 @@ import subprocess
 import sys
 import time
 
+# The Internet checksum, the same for both scripts (same folder).
+from rawpkt import csum
+
 CLONE_NEWNET = 0x40000000
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
@@ -67,15 +70,6 @@ def enter(ns):
 
 
 # ---- building frames ------------------------------------------------------
-
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
-
 
 def a4(x):
     return socket.inet_pton(socket.AF_INET, x)

@@ -637,6 +637,28 @@ wait_log() {
 	return 1
 }
 
+# A variant of the test's config: TB_WORK/NAME.ini from TB_CONFIG with each
+# SECTION.KEY=VALUE set, replacing the key's line or adding it after the
+# section header; prints the file's path. Every key is checked to be set.
+config_variant() {
+	local name=$1 kv sk sec key val file=$TB_WORK/$1.ini
+	shift
+	cp "$TB_CONFIG" "$file" || return 1
+	for kv in "$@"; do
+		sk=${kv%%=*} val=${kv#*=}
+		sec=${sk%%.*} key=${sk#*.}
+		if grep -qE "^[[:space:]]*${key}[[:space:]]*=" "$file"; then
+			sed -i -E "s|^[[:space:]]*${key}[[:space:]]*=.*|${key} = ${val}|" "$file"
+		else
+			grep -qE "^\\[${sec}\\]" "$file" || printf '\n[%s]\n' "$sec" >>"$file"
+			sed -i -E "/^\\[${sec}\\]/a ${key} = ${val}" "$file"
+		fi
+		grep -qxF "$key = $val" "$file" ||
+			{ echo "config_variant: could not set $key = $val" >&2; return 1; }
+	done
+	echo "$file"
+}
+
 # Poll (at most 10 s) until CMD [ARGS...] prints a number that is OP N
 # (-eq, -ge, ...); otherwise says WHAT it printed last.
 wait_number() {

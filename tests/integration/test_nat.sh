@@ -372,32 +372,10 @@ now_ms() {
 	echo $((t / 1000))
 }
 
-# A variant of the test's config: TB_WORK/NAME.ini from TB_CONFIG with each
-# SECTION.KEY=VALUE set, replacing the key's line or adding it after the
-# section header; prints the file's path. Every key is checked to be set.
-nat_config() {
-	local name=$1 kv sk sec key val file=$TB_WORK/$1.ini
-	shift
-	cp "$TB_CONFIG" "$file" || return 1
-	for kv in "$@"; do
-		sk=${kv%%=*} val=${kv#*=}
-		sec=${sk%%.*} key=${sk#*.}
-		if grep -qE "^[[:space:]]*${key}[[:space:]]*=" "$file"; then
-			sed -i -E "s|^[[:space:]]*${key}[[:space:]]*=.*|${key} = ${val}|" "$file"
-		else
-			grep -qE "^\\[${sec}\\]" "$file" || printf '\n[%s]\n' "$sec" >>"$file"
-			sed -i -E "/^\\[${sec}\\]/a ${key} = ${val}" "$file"
-		fi
-		grep -qxF "$key = $val" "$file" ||
-			{ echo "nat_config: could not set $key = $val" >&2; return 1; }
-	done
-	echo "$file"
-}
-
 # Write a variant and apply it with `xnat up -c` (a reload in place).
 reload_with() {
 	local file
-	file=$(nat_config "$@") || fail "cannot write config variant $1"
+	file=$(config_variant "$@") || fail "cannot write config variant $1"
 	shift
 	echo "config $file: $*"
 	check xnat up -c "$file"
@@ -406,7 +384,7 @@ reload_with() {
 # Same, but down and up: for changes a reload refuses (table sizes).
 restart_with() {
 	local file
-	file=$(nat_config "$@") || fail "cannot write config variant $1"
+	file=$(config_variant "$@") || fail "cannot write config variant $1"
 	shift
 	echo "config $file: $*"
 	check xnat down

@@ -15,6 +15,20 @@ set -u
 TEST_MODES[natlog_created_expired]="xdp"
 TEST_MODES[natlog_lost_counted]="xdp"
 
+# `xnat run -c CFG` in the background for at most SECS, its event log in
+# LOG (stderr in LOG.err), up once `xnat status` answers; its PID in
+# RUN_PID.
+natlog_run() {
+	local secs=$1 cfg=$2 log=$3
+	timeout "$secs" "$XNAT" -n "$NS_RTR" run -c "$cfg" >"$log" 2>"$log.err" &
+	RUN_PID=$!
+	echo "$RUN_PID" >>"$TB_WORK/pids"
+	for _ in $(seq 100); do
+		xnat status >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+}
+
 natlog_q() {
 	python3 -c '
 import json, sys
@@ -32,13 +46,8 @@ test_natlog_created_expired() {
 	local cfg=$TB_WORK/run.ini log=$TB_WORK/run.log pid
 	check xnat down
 	sed -e 's/^udp *=.*/udp = 2/' -e 's/^icmp *=.*/icmp = 2/' "$TB_CONFIG" >"$cfg"
-	timeout 60 "$XNAT" -n "$NS_RTR" run -c "$cfg" >"$log" 2>"$log.err" &
-	pid=$!
-	echo "$pid" >>"$TB_WORK/pids"
-	for _ in $(seq 100); do
-		xnat status >/dev/null 2>&1 && break
-		sleep 0.1
-	done
+	natlog_run 60 "$cfg" "$log"
+	pid=$RUN_PID
 	echo_server "$NS_WAN" udp 5001 || fail "no server"
 	check udp_ask "$NS_LAN" "UDP:$WAN_HOST4:5001,sourceport=40001" hello
 	check on_lan ping -c 1 -W 2 "$WAN_HOST4"
@@ -70,13 +79,8 @@ test_natlog_lost_counted() {
 	local cfg=$TB_WORK/run.ini log=$TB_WORK/run.log pid runner n=8000
 	check xnat down
 	cp "$TB_CONFIG" "$cfg"
-	timeout 120 "$XNAT" -n "$NS_RTR" run -c "$cfg" >"$log" 2>"$log.err" &
-	pid=$!
-	echo "$pid" >>"$TB_WORK/pids"
-	for _ in $(seq 100); do
-		xnat status >/dev/null 2>&1 && break
-		sleep 0.1
-	done
+	natlog_run 120 "$cfg" "$log"
+	pid=$RUN_PID
 	runner=$(pgrep -P "$pid" -x xnat) || fail "no xnat run under $pid"
 	kill -STOP "$runner"
 	# One datagram from each of N source ports: N mappings, each

@@ -75,12 +75,8 @@ test_operator_forward_rule() {
 	}
 	EOF
 
-	random_file "$TB_WORK/a.bin" 4M
 	fast0=$(xdp_forwarded)
-	tcp_server_recv "$NS_WAN" $SRV_PORT "$TB_WORK/a.recv" || fail "no server"
-	check tcp_send "$NS_LAN" "TCP:$WAN_HOST4:$SRV_PORT" "$TB_WORK/a.bin"
-	bg_wait "$BG_PID" || fail "server did not finish"
-	same_file "$TB_WORK/a.bin" "$TB_WORK/a.recv" || fail "transfer corrupted"
+	tcp_upload_checked a 4M "$NS_LAN" "$NS_WAN" "$WAN_HOST4" $SRV_PORT
 
 	# The blocked host, to the same port: refused by the operator's rule.
 	tcp_server_recv "$NS_WAN" $SRV_PORT "$TB_WORK/b.recv" || fail "no server"
@@ -289,8 +285,8 @@ for i in range(300):
 TEST_MODES[ipv6_offloaded]=offload
 test_ipv6_offloaded() {
 	local fast0 fast1
-	random_file "$TB_WORK/six.bin" 4M
 	fast0=$(xdp_forwarded)
+	random_file "$TB_WORK/six.bin" 4M
 	tcp_server_recv "$NS_WAN" $SRV_PORT "$TB_WORK/six.recv" || fail "no server"
 	check tcp_send "$NS_LAN" "TCP6:[$WAN_HOST6]:$SRV_PORT" "$TB_WORK/six.bin"
 	bg_wait "$BG_PID" || fail "server did not finish"
@@ -314,11 +310,7 @@ test_shaped_port() {
 		<<<"$CHECK_OUT")" = true ] || fail "status does not show $RTR_WAN_IF shaped"
 	check on_rtr tc -s qdisc show dev "$RTR_WAN_IF"
 	shaped0=$(counter pass_shaped)
-	random_file "$TB_WORK/s.bin" 2M
-	tcp_server_recv "$NS_WAN" $SRV_PORT "$TB_WORK/s.recv" || fail "no server"
-	check tcp_send "$NS_LAN" "TCP:$WAN_HOST4:$SRV_PORT" "$TB_WORK/s.bin"
-	bg_wait "$BG_PID" || fail "server did not finish"
-	same_file "$TB_WORK/s.bin" "$TB_WORK/s.recv" || fail "transfer corrupted"
+	tcp_upload_checked s 2M "$NS_LAN" "$NS_WAN" "$WAN_HOST4" $SRV_PORT
 	shaped1=$(counter pass_shaped)
 	echo "pass_shaped: $((shaped1 - shaped0))"
 	[ $((shaped1 - shaped0)) -gt 0 ] || fail "nothing was kept off the shaped port"

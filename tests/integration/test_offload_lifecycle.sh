@@ -87,9 +87,20 @@ assert r is True, sys.argv[3]
 ' "$@"
 }
 
-# tcp_idle_connection's writes are over (1.2 s): a connection taken off now
-# stays off, no packet brings it back.
-quiet() { sleep 1.5; }
+# An idle connection to PORT offloaded both ways and done writing (the
+# writes take 1.2 s): a connection taken off now stays off, no packet
+# brings it back.
+offloaded_quiet() {
+	tcp_idle_connection "$1" 20
+	wait_offloaded_on "$1" 2 || fail "port $1: not offloaded both ways"
+	sleep 1.5
+}
+
+# PORT's connection is off the fast path, and the log says WHY (after WHAT).
+returned() {
+	wait_offloaded_on "$1" 0 || fail "port $1: still offloaded after $3"
+	wait_returned "$log" "$1" "$2" 2 || fail "port $1: no $2"
+}
 
 TEST_MODES[offload_lifecycle]=offload
 test_offload_lifecycle() {
@@ -124,13 +135,10 @@ test_offload_lifecycle() {
 
 	# xnat flows delete.
 	p=$((LC_PORT + 1))
-	tcp_idle_connection $p 20
-	wait_offloaded_on $p 2 || fail "port $p: not offloaded both ways"
-	quiet
+	offloaded_quiet $p
 	check xnat flows delete port $p
 	grep -q '^1 connections matched, 1 deleted$' <<<"$CHECK_OUT" || fail "delete output"
-	wait_offloaded_on $p 0 || fail "port $p: still offloaded after delete"
-	wait_returned "$log" $p deleted 2 || fail "port $p: no deleted"
+	returned $p deleted delete
 	kill -INT "$tpid"
 	wait "$tpid" || fail "xnat trace exited $?: $(cat "$TB_WORK/tr.err")"
 	trace_lc_q "$TB_WORK/tr.json" $LC_PORT "sorted(l['new_flow']['nat'] for l in P if 'new_flow' in l) == ['ct', 'ct']" ||
@@ -142,22 +150,16 @@ test_offload_lifecycle() {
 
 	# conntrack -D: the watch of xnat run takes it off.
 	p=$((LC_PORT + 2))
-	tcp_idle_connection $p 20
-	wait_offloaded_on $p 2 || fail "port $p: not offloaded both ways"
-	quiet
+	offloaded_quiet $p
 	check on_rtr conntrack -D -p tcp --orig-dst "$WAN_HOST4" --dport $p
-	wait_offloaded_on $p 0 || fail "port $p: still offloaded after conntrack -D"
-	wait_returned "$log" $p conntrack_destroyed 2 || fail "port $p: no conntrack_destroyed"
+	returned $p conntrack_destroyed "conntrack -D"
 
 	# An nftables ruleset change.
 	p=$((LC_PORT + 3))
-	tcp_idle_connection $p 20
-	wait_offloaded_on $p 2 || fail "port $p: not offloaded both ways"
-	quiet
+	offloaded_quiet $p
 	check on_rtr nft add table inet xnat_test_lc
 	check on_rtr nft delete table inet xnat_test_lc
-	wait_offloaded_on $p 0 || fail "port $p: still offloaded after a ruleset change"
-	wait_returned "$log" $p ruleset_changed 2 || fail "port $p: no ruleset_changed"
+	returned $p ruleset_changed "a ruleset change"
 
 	kill -TERM "$pid"
 	wait "$pid" || fail "xnat run exited $?: $(cat "$log")"

@@ -72,28 +72,12 @@ probe() {
 # The config of this testbed with SECTION.KEY=VALUE changes, brought up
 # afresh (table sizes and pools are easiest from a clean start).
 restart_with() {
-	local name=$1 kv sk sec key val file=$TB_WORK/$1.ini
+	local file
+	file=$(config_variant "$@") || fail "cannot write config variant $1"
 	shift
-	cp "$TB_CONFIG" "$file" || fail "cannot copy the config"
-	for kv in "$@"; do
-		sk=${kv%%=*} val=${kv#*=}
-		sec=${sk%%.*} key=${sk#*.}
-		if grep -qE "^[[:space:]]*${key}[[:space:]]*=" "$file"; then
-			sed -i -E "s|^[[:space:]]*${key}[[:space:]]*=.*|${key} = ${val}|" "$file"
-		else
-			sed -i -E "/^\\[${sec}\\]/a ${key} = ${val}" "$file"
-		fi
-		grep -qxF "$key = $val" "$file" || fail "could not set $sk = $val"
-	done
 	echo "config $file: $*"
 	check xnat down
 	check xnat up -c "$file"
-}
-
-counter() {
-	local out
-	out=$(xnat stats --json 2>&1) || { echo "xnat stats --json: $out" >&2; return 1; }
-	json_q "j['counters']['$1']['packets']" <<<"$out"
 }
 
 # Two external ports, six inside endpoints towards three server ports:
