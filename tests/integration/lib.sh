@@ -659,6 +659,25 @@ config_variant() {
 	echo "$file"
 }
 
+# Write a variant and apply it with `xnat up -c` (a reload in place).
+reload_with() {
+	local file
+	file=$(config_variant "$@") || fail "cannot write config variant $1"
+	shift
+	echo "config $file: $*"
+	check xnat up -c "$file"
+}
+
+# Same, but down and up: for changes a reload refuses (table sizes).
+restart_with() {
+	local file
+	file=$(config_variant "$@") || fail "cannot write config variant $1"
+	shift
+	echo "config $file: $*"
+	check xnat down
+	check xnat up -c "$file"
+}
+
 # Poll (at most 10 s) until CMD [ARGS...] prints a number that is OP N
 # (-eq, -ge, ...); otherwise says WHAT it printed last.
 wait_number() {

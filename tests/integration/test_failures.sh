@@ -448,6 +448,17 @@ test_redirect_drops_warned() {
 
 # ---- upgrades ---------------------------------------------------------------------
 
+# Replace the pinned map NAME in PINS by an empty one of TYPE with KEY and
+# VALUE bytes and ENTRIES (as another binary made it), then `xnat up`
+# again (RC and OUT say how it went).
+pin_replaced() {
+	local pins=$1 name=$2 type=$3 key=$4 value=$5 entries=$6
+	check rm "$pins/$name"
+	check bpftool map create "$pins/$name" type "$type" key "$key" \
+		value "$value" entries "$entries" name "$name"
+	xnat_rc up -c "$TB_CONFIG"
+}
+
 # A binary whose config-derived (or transient) map has another layout
 # re-creates it (the forward still works); one whose state map differs is refused, naming
 # `xnat down`, and the router keeps running.
@@ -455,10 +466,7 @@ TEST_MODES[map_layout_change]="xdp offload"
 test_map_layout_change() {
 	local pins tok=xnat-ml-$RANDOM
 	pins=$(pin_dir)
-	check rm "$pins/xnat_forwards"
-	check bpftool map create "$pins/xnat_forwards" type hash key 8 value 8 \
-		entries 16 name xnat_forwards
-	xnat_rc up -c "$TB_CONFIG"
+	pin_replaced "$pins" xnat_forwards hash 8 8 16
 	[ "$RC" = 0 ] || fail "up with a derived map of another layout failed"
 	grep -q "xnat_forwards has a new layout" <<<"$OUT" || fail "not said"
 	check bpftool map show pinned "$pins/xnat_forwards"
@@ -469,18 +477,12 @@ test_map_layout_change() {
 
 	# Fragment records as an older binary made them (64 bytes, one range
 	# per datagram): in flight only, re-created.
-	check rm "$pins/xnat_fragments"
-	check bpftool map create "$pins/xnat_fragments" type lru_hash key 44 \
-		value 64 entries 8192 name xnat_fragments
-	xnat_rc up -c "$TB_CONFIG"
+	pin_replaced "$pins" xnat_fragments lru_hash 44 64 8192
 	[ "$RC" = 0 ] || fail "up over older fragment records failed"
 	grep -q "xnat_fragments has a new layout" <<<"$OUT" ||
 		fail "fragment records: not said"
 
-	check rm "$pins/xnat_peers"
-	check bpftool map create "$pins/xnat_peers" type hash key 16 value 8 \
-		entries 16 name xnat_peers
-	xnat_rc up -c "$TB_CONFIG"
+	pin_replaced "$pins" xnat_peers hash 16 8 16
 	[ "$RC" = 2 ] || fail "expected exit 2 for a state map of another layout, got $RC"
 	grep -q "xnat_peers.*xnat down" <<<"$OUT" || fail "message does not name xnat down"
 	udp_echo_wan || fail "no server"

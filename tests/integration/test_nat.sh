@@ -372,25 +372,6 @@ now_ms() {
 	echo $((t / 1000))
 }
 
-# Write a variant and apply it with `xnat up -c` (a reload in place).
-reload_with() {
-	local file
-	file=$(config_variant "$@") || fail "cannot write config variant $1"
-	shift
-	echo "config $file: $*"
-	check xnat up -c "$file"
-}
-
-# Same, but down and up: for changes a reload refuses (table sizes).
-restart_with() {
-	local file
-	file=$(config_variant "$@") || fail "cannot write config variant $1"
-	shift
-	echo "config $file: $*"
-	check xnat down
-	check xnat up -c "$file"
-}
-
 # Entries of `xnat flows --json` for which the Python condition over f holds.
 flow_count() {
 	local out

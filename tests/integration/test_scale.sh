@@ -69,17 +69,6 @@ probe() {
 	timeout 60 ip netns exec "$ns" python3 "$TB_WORK/probe.py" "$WAN_HOST4" "$@"
 }
 
-# The config of this testbed with SECTION.KEY=VALUE changes, brought up
-# afresh (table sizes and pools are easiest from a clean start).
-restart_with() {
-	local file
-	file=$(config_variant "$@") || fail "cannot write config variant $1"
-	shift
-	echo "config $file: $*"
-	check xnat down
-	check xnat up -c "$file"
-}
-
 # Two external ports, six inside endpoints towards three server ports:
 # every one gets its answer (as Linux's masquerade manages), each server
 # port sees distinct external ports, in xdp mode from the XDP range, most
