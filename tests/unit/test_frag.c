@@ -75,6 +75,32 @@ static void frag_set(uint8_t *frame, uint16_t off, bool more)
 	pkt_ipv4_fix_csum(&p->ip);
 }
 
+/* One fragment of a datagram of IN's and what it must get. */
+struct frag_try {
+	const char *step;
+	uint16_t off;
+	bool more;
+	int verdict, reason;
+};
+
+/* The N steps of S in order, stopping at the first that fails. */
+static bool frag_tries(const struct pkt_spec *in, const struct frag_try *s,
+		       size_t n)
+{
+	uint8_t frame[PKT_MAX], got[PKT_MAX];
+	uint32_t got_len = 0;
+	size_t len;
+
+	for (size_t i = 0; i < n; i++) {
+		len = pkt_build(frame, in);
+		frag_set(frame, s[i].off, s[i].more);
+		if (!run_expect(s[i].step, if_lan, frame, len, 0, s[i].verdict,
+				s[i].reason, got, &got_len))
+			return false;
+	}
+	return true;
+}
+
 /*
  * RFC 1858 / RFC 3128: a later fragment overlapping the first one (here at
  * offset 8, over the UDP ports) or repeating the latest one is dropped;
@@ -85,34 +111,24 @@ static bool test_frag_overlap(void)
 	struct pkt_spec in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
 			       .proto = IPPROTO_UDP, .sport = 40604, .dport = 53,
 			       .ip_id = 777 };
-	uint8_t frame[PKT_MAX], got[PKT_MAX];
+	static const struct frag_try steps[] = {
+		{ "first fragment", 0, true, XDP_REDIRECT, XNAT_FWD_SLOW },
+		{ "overlapping the first", 8, true, XDP_DROP,
+		  XNAT_DROP_FRAG_BAD },
+		{ "next fragment", 32, true, XDP_REDIRECT, XNAT_FWD_FAST },
+		{ "same offset again", 32, false, XDP_DROP, XNAT_DROP_FRAG_BAD },
+		{ "second first fragment", 0, true, XDP_DROP,
+		  XNAT_DROP_FRAG_BAD },
+	}, expired[] = {
+		{ "fragment after the record expired", 64, false, XDP_PASS,
+		  XNAT_PASS_FRAGMENT },
+	};
 	int fd = bpf_map__fd(skel->maps.xnat_fragments);
 	struct frag_key k, next;
 	struct frag_rec r;
-	uint32_t got_len = 0;
-	size_t len;
 	bool ok;
 
-	len = pkt_build(frame, &in);
-	frag_set(frame, 0, true);
-	ok = run_expect("first fragment", if_lan, frame, len, 0, XDP_REDIRECT,
-			XNAT_FWD_SLOW, got, &got_len);
-	len = pkt_build(frame, &in);
-	frag_set(frame, 8, true);
-	ok = ok && run_expect("overlapping the first", if_lan, frame, len, 0,
-			      XDP_DROP, XNAT_DROP_FRAG_BAD, got, &got_len);
-	len = pkt_build(frame, &in);
-	frag_set(frame, 32, true);
-	ok = ok && run_expect("next fragment", if_lan, frame, len, 0,
-			      XDP_REDIRECT, XNAT_FWD_FAST, got, &got_len);
-	len = pkt_build(frame, &in);
-	frag_set(frame, 32, false);
-	ok = ok && run_expect("same offset again", if_lan, frame, len, 0,
-			      XDP_DROP, XNAT_DROP_FRAG_BAD, got, &got_len);
-	len = pkt_build(frame, &in);
-	frag_set(frame, 0, true);
-	ok = ok && run_expect("second first fragment", if_lan, frame, len, 0,
-			      XDP_DROP, XNAT_DROP_FRAG_BAD, got, &got_len);
+	ok = frag_tries(&in, steps, ARRAY_SIZE(steps));
 
 	/* Age every record past its lifetime: a later fragment with the id
 	 * is no longer this flow's. */
@@ -125,12 +141,7 @@ static bool test_frag_overlap(void)
 			}
 		} while (!bpf_map_get_next_key(fd, &k, &next));
 	}
-	len = pkt_build(frame, &in);
-	frag_set(frame, 64, false);
-	ok = ok && run_expect("fragment after the record expired", if_lan,
-			      frame, len, 0, XDP_PASS, XNAT_PASS_FRAGMENT, got,
-			      &got_len);
-	return ok;
+	return ok && frag_tries(&in, expired, ARRAY_SIZE(expired));
 }
 
 /* An IPv6 fragment header (RFC 8200 4.5) of NH with offset OFF and M. */
