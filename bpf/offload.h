@@ -31,12 +31,28 @@
 #include "natlog.h"
 #include "trace.h"
 
-/* The conntrack timeout offload mode keeps the entry at: the kernel's for
- * the only states carried (TCP established, UDP), set from [timeouts]. */
+/*
+ * The conntrack timeout offload mode keeps the entry at: the kernel's for
+ * the only states carried (TCP established, UDP, and for DNS the
+ * ruleset's udp_dns policy), set from [timeouts]. V is KEY's entry, with
+ * its direction and translation: DNS is judged on the connection's
+ * original ports, as the ruleset does (before DNAT) and xdp mode on a
+ * flow's original key (flow_is_dns). A reply's translated ports are the
+ * original ones, reversed.
+ */
 static __always_inline __u32 offload_timeout(const struct xnat_config *cfg,
-					     __u8 proto)
+					     const struct flow_key *key,
+					     const struct flow_value *v)
 {
-	return proto == IPPROTO_TCP ? cfg->timeout_tcp_est : cfg->timeout_udp;
+	__be16 dns = bpf_htons(XNAT_DNS_PORT);
+
+	if (key->proto == IPPROTO_TCP)
+		return cfg->timeout_tcp_est;
+	if (cfg->timeout_udp_dns &&
+	    (v->dir == CT_DIR_ORIGINAL ? key->sport == dns || key->dport == dns :
+					 v->new_sport == dns || v->new_dport == dns))
+		return cfg->timeout_udp_dns;
+	return cfg->timeout_udp;
 }
 
 /* The clock of flow_value.ct_refresh: a shift, not a division, on
@@ -63,7 +79,7 @@ static int offload_expire(void *map, struct flow_key *key,
 	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
 	if (!cfg)
 		return 0;
-	timeout = offload_timeout(cfg, key->proto) * NSEC_PER_SEC;
+	timeout = offload_timeout(cfg, key, v) * NSEC_PER_SEC;
 	now = bpf_ktime_get_ns();
 	/* expired: `xnat flows delete` (bpf/flow_ctl.bpf.c) kicked us. */
 	if (!v->expired && now < v->last_seen_ns + timeout) {
@@ -116,7 +132,7 @@ static __always_inline int offload_refresh(struct xdp_md *ctx, struct pkt *p,
 					   struct flow_value *v,
 					   const struct xnat_config *cfg)
 {
-	__u32 timeout = offload_timeout(cfg, p->key.proto);
+	__u32 timeout = offload_timeout(cfg, &p->key, v);
 	/* flow_touch() has just read the clock into last_seen_ns (always,
 	 * for FLOW_NAT_CT entries): no second helper call per packet. */
 	__u32 now = refresh_clock(v->last_seen_ns);
@@ -176,7 +192,7 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 					struct new_flow *nf,
 					const struct xnat_config *cfg)
 {
-	__u32 timeout = offload_timeout(cfg, p->key.proto), zero = 0, bit, why;
+	__u32 timeout, zero = 0, bit, why;
 	struct xnat_offload_config *ocfg;
 	struct flow_value *ov = &nf->ov;
 	struct bpf_fib_lookup fib;
@@ -215,8 +231,10 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 	/* Only now: most misses (new connections) never get here. */
 	__builtin_memset(ov, 0, sizeof(*ov));
 	ct_translation(ct, dir, ov);
+	ov->dir = dir;
 	/* XDP's packets bypass conntrack: give the entry its full timeout
 	 * now, and again whenever half of it has run out. */
+	timeout = offload_timeout(cfg, &p->key, ov);
 	bpf_ct_change_timeout(ct, timeout * 1000);
 	/* Consumed: should the flow leave the fast path, its next packet
 	 * must pass the ruleset again. If it does not get installed below,
@@ -238,7 +256,6 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 	now = bpf_ktime_get_coarse_ns();
 	nf->okey = p->key;
 	ov->nat = FLOW_NAT_CT;
-	ov->dir = dir;
 	ov->egress_ifindex = out->parent;
 	ov->egress_vid = out->vid;
 	__builtin_memcpy(ov->eth_dst, fib.dmac, ETH_ALEN);

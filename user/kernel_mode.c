@@ -101,6 +101,29 @@ static void emit_antispoof(FILE *f, const struct config *cfg)
 }
 
 /*
+ * [timeouts] udp_dns for the kernel's conntrack (RFC 4787 REQ-5a), as XDP
+ * applies it to its own flows (flow_timeout in bpf/common_config.h): a UDP
+ * connection opened to or from port 53 gets a timeout policy of its own,
+ * for both of conntrack's UDP states (which the udp_timeout and
+ * udp_timeout_stream sysctls set for the rest). "ct timeout set" acts on
+ * the entry conntrack (priority -200) has just made, before it is
+ * confirmed; before DNAT (-100) rewrites a forward's port, so the ports
+ * are those the connection was opened with, as in XDP's flow key. One
+ * policy serves both families (l3proto inet).
+ */
+static void emit_dns_timeout(FILE *f, const struct config *cfg)
+{
+	fprintf(f, "\tct timeout udp_dns { protocol udp; policy = { unreplied : %u, replied : %u }; }\n"
+		   "\tchain dns_timeout {\n"
+		   "\t\ttype filter hook prerouting priority -150; policy accept;\n"
+		   "\t\tudp dport %u ct timeout set \"udp_dns\"\n"
+		   "\t\tudp sport %u ct timeout set \"udp_dns\"\n"
+		   "\t}\n",
+		cfg->timeout_udp_dns, cfg->timeout_udp_dns, XNAT_DNS_PORT,
+		XNAT_DNS_PORT);
+}
+
+/*
  * DNAT of the port forwards. With an auto address the WAN address may
  * change under us (DHCP), so match "addressed to this box" instead.
  */
@@ -244,7 +267,8 @@ static void emit_mss(FILE *f, const struct config *cfg)
  */
 static char *with_counters(char *cmds)
 {
-	static const char *const stmts[] = { " dnat ip to ", " snat ip to ",
+	static const char *const stmts[] = { " ct timeout set " /* DNS */,
+					     " dnat ip to ", " snat ip to ",
 					     " masquerade",
 					     " tcp option maxseg size set ",
 					     " ct mark set " /* offload */ };
@@ -294,6 +318,7 @@ static char *ruleset(const struct config *cfg, const uint16_t knat[2])
 		return NULL;
 	fprintf(f, NFT_DELETE_TABLE "table inet xnat {\n");
 	emit_antispoof(f, cfg);
+	emit_dns_timeout(f, cfg);
 	emit_prerouting(f, cfg);
 	emit_postrouting(f, cfg, knat);
 	emit_forward(f, cfg);

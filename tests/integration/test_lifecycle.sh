@@ -4,7 +4,7 @@
 # The life of flows and of the router's state, end to end in the namespace
 # testbed (lib.sh): flows expire after their configured idle timeouts (and an
 # established TCP connection does not), the kernel's conntrack gets the same
-# timeouts and gets its own back on `xnat down`, a full flow table hands new
+# timeouts (DNS's own too) and gets its own back on `xnat down`, a full flow table hands new
 # connections to the kernel without hurting the ones it holds, malformed
 # frames never get through, and a TCP segment without a flow goes up.
 #
@@ -294,6 +294,46 @@ test_timeouts_kernel() {
 		echo "$name after down: $v (before up: $fresh)"
 		[ "$v" = "$fresh" ] || fail "$name not restored by down: $v, was $fresh"
 	done
+}
+
+# The remaining timeout (s) of the router's conntrack entry of UDP from the
+# LAN host's source port SPORT.
+ct_udp_timeout() {
+	local out
+	out=$(on_rtr conntrack -L -p udp --orig-port-src "$1" 2>/dev/null) ||
+		return 1
+	awk '$1 == "udp" { print $3; exit }' <<<"$out"
+}
+
+# [timeouts] udp_dns (RFC 4787 REQ-5a; 30 s, the default) reaches the
+# kernel's conntrack through the ruleset's udp_dns timeout policy: after
+# five UDP exchanges of the LAN host with the WAN host's port 53 its entry
+# has at most 30 s left, while one with port 5000 has more (udp: 300 s).
+# In offload mode both go to the fast path after the first exchange, and
+# XDP, which then keeps the entries alive, gives them the same timeouts.
+TEST_MODES[dns_timeout_conntrack]="kernel offload"
+test_dns_timeout_conntrack() {
+	local i t53 tother
+
+	udp_echo_multi "$NS_WAN" 53 30 || fail "no DNS echo server"
+	udp_echo_multi "$NS_WAN" "$SRV_PORT" 30 || fail "no echo server"
+	for i in 1 2 3 4 5; do
+		udp_ask_from "$NS_LAN" "$WAN_HOST4:53" 45353 "dns$i" |
+			grep -q "dns$i" || fail "no reply from port 53 ($i)"
+		udp_ask_from "$NS_LAN" "$WAN_HOST4:$SRV_PORT" 45000 "udp$i" |
+			grep -q "udp$i" || fail "no reply from port $SRV_PORT ($i)"
+	done
+	if [ "$TB_MODE" = offload ]; then
+		[ "$(counter fwd_offload)" -ge 2 ] ||
+			fail "the exchanges were not offloaded: $(xnat stats)"
+	fi
+	t53=$(ct_udp_timeout 45353) && tother=$(ct_udp_timeout 45000) ||
+		fail "cannot read conntrack"
+	echo "conntrack timeouts: port 53 $t53 s, port $SRV_PORT $tother s"
+	[ -n "$t53" ] && [ "$t53" -le 30 ] ||
+		fail "DNS entry has '$t53' s left, expected at most udp_dns (30)"
+	[ -n "$tother" ] && [ "$tother" -gt 30 ] ||
+		fail "other UDP entry has '$tother' s left, expected udp's (300)"
 }
 
 # A flow table for 4 connections. A live resize is refused (the running

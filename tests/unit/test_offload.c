@@ -8,7 +8,8 @@
  * the kernel has not confirmed is not in its table yet), the handshake,
  * established TCP, one direction accepted, UDP one way, FIN and RST, the
  * entry gone or alive when its timeout is refreshed, IPv4 options and TTL
- * 1 handed up, ICMP, IPv6, and the mark bits taken from the config.
+ * 1 handed up, DNS's own timeout, ICMP, IPv6, and the mark bits taken
+ * from the config.
  * Fixtures and runner: fixture.h.
  */
 #include <time.h>
@@ -95,6 +96,19 @@ static bool ct_mark_is(const char *filter, uint32_t want)
 		return false;
 	}
 	return true;
+}
+
+/* The remaining timeout (seconds) of the entry FILTER selects, or -1. */
+static long ct_timeout(const char *filter)
+{
+	char line[512], *t;
+
+	if (!ct_line(filter, line, sizeof(line)))
+		return -1;
+	/* "udp 17 TIMEOUT src=..." or "tcp 6 TIMEOUT ESTABLISHED ..." */
+	t = line + strcspn(line, "0123456789");
+	t += strcspn(t, " ");
+	return strtol(t, NULL, 10);
 }
 
 static bool flows_are(int n)
@@ -302,21 +316,16 @@ static bool test_refresh_alive_and_gone(void)
 	static const struct fixture gone = { .name = "entry gone",
 		ORIG_ACK(40005, ACK), .verdict = XDP_PASS,
 		.reason = XNAT_PASS_CT_GONE };
-	char line[512], *t;
 	long timeout;
 
 	if (!reset() || !offload_config(MARK_ORIG, MARK_REPLY, 10) ||
 	    !ct_tcp(40005, "ESTABLISHED", MARK_ORIG) || !run_fixture(&off) ||
-	    !refresh_due(40005) || !run_fixture(&hit) ||
-	    !ct_line("-p tcp --sport 40005", line, sizeof(line)))
+	    !refresh_due(40005) || !run_fixture(&hit))
 		return false;
-	/* "tcp 6 TIMEOUT ESTABLISHED ..." */
-	t = line + strcspn(line, "0123456789");
-	t += strcspn(t, " ");
-	timeout = strtol(t, NULL, 10);
-	if (timeout > 10) {
-		fprintf(stderr, "  conntrack timeout %ld, expected <= 10: %s",
-			timeout, line);
+	timeout = ct_timeout("-p tcp --sport 40005");
+	if (timeout < 0 || timeout > 10) {
+		fprintf(stderr, "  conntrack timeout %ld, expected <= 10\n",
+			timeout);
 		return false;
 	}
 	return !sh("conntrack -D -p tcp --sport 40005 >/dev/null 2>&1") &&
@@ -384,6 +393,66 @@ static bool test_exceptions_go_up(void)
 	       run_fixture(&ttl1) && flows_are(0) && run_fixture(&off) &&
 	       run_fixture(&opts) && run_fixture(&ttl1) && flows_are(1) &&
 	       run_fixture(&hit) && flows_are(1);
+}
+
+/* A UDP entry of LAN_HOST:SPORT -> WAN_GW:DPORT, masqueraded to EXT_PORT,
+ * its timeout 100 s, with MARK. */
+static bool ct_udp(uint16_t sport, uint16_t dport, uint32_t mark)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "conntrack -I -p udp -s %s -d %s --sport %u --dport %u "
+		 "-r %s -q %s --reply-port-src %u --reply-port-dst %u "
+		 "-t 100 -m 0x%x >/dev/null 2>&1",
+		 LAN_HOST, WAN_GW, sport, dport, WAN_GW, NAT_ADDR, dport,
+		 EXT_PORT, mark);
+	return !sh(cmd);
+}
+
+/* [timeouts] udp_dns (here 30 s) and udp (300 s) set the timeout of the
+ * kernel's entry: DNS (port 53) offloaded in either direction, the reply
+ * judged on the connection's original ports, gets udp_dns, as the
+ * ruleset's own udp_dns policy gives it; other UDP gets udp. Each entry
+ * was inserted with 100 s. */
+static bool test_dns_timeout(void)
+{
+	static const struct fixture dns_reply = { .name = "dns reply offloaded",
+		UDP_REPLY(53, EXT_PORT), .verdict = XDP_REDIRECT,
+		.reason = XNAT_FWD_OFFLOAD, UDP_REPLY_NAT(53, 40012) };
+	static const struct fixture dns = { .name = "dns offloaded",
+		UDP_OUT(40013, 53), .verdict = XDP_REDIRECT,
+		.reason = XNAT_FWD_OFFLOAD, UDP_OUT_NAT(EXT_PORT, 53) };
+	static const struct fixture other = { .name = "udp offloaded",
+		UDP_OUT(40014, 5000), .verdict = XDP_REDIRECT,
+		.reason = XNAT_FWD_OFFLOAD, UDP_OUT_NAT(EXT_PORT, 5000) };
+	struct xnat_config c;
+	long t1, t2, t3;
+
+	if (!reset() || !config_get(&c))
+		return false;
+	c.timeout_udp_dns = 30;
+	if (!config_set(&c) || !ct_udp(40012, 53, MARK_REPLY) ||
+	    !run_fixture(&dns_reply))
+		return false;
+	t1 = ct_timeout("-p udp --orig-port-src 40012");
+	/* Another connection: the reply tuple must differ. */
+	sh("conntrack -D -p udp --orig-port-src 40012 >/dev/null 2>&1");
+	if (!ct_udp(40013, 53, MARK_ORIG) || !run_fixture(&dns) ||
+	    !ct_udp(40014, 5000, MARK_ORIG) || !run_fixture(&other))
+		return false;
+	t2 = ct_timeout("-p udp --orig-port-src 40013");
+	t3 = ct_timeout("-p udp --orig-port-src 40014");
+	c.timeout_udp_dns = 0;
+	if (!config_set(&c))
+		return false;
+	if (t1 < 0 || t1 > 30 || t2 < 0 || t2 > 30 || t3 <= 100 || t3 > 300) {
+		fprintf(stderr, "  conntrack timeouts: dns reply %ld, dns %ld "
+			"(expected <= 30), other %ld (expected 101-300)\n",
+			t1, t2, t3);
+		return false;
+	}
+	return true;
 }
 
 /* ICMP: the kfunc cannot look it up; the kernel forwards it. */
@@ -472,6 +541,7 @@ static const struct test tests[] = {
 	{ .name = "refresh_alive_and_gone", .fn = test_refresh_alive_and_gone },
 	{ .name = "udp_one_way", .fn = test_udp_one_way },
 	{ .name = "exceptions_go_up", .fn = test_exceptions_go_up },
+	{ .name = "dns_timeout", .fn = test_dns_timeout },
 	{ .name = "icmp", .fn = test_icmp },
 	{ .name = "ipv6", .fn = test_ipv6 },
 	{ .name = "mark_bits_configured", .fn = test_mark_bits_configured },
