@@ -108,6 +108,28 @@ static __always_inline int l2_rewrite(struct xdp_md *ctx, struct pkt *p,
 	return 0;
 }
 
+/*
+ * The entry of P's key, if P belongs to it. An ICMP echo id of 0 keys a
+ * request (the id as source port) and a reply (as destination port)
+ * alike, and a NATed echo flow's original direction is always its
+ * request (NAT opens echo flows from requests only): a packet of the
+ * other kind is not its, and the entry's rewrite and checksum delta are
+ * for the id field the other kind carries. ICMP errors (keyed by their
+ * quote) and later fragments (no ICMP header) are left to their own
+ * checks.
+ */
+static __always_inline struct flow_value *flow_lookup(const struct pkt *p)
+{
+	struct flow_value *v = bpf_map_lookup_elem(&xnat_flows, &p->key);
+
+	if (v && v->nat != FLOW_NAT_NONE && !p->icmp_error &&
+	    p->frag != FRAG_LATER &&
+	    (p->key.proto == IPPROTO_ICMP || p->key.proto == IPPROTO_ICMPV6) &&
+	    p->icmp_echo_request != (v->dir == FLOW_DIR_ORIG))
+		return NULL;
+	return v;
+}
+
 /* Apply V to the packet: the whole per-packet work of a hit. 0, or
  * -EINVAL when a header is not where the parse put it. */
 static __always_inline int flow_rewrite(struct pkt *p,

@@ -151,7 +151,7 @@ int xdp_xnat(struct xdp_md *ctx)
 		XNAT_COV();
 		p.key = *fk;
 	}
-	v = bpf_map_lookup_elem(&xnat_flows, &p.key);
+	v = flow_lookup(&p);
 	if (p.frag == FRAG_LATER && !v)
 		return count(&p, XNAT_PASS_FRAGMENT, XDP_PASS);
 	if (v && !mac_eq(p.eth->h_dest, v->ingress_mac))
