@@ -136,6 +136,9 @@ struct bench {
 	 * it is in force. */
 	bool ct_saved, ct_ok;
 	long long ct_max_saved, ct_hash_saved, ct_need;
+	/* Forwarded pps of the last warm-up's final pass, every flow set
+	 * up: the many-endpoint profiles size their trials from it. */
+	double warm_pps;
 };
 
 /* Set by the signal handlers; every loop checks it. */
@@ -335,8 +338,10 @@ void bench_results_free(struct bench_results *r);
 /* Saturation trial plus loss search for one profile in the current mode. */
 int bench_udp_profile(struct bench *b, struct bench_results *r, int rep,
 		      int profile);
-/* Give every flow of profile PI its NAT mapping before replies are sent
- * and before anything is timed: a short LAN->WAN run, not recorded. */
+/* Give every flow of profile PI its NAT mapping (conntrack entry,
+ * offloaded flow) before replies are sent and before anything is timed:
+ * a short LAN->WAN run, or for the many-endpoint profiles passes over all
+ * flows until one sets up nothing new (sets b->warm_pps). Not recorded. */
 int bench_udp_warm(struct bench *b, struct bench_results *r, int pi);
 /* The new-flow test in the current mode (router up with a big table),
  * flows offered at OFFER_PPS. */
