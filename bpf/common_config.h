@@ -119,6 +119,11 @@ _Static_assert(sizeof(struct xnat_offload_config) == 16,
 
 /* [offload] shaped = offload: carry flows out of shaped ports too. */
 #define XNAT_OFFLOAD_F_SHAPED (1U << 0)
+/* Ask conntrack on a flow's first miss too, not from its second on
+ * (bpf/ct_seen.h): a flow already in conntrack is offloaded one packet
+ * sooner, each new one costs a lookup. Not a config key: the unit tests
+ * set it to put each packet to conntrack. */
+#define XNAT_OFFLOAD_F_LOOKUP_FIRST (1U << 1)
 
 /* [forward] rule: WAN (proto, port on nat_addr) to an inside host. */
 struct fwd_key {

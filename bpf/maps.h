@@ -107,6 +107,16 @@ struct {
 	__uint(max_entries, 1);
 } xnat_config SEC(".maps");
 
+/* Offload mode's first-packet filter (ct_seen.h): one bit per hash of a
+ * flow key, set by a miss that went up without a conntrack lookup. */
+#define CT_SEEN_WORDS 4096 /* of 64 bits: 2^18 bits, 32 KiB */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, CT_SEEN_WORDS);
+} xnat_ct_seen SEC(".maps");
+
 /* Offload mode's settings (conntrack mark bits, shaping policy). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

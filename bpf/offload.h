@@ -28,6 +28,7 @@
 #include "flow.h"
 #include "slowpath.h"
 #include "ct.h"
+#include "ct_seen.h"
 #include "natlog.h"
 #include "trace.h"
 
@@ -183,6 +184,26 @@ static __always_inline int offload_hit(struct xdp_md *ctx, struct pkt *p,
 }
 
 /*
+ * Conntrack's entry for a miss, in *CT (a reference to release) with the
+ * packet's direction in *DIR: XNAT_CONTINUE. Else the packet goes up
+ * (XDP_PASS, reason set): no entry, or the flow's first miss, which is
+ * not worth a lookup (ct_seen.h) unless the config asks for one on every
+ * miss.
+ */
+static __always_inline int offload_ct_get(struct xdp_md *ctx, struct pkt *p,
+					  const struct xnat_offload_config *ocfg,
+					  struct nf_conn **ct, __u8 *dir)
+{
+	if (!(ocfg->flags & XNAT_OFFLOAD_F_LOOKUP_FIRST) &&
+	    !ct_seen_ask(&p->key))
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_FIRST);
+	*ct = ct_lookup(ctx, p, dir);
+	if (!*ct)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_NONE);
+	return XNAT_CONTINUE;
+}
+
+/*
  * A miss: ask conntrack whether the kernel accepted this direction of the
  * connection, and if so build the entry in NF->ov from the conntrack
  * entry's tuples and the route of the translated packet, and install it.
@@ -217,9 +238,9 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 	if (!mac_eq(p->eth->h_dest, in->mac))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_OTHERHOST);
 
-	ct = ct_lookup(ctx, p, &dir);
-	if (!ct)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_NONE);
+	rc = offload_ct_get(ctx, p, ocfg, &ct, &dir);
+	if (rc != XNAT_CONTINUE)
+		return rc;
 	why = ct_offloadable(ct, p->key.proto);
 	bit = dir == CT_DIR_ORIGINAL ? ocfg->mark_orig : ocfg->mark_reply;
 	if (!why && !(ct_mark(ct) & bit))

@@ -21,11 +21,15 @@
 
 static int offload_fd;
 
-/* Offload mode on, with the config's mark bits. */
+/* Offload mode on, with the config's mark bits. Every miss asks
+ * conntrack (XNAT_OFFLOAD_F_LOOKUP_FIRST), so that each packet below
+ * tests the decision on the entry it sees; first_miss_not_looked_up
+ * tests the filter that otherwise lets first misses go up unasked. */
 static bool offload_config(uint32_t orig, uint32_t reply, uint32_t tcp_est)
 {
 	struct xnat_offload_config oc = { .mark_orig = orig,
-					  .mark_reply = reply };
+					  .mark_reply = reply,
+					  .flags = XNAT_OFFLOAD_F_LOOKUP_FIRST };
 	struct xnat_config c;
 	__u32 zero = 0;
 
@@ -507,6 +511,62 @@ static bool test_mark_bits_configured(void)
 	       ct_mark_is("-p tcp --sport 40008", MARK_ORIG | MARK_REPLY);
 }
 
+/* Empty the first-packet filter (bpf/ct_seen.h), and switch it on. */
+static bool seen_filter_fresh(void)
+{
+	int fd = bpf_map__fd(skel->maps.xnat_ct_seen);
+	struct xnat_offload_config oc;
+	__u32 zero = 0;
+	__u64 v = 0;
+
+	for (__u32 i = 0; i < bpf_map__max_entries(skel->maps.xnat_ct_seen); i++)
+		if (bpf_map_update_elem(fd, &i, &v, BPF_ANY))
+			return false;
+	if (bpf_map_lookup_elem(offload_fd, &zero, &oc))
+		return false;
+	oc.flags &= ~XNAT_OFFLOAD_F_LOOKUP_FIRST;
+	return !bpf_map_update_elem(offload_fd, &zero, &oc, BPF_ANY);
+}
+
+/*
+ * With the filter on (the default), a flow's first miss goes up without
+ * a conntrack lookup (pass_ct_first, not pass_ct_none, which only a
+ * lookup counts), even when conntrack has an entry that could be
+ * offloaded; its second is looked up and offloaded. A flow conntrack
+ * does not know is looked up on its second miss, which clears its bit,
+ * so its third goes up unasked again.
+ */
+static bool test_first_miss_not_looked_up(void)
+{
+	static const struct fixture known[] = {
+		{ .name = "first miss", UDP_OUT(40009, 5000),
+		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_FIRST },
+		{ .name = "second: offloaded", UDP_OUT(40009, 5000),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  UDP_OUT_NAT(EXT_PORT, 5000) },
+	};
+	static const struct fixture unknown[] = {
+		{ .name = "unknown, first", UDP_OUT(40010, 5000),
+		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_FIRST },
+		{ .name = "unknown, second", UDP_OUT(40010, 5000),
+		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_NONE },
+		{ .name = "unknown, third", UDP_OUT(40010, 5000),
+		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_FIRST },
+	};
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "conntrack -I -p udp -s %s -d %s --sport 40009 --dport 5000 "
+		 "-r %s -q %s --reply-port-src 5000 --reply-port-dst %u "
+		 "-t 100 -m 0x%x >/dev/null 2>&1",
+		 LAN_HOST, WAN_GW, WAN_GW, NAT_ADDR, EXT_PORT, MARK_ORIG);
+	return reset() && seen_filter_fresh() && !sh(cmd) &&
+	       run_fixture(&known[0]) && flows_are(0) &&
+	       ct_mark_is("-p udp --sport 40009", MARK_ORIG) &&
+	       run_fixture(&known[1]) && flows_are(1) &&
+	       run_fixtures(unknown, ARRAY_SIZE(unknown)) && flows_are(1);
+}
+
 /* The rest of the data path's tests run with offload off: leave it so. */
 static bool test_offload_off_again(void)
 {
@@ -545,6 +605,8 @@ static const struct test tests[] = {
 	{ .name = "icmp", .fn = test_icmp },
 	{ .name = "ipv6", .fn = test_ipv6 },
 	{ .name = "mark_bits_configured", .fn = test_mark_bits_configured },
+	{ .name = "first_miss_not_looked_up",
+	  .fn = test_first_miss_not_looked_up },
 	{ .name = "offload_off_again", .fn = test_offload_off_again },
 };
 
