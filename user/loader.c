@@ -34,8 +34,10 @@ static int map_is_derived(const char *name)
 		MAP_CONFIG, MAP_IFACES, MAP_TX_PORTS, MAP_FORWARDS, MAP_VLANS,
 		MAP_OFFLOAD, MAP_POOL, MAP_POOL_REV, MAP_STATS, "xnat_alloc",
 		/* transient, not state: fragments in flight, scratch space,
+		 * offload's first-packet filter,
 		 * the trace's and the NAT log's settings and rings */
-		"xnat_fragments", "xnat_scratch", MAP_TRACE_CFG, MAP_TRACE_CPU,
+		"xnat_fragments", "xnat_scratch", "xnat_ct_seen",
+		MAP_TRACE_CFG, MAP_TRACE_CPU,
 		MAP_TRACE_RB, MAP_NATLOG_CFG, MAP_NATLOG_CPU, MAP_NATLOG_RB,
 	};
 
