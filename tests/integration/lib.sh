@@ -678,6 +678,20 @@ restart_with() {
 	check xnat up -c "$file"
 }
 
+# Milliseconds on the wall clock, for measuring expiry.
+now_ms() {
+	local t=${EPOCHREALTIME/[.,]/}
+	echo $((t / 1000))
+}
+
+# Number of entries of `xnat flows --json` for which the Python condition
+# COND (over one entry, f) holds.
+flow_count() {
+	local out
+	out=$(xnat flows --json 2>&1) || { echo "xnat flows --json: $out" >&2; return 1; }
+	json_q "len([f for f in j['flows'] if $1])" <<<"$out"
+}
+
 # Poll (at most 10 s) until CMD [ARGS...] prints a number that is OP N
 # (-eq, -ge, ...); otherwise says WHAT it printed last.
 wait_number() {

@@ -120,13 +120,6 @@ while True:
 	wait_listen "$NS_WAN" udp $SRV_PORT
 }
 
-# Entries of `xnat flows --json` for which the Python condition holds.
-flow_count() {
-	local out
-	out=$(xnat flows --json 2>&1) || { echo "xnat flows: $out" >&2; return 1; }
-	json_q "len([f for f in j['flows'] if $1])" <<<"$out"
-}
-
 hairpin_names() { on_rtr nft list table inet xnat | grep -q "ip daddr $1 "; }
 
 no_flows() { [ "$(flow_count "$1")" = 0 ]; }

@@ -18,13 +18,6 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-# The packets counter of one reason of `xnat stats --json`.
-counter() {
-	local out
-	out=$(xnat stats --json 2>&1) || { echo "xnat stats --json: $out" >&2; return 1; }
-	json_q "j['counters']['$1']['packets']" <<<"$out"
-}
-
 # A UDP peer in NS: "serve ADDR PORT LEN" answers each datagram with LEN
 # bytes (DF set for IPv4) for 20 s; "ask DEST PORT SPORT" sends one
 # datagram from SPORT and prints "reply N" (bytes) or "noreply".

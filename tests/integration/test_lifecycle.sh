@@ -23,50 +23,6 @@ SRV_PORT=5000
 
 # ---- helpers ----------------------------------------------------------------
 
-# Milliseconds on the wall clock, for measuring expiry.
-now_ms() {
-	local t=${EPOCHREALTIME/[.,]/}
-	echo $((t / 1000))
-}
-
-# Write a variant of the test's config as TB_WORK/NAME.ini with KEY=VALUE
-# settings replaced (keys of [timeouts] and [flows]: tcp_established,
-# tcp_transitory, udp, icmp, max); prints the file's path. Every key must
-# have been found, or the variant would silently test the defaults.
-variant_config() {
-	local name=$1 kv key val file=$TB_WORK/$1.ini
-	shift
-	cp "$TB_CONFIG" "$file" || return 1
-	for kv in "$@"; do
-		key=${kv%%=*}
-		val=${kv#*=}
-		grep -qE "^${key}[[:space:]]*=" "$file" ||
-			{ echo "variant_config: no '$key =' in $TB_CONFIG" >&2; return 1; }
-		sed -i -E "s/^(${key}[[:space:]]*=)[[:space:]]*[0-9]+/\\1 $val/" "$file"
-		grep -qE "^${key}[[:space:]]*=[[:space:]]*${val}([[:space:]]|;|\$)" "$file" ||
-			{ echo "variant_config: could not set $key = $val" >&2; return 1; }
-	done
-	echo "$file"
-}
-
-# Write the variant and apply it with `xnat up -c` (a reload in place).
-reload_with() {
-	local file
-	file=$(variant_config "$@") || fail "cannot write config variant $1"
-	echo "config $file:"
-	grep -E '^(tcp_established|tcp_transitory|udp|icmp|max)[[:space:]]*=' \
-		"$file" | sed 's/^/  | /'
-	check xnat up -c "$file"
-}
-
-# Number of entries of `xnat flows --json` for which the Python condition
-# COND (over one entry, f) holds.
-flow_count() {
-	local out
-	out=$(xnat flows --json 2>&1) || { echo "xnat flows --json: $out" >&2; return 1; }
-	json_q "len([f for f in j['flows'] if $1])" <<<"$out"
-}
-
 # MAC address of interface IF in namespace NS.
 ns_mac() {
 	ip -n "$1" link show "$2" | awk '$1 == "link/ether" { print $2; exit }'
@@ -149,7 +105,7 @@ test_expiry_udp_icmp() {
 	local tok="xnat-exp-$RANDOM" t_icmp t_udp n_udp n_icmp cond_udp cond_icmp
 	local gone_udp gone_icmp
 
-	reload_with short udp=2 icmp=2
+	reload_with short timeouts.udp=2 timeouts.icmp=2
 	echo_server "$NS_WAN" udp $SRV_PORT || fail "no server"
 
 	check on_lan ping -c 1 -W 2 "$WAN_HOST4"
@@ -190,7 +146,7 @@ test_expiry_tcp_states() {
 	local held=$((SRV_PORT + 2)) done_port=$((SRV_PORT + 1)) srv_pid cli_pid cli_log
 	local t_held t_done cond_held cond_done n gone idle
 
-	reload_with transitory tcp_transitory=3
+	reload_with transitory timeouts.tcp_transitory=3
 	grep -qE '^tcp_established[[:space:]]*=[[:space:]]*7440' "$TB_WORK/transitory.ini" ||
 		fail "variant should keep tcp_established = 7440"
 
@@ -268,7 +224,8 @@ test_timeouts_kernel() {
 		[nf_conntrack_tcp_timeout_time_wait]=30
 	)
 
-	reload_with ct udp=2 icmp=5 tcp_established=600 tcp_transitory=30
+	reload_with ct timeouts.udp=2 timeouts.icmp=5 \
+		timeouts.tcp_established=600 timeouts.tcp_transitory=30
 
 	state=/run/xnat/$TB_RTR_INO/state
 	[ -f "$state" ] || fail "no state file $state"
@@ -344,7 +301,7 @@ TEST_MODES[table_full]=xdp
 test_table_full() {
 	local small out rc tok sp n full fast0 fast1 port=$SRV_PORT
 
-	small=$(variant_config small max=4) || fail "cannot write config variant"
+	small=$(config_variant small flows.max=4) || fail "cannot write config variant"
 	echo "+ xnat up -c $small (flow table 4 connections, running with 65536)"
 	out=$(xnat up -c "$small" 2>&1)
 	rc=$?

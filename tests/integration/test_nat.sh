@@ -366,19 +366,6 @@ probe_ok() {
 	done
 }
 
-# Milliseconds on the wall clock.
-now_ms() {
-	local t=${EPOCHREALTIME/[.,]/}
-	echo $((t / 1000))
-}
-
-# Entries of `xnat flows --json` for which the Python condition over f holds.
-flow_count() {
-	local out
-	out=$(xnat flows --json 2>&1) || { echo "xnat flows --json: $out" >&2; return 1; }
-	json_q "len([f for f in j['flows'] if $1])" <<<"$out"
-}
-
 # Poll until no flow entry matches COND, for at most LIMIT ms. GONE_MS is
 # when that was first seen (the flow ended before it); SEEN_MS when the
 # last poll that still found the flow began (the flow ended after it).
