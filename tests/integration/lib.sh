@@ -678,6 +678,24 @@ restart_with() {
 	check xnat up -c "$file"
 }
 
+# In xdp mode, the packets counter of REASON now, in XDP_COUNT0 (0 in the
+# other modes, where XDP does not answer for itself).
+xdp_count_start() {
+	XDP_COUNT0=0
+	[ "$TB_MODE" = xdp ] || return 0
+	XDP_COUNT0=$(counter "$1") || fail "no $1 counter"
+}
+
+# In xdp mode, REASON's counter went up since xdp_count_start, or the test
+# fails with WHAT.
+xdp_count_rose() {
+	local c1
+	[ "$TB_MODE" = xdp ] || return 0
+	c1=$(counter "$1") || fail "no $1 counter"
+	echo "$1: $XDP_COUNT0 before, $c1 after"
+	[ "$c1" -gt "$XDP_COUNT0" ] || fail "$2"
+}
+
 # Milliseconds on the wall clock, for measuring expiry.
 now_ms() {
 	local t=${EPOCHREALTIME/[.,]/}

@@ -861,21 +861,17 @@ test_traceroute() {
 # host. A 2 MB TCP upload to the far host (Linux sets DF) completes only if
 # the frag-needed errors reach the LAN host, which then caches PMTU 1400.
 test_pmtud() {
-	local out err0=0 err1
+	local out
 
 	testbed_add_far_host 1400 || fail "cannot add the far host"
 	out=$(on_lan ip route get "$FAR_HOST4")
 	echo "before: $out"
 	grep -q 'mtu 1400' <<<"$out" && fail "PMTU 1400 known before any traffic"
-	[ "$TB_MODE" = xdp ] && { err0=$(counter fwd_icmp_error) || fail "no fwd_icmp_error counter"; }
+	xdp_count_start fwd_icmp_error
 
 	tcp_upload_checked pmtu 2M "$NS_LAN" "$NS_FAR" "$FAR_HOST4" 5000
 	expect_lan_pmtu "$FAR_HOST4" 1400
-	if [ "$TB_MODE" = xdp ]; then
-		err1=$(counter fwd_icmp_error) || fail "no fwd_icmp_error counter"
-		echo "fwd_icmp_error: $err0 before, $err1 after"
-		[ "$err1" -gt "$err0" ] || fail "frag needed did not go through XDP (fwd_icmp_error)"
-	fi
+	xdp_count_rose fwd_icmp_error "frag needed did not go through XDP (fwd_icmp_error)"
 }
 
 # RFC 4787 REQ-13: a DF packet bigger than the router's egress MTU gets
@@ -884,20 +880,14 @@ test_pmtud() {
 # completes and the LAN host caches PMTU 1400. In xdp mode XDP answers the
 # big segments of its flow itself (tx_icmp_too_big, bpf/icmp_gen.h).
 test_router_mtu() {
-	local mtu0=0 mtu1
-
 	check ip -n "$NS_RTR" link set "$RTR_WAN_IF" mtu 1400
 	# PMTU discovery itself: MSS clamping would hide the bottleneck.
 	config_add router mss_clamp off
 	check xnat up -c "$TB_CONFIG"
-	[ "$TB_MODE" = xdp ] && { mtu0=$(counter tx_icmp_too_big) || fail "no tx_icmp_too_big counter"; }
+	xdp_count_start tx_icmp_too_big
 	tcp_upload_checked mtu 2M "$NS_LAN" "$NS_WAN" "$WAN_HOST4" 5000
 	expect_lan_pmtu "$WAN_HOST4" 1400
-	if [ "$TB_MODE" = xdp ]; then
-		mtu1=$(counter tx_icmp_too_big) || fail "no tx_icmp_too_big counter"
-		echo "tx_icmp_too_big: $mtu0 before, $mtu1 after"
-		[ "$mtu1" -gt "$mtu0" ] || fail "XDP sent no fragmentation needed"
-	fi
+	xdp_count_rose tx_icmp_too_big "XDP sent no fragmentation needed"
 }
 
 # RFC 4787 REQ-14 (fragments) and REQ-13a (DF=0 bigger than the MTU is
