@@ -2,9 +2,10 @@
 /*
  * The flow table: one entry per direction of a connection, each holding the
  * complete rewrite for its direction (addresses, ports, MACs, egress port,
- * checksum deltas). A hit needs nothing else. The ORIG entry owns a BPF
- * timer that expires the connection (both entries) after its idle timeout,
- * so flows age out in the kernel whether or not `xnat run` is around.
+ * checksum deltas). A hit needs nothing else. Connections end when idle
+ * for their timeout: the sweeper (sweep.h) checks them with
+ * flow_is_over() and ends them with flow_end(), in the kernel, whether or
+ * not `xnat run` is around.
  */
 #ifndef XNAT_FLOW_H
 #define XNAT_FLOW_H
@@ -16,7 +17,7 @@
 #include "parsing.h"
 #include "nat.h"
 
-/* Longest sleep of a flow's expiry timer (see flow_expire). */
+/* Longest sleep of offload mode's per-entry expiry timer (offload.h). */
 #define FLOW_RECHECK_NS (60 * NSEC_PER_SEC)
 
 /* Checksum deltas of the rewrite from KEY to V (see csum.h). */
@@ -216,66 +217,45 @@ static __always_inline void flow_touch(struct flow_value *v, const struct pkt *p
 }
 
 /*
- * Timer callback of an ORIG entry: expire the connection when both
- * directions have been idle for its timeout, otherwise sleep until then.
- * The timeouts are read from the config map each time, so a reload that
+ * Is the connection of ORIG entry OV (and reply entry RV, if any) over?
+ * Both directions idle for its timeout, or marked by `xnat flows delete`.
+ * The timeouts are read from the config each time, so a reload that
  * changes them applies to existing flows too.
  */
-static int flow_expire(void *map, struct flow_key *okey, struct flow_value *ov)
+static __always_inline int flow_is_over(const struct xnat_config *cfg,
+					const struct flow_key *okey,
+					const struct flow_value *ov,
+					const struct flow_value *rv, __u64 now)
 {
-	struct nat_endpoint ep;
-	struct flow_key rkey;
-	struct flow_value *rv;
-	struct xnat_config *cfg;
-	__u32 zero = 0;
-	enum flow_mapping mapped;
-	__u64 now, last, timeout;
+	__u64 last = ov->last_seen_ns, timeout;
 
-	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
-	if (!cfg)
-		return 0;
-	flow_reply_key(okey, ov, &rkey);
-	rv = bpf_map_lookup_elem(&xnat_flows, &rkey);
-	last = ov->last_seen_ns;
+	if (ov->expired)
+		return 1;
 	if (rv && rv->last_seen_ns > last)
 		last = rv->last_seen_ns;
 	timeout = flow_timeout(cfg, okey, ov, rv) * NSEC_PER_SEC;
-	now = bpf_ktime_get_ns();
-	if (now < last + timeout && !ov->expired) {
-		/* Wake at least once a minute even for long timeouts, so a
-		 * reload that shortens them reaches existing flows soon. */
-		__u64 next = last + timeout - now;
+	return now >= last + timeout;
+}
 
-		bpf_timer_start(&ov->timer, next < FLOW_RECHECK_NS ? next :
-					     FLOW_RECHECK_NS, 0);
-		return 0;
-	}
+/* End the connection of ORIG entry OV: its mapping reference, its
+ * endpoint-dependent binding, both entries. */
+static __always_inline void flow_end(const struct xnat_config *cfg,
+				     const struct flow_key *okey,
+				     const struct flow_value *ov,
+				     const struct flow_key *rkey,
+				     const struct flow_value *rv)
+{
+	struct nat_endpoint ep;
+	enum flow_mapping mapped;
+
 	mapped = flow_mapping_ep(okey, ov, &ep);
 	if (mapped != FLOW_MAPPING_NONE)
 		mapping_put(cfg, &ep, mapped == FLOW_MAPPING_OUT);
 	if (ov->edm)
 		edm_release(okey, ov);
 	if (rv)
-		bpf_map_delete_elem(&xnat_flows, &rkey);
+		bpf_map_delete_elem(&xnat_flows, rkey);
 	bpf_map_delete_elem(&xnat_flows, okey);
-	return 0;
-}
-
-/* Arm the expiry timer of a freshly inserted ORIG entry. */
-static __always_inline void flow_arm_expiry(const struct flow_key *okey,
-					    const struct xnat_config *cfg)
-{
-	struct flow_value *ov = bpf_map_lookup_elem(&xnat_flows, okey);
-	__u64 timeout;
-
-	if (!ov)
-		return;
-	if (bpf_timer_init(&ov->timer, &xnat_flows, XNAT_CLOCK_MONOTONIC))
-		return; /* -EBUSY: already armed by a racing CPU */
-	bpf_timer_set_callback(&ov->timer, flow_expire);
-	timeout = flow_timeout(cfg, okey, ov, NULL) * NSEC_PER_SEC;
-	bpf_timer_start(&ov->timer, timeout < FLOW_RECHECK_NS ? timeout :
-				    FLOW_RECHECK_NS, 0);
 }
 
 #endif /* XNAT_FLOW_H */

@@ -3,11 +3,14 @@
  * `xnat flows delete`: end a connection the way its idle timeout would,
  * from userspace. Userspace runs this program once per connection with
  * BPF_PROG_RUN, the ORIG entry's struct flow_key as the "packet". It marks
- * both entries expired and starts the ORIG entry's timer at once; the
- * timer callback (flow_expire() in flow.h, owned by the data path's
- * program) then deletes both entries and drops the mapping's reference,
- * exactly as on a timeout. Deleting the entries from userspace instead
- * would race with that callback and leave the mapping's count wrong.
+ * both entries expired, queues the connection on xnat_expire_now and
+ * starts the flow sweeper's timer at once; the sweeper (bpf/sweep.h, owned
+ * by the data path's program) then deletes both entries and drops the
+ * mapping's reference, exactly as on a timeout. Deleting the entries from
+ * userspace instead would race with the sweeper and leave the mapping's
+ * count wrong. (A connection made by a data path from before the sweeper
+ * has a timer of its own, whose callback does the same: it is started
+ * instead.)
  *
  * Offload mode's entries (FLOW_NAT_CT) each have their own timer
  * (offload_expire() in offload.h) and no mapping: the given entry is
@@ -16,18 +19,35 @@
  * why to the event log, as on an idle timeout.
  *
  * The verdict says what happened: XDP_PASS marked and kicked, XDP_DROP no
- * such connection (already gone), XDP_TX marked but its timer was not
- * armed yet (it expires at its first run), XDP_ABORTED a bad argument.
+ * such connection (already gone), XDP_TX marked but neither timer could be
+ * started (it ends when the sweeper next comes to it), XDP_ABORTED a bad
+ * argument.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "xnat_common.h"
 #include "map_flows.h"
+#include "map_sweep.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* The data path's flow table, which userspace reuses from its pin before
- * load (map_flows.h). */
+/* The data path's flow table and the sweeper's maps, which userspace
+ * reuses from their pins before load (map_flows.h, map_sweep.h). */
+
+/* Hand the marked connection OKEY to the sweeper, now. */
+static int sweep_kick(struct flow_key *okey)
+{
+	struct flow_sweep *s;
+	__u32 zero = 0;
+
+	if (bpf_map_push_elem(&xnat_expire_now, okey, 0))
+		return XDP_TX;
+	s = bpf_map_lookup_elem(&xnat_sweep, &zero);
+	/* 0 ns: as soon as the timer softirq runs. */
+	if (!s || bpf_timer_start(&s->timer, 0, 0))
+		return XDP_TX;
+	return XDP_PASS;
+}
 
 SEC("xdp")
 int xdp_flow_expire(struct xdp_md *ctx)
@@ -54,8 +74,8 @@ int xdp_flow_expire(struct xdp_md *ctx)
 	if (rv)
 		rv->expired = 1;
 	ov->expired = 1;
-	/* 0 ns: as soon as the timer softirq runs. */
-	if (bpf_timer_start(&ov->timer, 0, 0))
-		return XDP_TX;
-	return XDP_PASS;
+	/* A connection of the data path before the sweeper: its own timer. */
+	if (!bpf_timer_start(&ov->timer, 0, 0))
+		return XDP_PASS;
+	return sweep_kick(&okey);
 }

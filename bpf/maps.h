@@ -11,8 +11,22 @@
 #include <bpf/bpf_helpers.h>
 #include "xnat_common.h"
 #include "map_flows.h"
+#include "map_sweep.h"
 
 /* Both directions of every connection: map_flows.h. */
+
+/* Every xdp-mode connection once, in the order the sweeper (sweep.h)
+ * visits them: it pops a batch each tick and pushes back the ones still
+ * alive. max_entries is set from [flows] max (and a quarter more, for
+ * entries whose flow was removed some other way) before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__type(value, struct expiry_ref);
+	__uint(max_entries, 65536 + 16384);
+} xnat_expiry SEC(".maps");
+
+/* The sweeper's timer, and the connections `xnat flows delete` marked:
+ * map_sweep.h. */
 
 /* Inside endpoint -> its mapping (external port, users, expiry timer).
  * max_entries is set from [flows] max before load. */

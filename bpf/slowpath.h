@@ -13,6 +13,7 @@
 #include "parsing.h"
 #include "fib.h"
 #include "flow.h"
+#include "sweep.h"
 #include "conntrack.h"
 
 static __always_inline struct iface_info *iface_get(__u32 ifindex)
@@ -263,6 +264,12 @@ __noinline int new_flow_insert(struct new_flow *nf,
 		return XDP_ABORTED;
 	new_flow_seal(nf);
 	err = new_flow_put(nf);
+	if (!err && sweep_track(&nf->okey, nf->ov.created_ns)) {
+		/* No room to queue it for expiry: it must not stay. */
+		bpf_map_delete_elem(&xnat_flows, &nf->okey);
+		bpf_map_delete_elem(&xnat_flows, &nf->rkey);
+		err = -ENOSPC;
+	}
 	if (err) {
 		if (nf->mapped != FLOW_MAPPING_NONE)
 			mapping_put(cfg, &nf->ep,
@@ -286,7 +293,6 @@ __noinline int new_flow_insert(struct new_flow *nf,
 	if (nf->ov.nat == FLOW_NAT_SNAT)
 		peer_record(&nf->ep, nf->ov.new_sport, nf->addr_idx,
 			    nf->okey.daddr.v4);
-	flow_arm_expiry(&nf->okey, cfg);
 	return XNAT_CONTINUE;
 }
 

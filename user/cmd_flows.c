@@ -280,7 +280,7 @@ static void doom_select(struct doomed *d, const struct conn *conns, size_t n,
 			d->ncon++;
 			continue;
 		}
-		/* Only the ORIG entry has the timer; a lone REPLY entry is
+		/* Only the ORIG entry is swept; a lone REPLY entry is
 		 * one the data path is deleting right now. */
 		if (conns[i].has_orig) {
 			doom_key(d, &conns[i].okey);
@@ -291,17 +291,43 @@ static void doom_select(struct doomed *d, const struct conn *conns, size_t n,
 	}
 }
 
+/*
+ * The flow control program, on the router's flow table FLOWS_FD and its
+ * sweeper's maps. Those are missing under a data path from before the
+ * sweeper (its connections have timers of their own): the program then
+ * gets maps of its own, which nothing reads.
+ */
+static int flow_ctl_open(int flows_fd, struct flow_ctl_bpf **out)
+{
+	struct flow_ctl_bpf *skel = flow_ctl_bpf__open();
+	int err, now_fd, sweep_fd;
+
+	*out = skel;
+	if (!skel)
+		return -errno;
+	err = bpf_map__reuse_fd(skel->maps.xnat_flows, flows_fd);
+	now_fd = pins_map_open(MAP_EXPIRE_NOW);
+	sweep_fd = pins_map_open(MAP_SWEEP);
+	if (!err && now_fd >= 0 && sweep_fd >= 0) {
+		err = bpf_map__reuse_fd(skel->maps.xnat_expire_now, now_fd);
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.xnat_sweep, sweep_fd);
+	}
+	if (now_fd >= 0)
+		close(now_fd);
+	if (sweep_fd >= 0)
+		close(sweep_fd);
+	return err ? err : flow_ctl_bpf__load(skel);
+}
+
 /* Marks D's entries expired through the flow control program (sharing the
- * table FD) so that their timers remove them. */
+ * table FD) so that the sweeper (or their own timers) removes them. */
 static int doom_run(const struct opts *o, int fd, const struct doomed *d)
 {
 	struct flow_ctl_bpf *skel;
 	int err, prog, ret = EXIT_OK;
 
-	skel = flow_ctl_bpf__open();
-	err = skel ? bpf_map__reuse_fd(skel->maps.xnat_flows, fd) : -errno;
-	if (!err)
-		err = flow_ctl_bpf__load(skel);
+	err = flow_ctl_open(fd, &skel);
 	if (err) {
 		flow_ctl_bpf__destroy(skel);
 		return fail(o, EXIT_SYSTEM, "flows delete: failed to load "
@@ -369,7 +395,7 @@ static int delete(const struct opts *o, int fd, const struct flow_filter *f)
 	ret = d.nkeys ? doom_run(o, fd, &d) : EXIT_OK;
 	if (ret)
 		goto out;
-	/* The timers run in softirq right away; give them a moment. */
+	/* The sweeper runs in softirq right away; give it a moment. */
 	for (int t = 0; t < 100 && still_there(fd, &d); t++)
 		usleep(10000);
 	left = still_there(fd, &d);

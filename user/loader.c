@@ -86,6 +86,13 @@ static struct xnat_bpf *skel_open(const struct config *cfg)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xnat_edm_ports,
 					       cfg->flows_max);
+	/* One reference per connection, and a quarter more for those of
+	 * connections that ended some other way until the sweeper skips
+	 * them (bpf/sweep.h). */
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xnat_expiry,
+					       cfg->flows_max +
+					       cfg->flows_max / 4 + 64);
 	if (err) {
 		xnat_bpf__destroy(skel);
 		errno = -err;

@@ -4,8 +4,9 @@
  * (so that `xnat up` refuses a [flows] max the machine cannot hold, before
  * it changes anything), and the kernel's own figure for the pinned maps
  * (`xnat status`). The hash maps are preallocated: their whole size is
- * taken at creation, full or empty. BPF timers (one per connection, one
- * per idle mapping) are allocated as they are armed, on top.
+ * taken at creation, full or empty. BPF timers (in offload mode one per
+ * entry; in both modes one per idle mapping) are allocated as they are
+ * armed, on top.
  */
 #include <errno.h>
 #include <dirent.h>
@@ -69,7 +70,8 @@ unsigned long long mem_map_bytes(enum bpf_map_type type, __u32 key_size,
 
 unsigned long long mem_timers_bytes(unsigned long long flows_max)
 {
-	/* A timer per connection and, at worst, one per mapping. */
+	/* Offload mode: a timer per entry, two per connection; xdp mode:
+	 * at worst one per mapping (its connections are swept). */
 	return 2 * flows_max * TIMER_BYTES;
 }
 

@@ -34,6 +34,8 @@
 #define MAP_NATLOG_CFG "xnat_natlog_cfg"
 #define MAP_NATLOG_CPU "xnat_natlog_cpu"
 #define MAP_NATLOG_RB  "xnat_natlog_rb"
+#define MAP_EXPIRE_NOW "xnat_expire_now"
+#define MAP_SWEEP      "xnat_sweep"
 
 /* The pin directory of the router in the network namespace with inode
  * NETNS_INO, in BUF. 0, or -ENAMETOOLONG. */

@@ -4,7 +4,8 @@
  * on a flow table the data path filled from crafted packets, and of
  * `xnat flows delete`'s program (bpf/flow_ctl.bpf.c): a connection's two
  * entries paired, filters, sorting, and a deleted connection removed by
- * its own expiry timer with the mapping's references back to zero.
+ * the flow sweeper (bpf/sweep.h) at once, with the mapping's references
+ * back to zero.
  * Fixtures and runner: fixture.h.
  */
 #include <time.h>
@@ -123,7 +124,7 @@ static bool mapping_flows(__u16 port, __u32 *flows, __u32 *out_flows)
 	return true;
 }
 
-/* Delete one connection: both entries go, by the timer, and the mapping's
+/* Delete one connection: both entries go, by the sweeper, and the mapping's
  * references drop to zero; the other connection stays. */
 static bool test_delete(void)
 {
@@ -139,6 +140,12 @@ static bool test_delete(void)
 	ctl = flow_ctl_bpf__open();
 	if (!ASSERT_TRUE(ctl, "flow_ctl open") ||
 	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_flows, flows_fd), "reuse") ||
+	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_expire_now,
+					 bpf_map__fd(skel->maps.xnat_expire_now)),
+		       "reuse") ||
+	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_sweep,
+					 bpf_map__fd(skel->maps.xnat_sweep)),
+		       "reuse") ||
 	    !ASSERT_OK(flow_ctl_bpf__load(ctl), "flow_ctl load")) {
 		flow_ctl_bpf__destroy(ctl);
 		return false;
@@ -176,7 +183,7 @@ static bool test_delete(void)
 static const struct test tests[] = {
 	{ "flows_pairs_filter_sort", true, .fn = test_pairs_filter_sort },
 	{ "flows_filter_words", false, .fn = test_filter_words },
-	{ "flows_delete_by_timer", true, .fn = test_delete },
+	{ "flows_delete_by_sweeper", true, .fn = test_delete },
 };
 
 FIXTURE_MAIN(tests)

@@ -3,8 +3,9 @@
  * Unit tests of the NAT's per-host state (bpf/nat.h, bpf/slowpath.h) with
  * BPF_PROG_RUN: per-host port limits (RFC 6888 REQ-4), expiry giving
  * everything back, and the short DNS timeout (RFC 4787 REQ-5a). The
- * expiry tests wait for the BPF timers with one-second timeouts (waiting,
- * not timing: nothing measures).
+ * expiry tests wait for the flow sweeper (bpf/sweep.h) and the mappings'
+ * timers with one-second timeouts (waiting, not timing: nothing
+ * measures).
  *
  * Runs on the fixture's testbed with a large flow table (scale_harness.h):
  * every forwarded frame is checked whole, both checksums against the
@@ -159,11 +160,7 @@ static bool test_dns_timeout(void)
 
 static const struct test tests[] = {
 	{ .name = "host_limit", .fn = test_host_limit },
-	{ .name = "expiry_releases", .fn = test_expiry_releases,
-	  .known_defect = "flow timers armed from BPF_PROG_RUN do not fire in "
-			  "this test on kernel 6.18 (expiry through real "
-			  "traffic is tested in test_lifecycle.sh and "
-			  "passes); open" },
+	{ .name = "expiry_releases", .fn = test_expiry_releases },
 	{ .name = "dns_timeout", .fn = test_dns_timeout },
 };
 

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The flow sweeper: how xdp mode's connections expire. A new connection
+ * is pushed on a queue (xnat_expiry) instead of getting a timer of its
+ * own: arming a BPF timer allocates (bpf_timer_init) and takes two
+ * IRQ-saving locks, the costliest part of a new flow. One timer for the
+ * whole table ticks every SWEEP_TICK_NS, pops a batch of connections,
+ * ends those idle for their timeout (flow_is_over(), flow_end()) and
+ * pushes the others back, so each connection comes up about once per
+ * SWEEP_CYCLE_TICKS ticks (a second), or less often when SWEEP_BATCH_MAX
+ * bounds the batch (a million connections: about every 12 s). A
+ * connection so ends between its timeout and its timeout plus one cycle,
+ * never before. The fast path only refreshes last_seen_ns, as before.
+ *
+ * Offload mode keeps its per-entry timers (offload.h): its entries are
+ * never queued.
+ */
+#ifndef XNAT_SWEEP_H
+#define XNAT_SWEEP_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "maps.h"
+#include "flow.h"
+
+#define SWEEP_TICK_NS (50 * 1000 * 1000ULL)
+#define SWEEP_CYCLE_TICKS 20
+/* Connections looked at per tick at most: bounds the time one tick takes
+ * in softirq (a few hundred ns each: about a millisecond), and so the
+ * sweeper's share of a CPU (about 4 % with a million connections). */
+#define SWEEP_BATCH_MAX 4096
+/* `xnat flows delete` marks at most this many per tick are ended at once. */
+#define SWEEP_NOW_MAX 256
+
+/* Has this program (this load of it) made the timer call its own
+ * callback? A reload's new program takes the pinned timer over with its
+ * first new connection. */
+static volatile __u32 sweep_claimed;
+
+static __always_inline struct flow_sweep *sweep_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&xnat_sweep, &zero);
+}
+
+static __always_inline struct xnat_config *sweep_cfg(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&xnat_config, &zero);
+}
+
+/* Is OV (found under a queued reference of CREATED) that connection? */
+static __always_inline int sweep_ref_live(const struct flow_value *ov,
+					  __u32 created)
+{
+	return ov && ov->dir == FLOW_DIR_ORIG && ov->nat != FLOW_NAT_CT &&
+	       (__u32)ov->created_ns == created;
+}
+
+/* bpf_loop body: one queued connection. 1 stops the loop (queue empty). */
+static int sweep_one(__u32 i, void *ctx)
+{
+	struct flow_sweep *s = sweep_get();
+	struct xnat_config *cfg = sweep_cfg();
+	struct flow_value *ov, *rv;
+	struct expiry_ref ref;
+	struct flow_key rkey;
+
+	if (!s || !cfg || bpf_map_pop_elem(&xnat_expiry, &ref))
+		return 1;
+	ov = bpf_map_lookup_elem(&xnat_flows, &ref.key);
+	if (!sweep_ref_live(ov, ref.created)) {
+		/* Ended some other way (flows delete, a flush, a failed
+		 * insert): nothing to do. */
+		__sync_fetch_and_add(&s->queued, (__u64)-1);
+		return 0;
+	}
+	flow_reply_key(&ref.key, ov, &rkey);
+	rv = bpf_map_lookup_elem(&xnat_flows, &rkey);
+	if (!flow_is_over(cfg, &ref.key, ov, rv, bpf_ktime_get_ns()) &&
+	    !bpf_map_push_elem(&xnat_expiry, &ref, 0))
+		return 0;
+	/* Over; or alive, but the queue filled while it was out (more
+	 * stale references than its spare quarter): a connection that is
+	 * not queued would never end, so it ends now. */
+	flow_end(cfg, &ref.key, ov, &rkey, rv);
+	__sync_fetch_and_add(&s->queued, (__u64)-1);
+	s->swept++;
+	return 0;
+}
+
+/* bpf_loop body: one connection `xnat flows delete` marked. */
+static int sweep_now_one(__u32 i, void *ctx)
+{
+	struct xnat_config *cfg = sweep_cfg();
+	struct flow_value *ov, *rv;
+	struct flow_key okey, rkey;
+
+	if (!cfg || bpf_map_pop_elem(&xnat_expire_now, &okey))
+		return 1;
+	ov = bpf_map_lookup_elem(&xnat_flows, &okey);
+	if (!ov || ov->dir != FLOW_DIR_ORIG || ov->nat == FLOW_NAT_CT ||
+	    !ov->expired)
+		return 0;
+	flow_reply_key(&okey, ov, &rkey);
+	rv = bpf_map_lookup_elem(&xnat_flows, &rkey);
+	flow_end(cfg, &okey, ov, &rkey, rv);
+	return 0;
+}
+
+/* The sweeper's timer callback: the marked connections, then a batch. */
+static int sweep_tick(void *map, __u32 *key, struct flow_sweep *s)
+{
+	__u64 n = s->queued / SWEEP_CYCLE_TICKS + 1;
+
+	bpf_loop(SWEEP_NOW_MAX, sweep_now_one, NULL, 0);
+	bpf_loop(n < SWEEP_BATCH_MAX ? n : SWEEP_BATCH_MAX, sweep_one, NULL, 0);
+	bpf_timer_start(&s->timer, SWEEP_TICK_NS, 0);
+	return 0;
+}
+
+/* Point the timer at this program's callback and start it. -EBUSY from
+ * init: the pinned timer exists already (a reload, or another CPU). */
+static __noinline void sweep_claim(void)
+{
+	struct flow_sweep *s = sweep_get();
+
+	if (!s)
+		return;
+	bpf_timer_init(&s->timer, &xnat_sweep, XNAT_CLOCK_MONOTONIC);
+	bpf_timer_set_callback(&s->timer, sweep_tick);
+	bpf_timer_start(&s->timer, SWEEP_TICK_NS, 0);
+	sweep_claimed = 1;
+}
+
+/*
+ * Queue a new connection (its ORIG key, entry created at CREATED) for
+ * the sweeper. Called once both entries are in the table: a sweep that
+ * found the reference before them would drop it. 0, or -ENOSPC when the
+ * queue is full (the caller takes the connection out again).
+ */
+static __always_inline int sweep_track(const struct flow_key *okey,
+				       __u64 created)
+{
+	struct expiry_ref ref = { .key = *okey, .created = (__u32)created };
+	struct flow_sweep *s;
+
+	if (bpf_map_push_elem(&xnat_expiry, &ref, 0))
+		return -ENOSPC;
+	s = sweep_get();
+	if (s)
+		__sync_fetch_and_add(&s->queued, 1);
+	if (!sweep_claimed)
+		sweep_claim();
+	return 0;
+}
+
+#endif /* XNAT_SWEEP_H */
