@@ -6,11 +6,12 @@
  * IRQ-saving locks, the costliest part of a new flow. One timer for the
  * whole table ticks every SWEEP_TICK_NS, pops a batch of connections,
  * ends those idle for their timeout (flow_is_over(), flow_end()) and
- * pushes the others back, so each connection comes up about once per
- * SWEEP_CYCLE_TICKS ticks (a second), or less often when SWEEP_BATCH_MAX
- * bounds the batch (a million connections: about every 12 s). A
- * connection so ends between its timeout and its timeout plus one cycle,
- * never before. The fast path only refreshes last_seen_ns, as before.
+ * pushes the others back, so each connection comes up once per cycle: an
+ * eighth of the shortest timeout, at least a second (the defaults: 3.75
+ * s), or longer when SWEEP_BATCH_MAX bounds the batch (a million
+ * connections: about 12 s). A connection so ends between its timeout and
+ * its timeout plus one cycle, never before. The fast path only refreshes
+ * last_seen_ns, as before.
  *
  * Offload mode keeps its per-entry timers (offload.h): its entries are
  * never queued.
@@ -27,7 +28,7 @@
 #define SWEEP_CYCLE_TICKS 20
 /* Connections looked at per tick at most: bounds the time one tick takes
  * in softirq (a few hundred ns each: about a millisecond), and so the
- * sweeper's share of a CPU (about 4 % with a million connections). */
+ * sweeper's share of a CPU (a few % with a million connections). */
 #define SWEEP_BATCH_MAX 4096
 /* `xnat flows delete` marks at most this many per tick are ended at once. */
 #define SWEEP_NOW_MAX 256
@@ -110,10 +111,32 @@ static int sweep_now_one(__u32 i, void *ctx)
 	return 0;
 }
 
+/*
+ * Ticks per cycle: an eighth of the shortest timeout (a connection ends
+ * at most that much late), at least SWEEP_CYCLE_TICKS. Each check costs a
+ * few cache misses, on the CPUs that forward: no more often than needed.
+ */
+static __always_inline __u64 sweep_cycle_ticks(void)
+{
+	struct xnat_config *cfg = sweep_cfg();
+	__u32 t;
+
+	if (!cfg)
+		return SWEEP_CYCLE_TICKS;
+	t = cfg->timeout_udp < cfg->timeout_icmp ? cfg->timeout_udp :
+						   cfg->timeout_icmp;
+	if (cfg->timeout_tcp_trans < t)
+		t = cfg->timeout_tcp_trans;
+	if (cfg->timeout_udp_dns && cfg->timeout_udp_dns < t)
+		t = cfg->timeout_udp_dns;
+	t = t * (NSEC_PER_SEC / SWEEP_TICK_NS) / 8;
+	return t > SWEEP_CYCLE_TICKS ? t : SWEEP_CYCLE_TICKS;
+}
+
 /* The sweeper's timer callback: the marked connections, then a batch. */
 static int sweep_tick(void *map, __u32 *key, struct flow_sweep *s)
 {
-	__u64 n = s->queued / SWEEP_CYCLE_TICKS + 1;
+	__u64 n = s->queued / sweep_cycle_ticks() + 1;
 
 	bpf_loop(SWEEP_NOW_MAX, sweep_now_one, NULL, 0);
 	bpf_loop(n < SWEEP_BATCH_MAX ? n : SWEEP_BATCH_MAX, sweep_one, NULL, 0);
