@@ -290,7 +290,10 @@ __noinline int new_flow_insert(struct new_flow *nf,
 			return NAT_EIM_FULL;
 		return new_flow_failed(reason, err);
 	}
-	if (nf->ov.nat == FLOW_NAT_SNAT)
+	/* Not for an endpoint-dependent flow: inbound traffic through a port
+	 * is its owner's (inbound_allowed()), so its record could admit
+	 * nothing, and would overwrite the owner's for the same remote. */
+	if (nf->ov.nat == FLOW_NAT_SNAT && !nf->ov.edm)
 		peer_record(&nf->ep, nf->ov.new_sport, nf->addr_idx,
 			    nf->okey.daddr.v4);
 	return XNAT_CONTINUE;

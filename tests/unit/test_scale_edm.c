@@ -108,6 +108,35 @@ static bool test_edm_respects_reserved_port(void)
 }
 
 /*
+ * An endpoint-dependent flow leaves the address-dependent filter of its
+ * port's owner alone: it records no peer (inbound traffic through a port
+ * is the owner's, so such a record could admit nothing) and so cannot
+ * overwrite the owner's record for the same remote address, which let the
+ * remote's other ports in before.
+ */
+static bool test_edm_keeps_owner_filter(void)
+{
+	struct xnat_config c = scale_cfg;
+	uint16_t port = 0;
+	bool ok = true;
+
+	c.port_min = c.port_max = 30000;
+	if (!scale_reset(&c))
+		return false;
+	ok &= out_expect(&c, 51, 30000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
+			 &port);
+	ok &= out_expect(&c, 52, 5000, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
+			 NULL, &port);
+	ok &= ASSERT_EQ(port, 30000, "the owner's port, towards another port");
+	ok &= ASSERT_EQ(map_count(bpf_map__fd(skel->maps.xnat_peers)), 1,
+			"the owner's peer record only");
+	/* The remote from a port neither flow uses: the owner sent to its
+	 * address, so address-dependent filtering lets it in. */
+	ok &= reply_expect(51, 30000, 11, NULL, 30000);
+	return ok;
+}
+
+/*
  * The scale of the fallback: a NAT with one address holds as many flows
  * from as many endpoints as it has (port, remote) pairs, as Linux's
  * masquerade does; here 16 ports and 64 remote ports, 1024 endpoints of 16
@@ -203,6 +232,7 @@ static bool test_no_port_budget(void)
 static const struct test tests[] = {
 	{ .name = "edm_fallback", .fn = test_edm_fallback },
 	{ .name = "edm_reserved_port", .fn = test_edm_respects_reserved_port },
+	{ .name = "edm_keeps_owner_filter", .fn = test_edm_keeps_owner_filter },
 	{ .name = "edm_capacity", .fn = test_edm_capacity },
 	{ .name = "no_port_budget", .fn = test_no_port_budget },
 };
