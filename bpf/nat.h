@@ -258,6 +258,33 @@ static __always_inline void mapping_put(const struct xnat_config *cfg,
 }
 
 /*
+ * Claim PK (its first candidate set) for EP, trying at most TRIES ports:
+ * 0, -EEXIST when all were taken, or the update's error.
+ */
+static __always_inline int port_claim(const struct xnat_config *cfg,
+				      const struct nat_endpoint *ep,
+				      struct nat_port_key *pk, int tries)
+{
+	int err = -EEXIST, i;
+
+#pragma clang loop unroll(disable)
+	for (i = 0; i < NAT_PORT_TRIES && i < tries; i++) {
+		/* While the range is full, a port seen taken costs a read,
+		 * not the update's bucket lock. */
+		if (tries == NAT_PORT_TRIES_FULL &&
+		    bpf_map_lookup_elem(&xnat_ports, pk))
+			err = -EEXIST;
+		else
+			err = bpf_map_update_elem(&xnat_ports, pk, ep,
+						  BPF_NOEXIST);
+		if (err != -EEXIST)
+			break;
+		pk->port = port_random(cfg);
+	}
+	return err;
+}
+
+/*
  * A reference on EP's mapping for a new flow, creating it (and claiming a
  * port) if EP has none. The external port goes to *PORT, its address's
  * pool index to *IDX. KEY is the new flow's (a mapping only DNS flows,
@@ -277,7 +304,7 @@ static __always_inline int mapping_get(__u32 *reason,
 	struct nat_port_key pk = { .proto = ep->proto };
 	struct nat_mapping *m;
 	struct nat_alloc_hint *hint;
-	int err = -1, i, tries = NAT_PORT_TRIES, charged;
+	int err, tries = NAT_PORT_TRIES, charged;
 	__u32 zero = 0;
 	__u64 now;
 
@@ -303,13 +330,7 @@ reuse:
 
 	pk.addr_idx = pool_pick(cfg, ep->addr);
 	pk.port = port_first(cfg, ep->port);
-#pragma clang loop unroll(disable)
-	for (i = 0; i < NAT_PORT_TRIES && i < tries; i++) {
-		err = bpf_map_update_elem(&xnat_ports, &pk, ep, BPF_NOEXIST);
-		if (err != -EEXIST)
-			break;
-		pk.port = port_random(cfg);
-	}
+	err = port_claim(cfg, ep, &pk, tries);
 	if (err) {
 		/* Taken, or the ports map full: the same to the caller. */
 		if (hint)
