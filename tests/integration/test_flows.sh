@@ -4,7 +4,7 @@
 # `xnat flows` as a person follows connections: one line per connection
 # (both directions), the JSON with its per-direction entries unchanged plus
 # the connections, filters (host, port, proto, state), --sort, -w, and
-# `xnat flows delete`, which ends connections through their expiry timer so
+# `xnat flows delete`, which ends connections through the flow sweeper so
 # that the NAT mapping's reference count goes back to zero and the same
 # endpoint can open again. Harness and testbed: lib.sh.
 #
