@@ -16,7 +16,9 @@
  * (offload_expire() in offload.h) and no mapping: the given entry is
  * marked and its timer kicked, whichever direction it is; userspace runs
  * the program for each direction's entry. The timer removes it and writes
- * why to the event log, as on an idle timeout.
+ * why to the event log and to `xnat trace`, as on an idle timeout: why is
+ * the byte after the key if there is one (`xnat run` on a conntrack
+ * destroy event: FLOWLOG_WHY_CT_DESTROYED), else "deleted".
  *
  * The verdict says what happened: XDP_PASS marked and kicked, XDP_DROP no
  * such connection (already gone), XDP_TX marked but neither timer could be
@@ -54,17 +56,20 @@ int xdp_flow_expire(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
+	__u8 why = FLOWLOG_WHY_DELETED, *w = data + sizeof(struct flow_key);
 	struct flow_value *ov, *rv;
 	struct flow_key okey, rkey;
 
 	if (data + sizeof(okey) > end)
 		return XDP_ABORTED;
 	__builtin_memcpy(&okey, data, sizeof(okey));
+	if ((void *)(w + 1) <= end && *w > 1 && *w < FLOWLOG_WHY_MAX)
+		why = *w;
 	ov = bpf_map_lookup_elem(&xnat_flows, &okey);
 	if (!ov)
 		return XDP_DROP;
 	if (ov->nat == FLOW_NAT_CT) {
-		ov->expired = 1;
+		ov->expired = why;
 		return bpf_timer_start(&ov->timer, 0, 0) ? XDP_TX : XDP_PASS;
 	}
 	if (ov->dir != FLOW_DIR_ORIG)

@@ -82,7 +82,8 @@ static int offload_expire(void *map, struct flow_key *key,
 		return 0;
 	timeout = offload_timeout(cfg, key, v) * NSEC_PER_SEC;
 	now = bpf_ktime_get_ns();
-	/* expired: `xnat flows delete` (bpf/flow_ctl.bpf.c) kicked us. */
+	/* expired: `xnat flows delete` or `xnat run` (bpf/flow_ctl.bpf.c)
+	 * kicked us; it holds why (1: deleted, from an older xnat). */
 	if (!v->expired && now < v->last_seen_ns + timeout) {
 		__u64 next = v->last_seen_ns + timeout - now;
 
@@ -90,7 +91,9 @@ static int offload_expire(void *map, struct flow_key *key,
 					    FLOW_RECHECK_NS, 0);
 		return 0;
 	}
-	why = v->expired ? FLOWLOG_WHY_DELETED : FLOWLOG_WHY_IDLE;
+	why = !v->expired ? FLOWLOG_WHY_IDLE :
+	      v->expired > 1 && v->expired < FLOWLOG_WHY_MAX ? v->expired :
+							      FLOWLOG_WHY_DELETED;
 	flowlog_emit(NATLOG_UNLOADED, why, key, v);
 	trace_flow_returned(key, v, why);
 	bpf_map_delete_elem(&xnat_flows, key);

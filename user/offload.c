@@ -20,11 +20,13 @@
 #include <libmnl/libmnl.h>
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "iface.h"
 #include "pins.h"
 #include "log.h"
 #include "offload.h"
 #include "natlog.h"
+#include "flow_ctl.skel.h"
 
 
 /* The lower set bit of the mask is the original direction's. */
@@ -318,12 +320,37 @@ struct offload_watch {
 	struct nfct_handle *ct;     /* conntrack destroy events */
 	struct mnl_socket *nft;     /* nftables ruleset changes */
 	int flows_fd;
+	/* bpf/flow_ctl.bpf.c on the flow table: an entry taken off through
+	 * its own timer logs and traces why, as the data path's removals
+	 * do; NULL: deleted from here, logged only. */
+	struct flow_ctl_bpf *ctl;
 	struct natlog *log;         /* flows taken off, or NULL */
 	int n_in;
 	struct ingress in[1 + CONFIG_MAX_LAN];
 };
 
-/* Delete the entry of one direction of a destroyed connection, whichever
+/* Have the entry's timer remove it now, telling the event log and `xnat
+ * trace` why (flow_ctl.bpf.c). 0, or -1: the program could not run. */
+static int expire_now(struct offload_watch *w, const struct flow_key *k,
+		      __u8 why)
+{
+	struct {
+		struct flow_key key;
+		__u8 why;
+	} __attribute__((packed)) in = { *k, why };
+	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &in,
+		    .data_size_in = sizeof(in));
+
+	if (!w->ctl ||
+	    bpf_prog_test_run_opts(bpf_program__fd(w->ctl->progs.xdp_flow_expire),
+				   &run))
+		return -1;
+	/* XDP_TX: the timer was not armed yet; it runs at its first start. */
+	return run.retval == XDP_PASS || run.retval == XDP_DROP ||
+	       run.retval == XDP_TX ? 0 : -1;
+}
+
+/* Take the entry of one direction of a destroyed connection off, whichever
  * port it entered by. */
 static void forget_tuple(struct offload_watch *w, struct flow_key *k)
 {
@@ -332,8 +359,11 @@ static void forget_tuple(struct offload_watch *w, struct flow_key *k)
 	for (int i = 0; i < w->n_in; i++) {
 		k->ifindex = w->in[i].ifindex;
 		k->vid = w->in[i].vid;
-		if (!bpf_map_lookup_elem(w->flows_fd, k, &v) &&
-		    v.nat == FLOW_NAT_CT && !bpf_map_delete_elem(w->flows_fd, k))
+		if (bpf_map_lookup_elem(w->flows_fd, k, &v) ||
+		    v.nat != FLOW_NAT_CT ||
+		    !expire_now(w, k, FLOWLOG_WHY_CT_DESTROYED))
+			continue;
+		if (!bpf_map_delete_elem(w->flows_fd, k))
 			natlog_flow_returned(w->log, k, &v,
 					     FLOWLOG_WHY_CT_DESTROYED);
 	}
@@ -401,6 +431,7 @@ void offload_watch_close(struct offload_watch *w)
 		nfct_close(w->ct);
 	if (w->nft)
 		mnl_socket_close(w->nft);
+	flow_ctl_bpf__destroy(w->ctl);
 	if (w->flows_fd >= 0)
 		close(w->flows_fd);
 	free(w);
@@ -415,6 +446,14 @@ struct offload_watch *offload_watch_open(const struct config *cfg)
 	w->flows_fd = pins_map_open(MAP_FLOWS);
 	if (w->flows_fd < 0)
 		goto fail;
+	w->ctl = flow_ctl_bpf__open();
+	if (w->ctl && (bpf_map__reuse_fd(w->ctl->maps.xnat_flows, w->flows_fd) ||
+		       flow_ctl_bpf__load(w->ctl))) {
+		pr_debug("offload: no flow control program, destroyed "
+			 "connections' flows are deleted from userspace\n");
+		flow_ctl_bpf__destroy(w->ctl);
+		w->ctl = NULL;
+	}
 	watch_ports(w, cfg);
 	w->ct = nfct_open(CONNTRACK, NF_NETLINK_CONNTRACK_DESTROY);
 	if (!w->ct)

@@ -8,7 +8,7 @@
 # on a FIN, deleted by `xnat flows delete`, conntrack_destroyed by
 # conntrack -D, ruleset_changed by an nftables change); `xnat trace` shows
 # the packet that offloaded it, the FIN that handed it back, and the timer
-# that removed a deleted one. Harness: lib.sh.
+# that removed a deleted one or one whose conntrack entry was destroyed. Harness: lib.sh.
 #
 #   tests/integration/test_offload_lifecycle.sh [SUBSTRING...]
 set -u
@@ -109,7 +109,7 @@ test_offload_lifecycle() {
 	xnat_run_bg
 	pid=$XNAT_RUN_PID
 	log=$XNAT_RUN_LOG
-	timeout 60 "$XNAT" -n "$NS_RTR" trace --json proto tcp >"$TB_WORK/tr.json" \
+	timeout 120 "$XNAT" -n "$NS_RTR" trace --json proto tcp >"$TB_WORK/tr.json" \
 		2>"$TB_WORK/tr.err" &
 	tpid=$!
 	echo "$tpid" >>"$TB_WORK/pids"
@@ -139,20 +139,23 @@ test_offload_lifecycle() {
 	check xnat flows delete port $p
 	grep -q '^1 connections matched, 1 deleted$' <<<"$CHECK_OUT" || fail "delete output"
 	returned $p deleted delete
+
+	# conntrack -D: the watch of xnat run takes it off, through the
+	# entries' timers, so the trace shows it too.
+	p=$((LC_PORT + 2))
+	offloaded_quiet $p
+	check on_rtr conntrack -D -p tcp --orig-dst "$WAN_HOST4" --dport $p
+	returned $p conntrack_destroyed "conntrack -D"
 	kill -INT "$tpid"
 	wait "$tpid" || fail "xnat trace exited $?: $(cat "$TB_WORK/tr.err")"
 	trace_lc_q "$TB_WORK/tr.json" $LC_PORT "sorted(l['new_flow']['nat'] for l in P if 'new_flow' in l) == ['ct', 'ct']" ||
 		fail "trace: port $LC_PORT not offloaded both ways"
 	trace_lc_q "$TB_WORK/tr.json" $LC_PORT "[l['reason'] for l in P if l.get('flow_returned') == 'tcp_end'] == ['pass_ct_tcp_end']" ||
 		fail "trace: port $LC_PORT's FIN did not hand it back"
-	trace_lc_q "$TB_WORK/tr.json" $p "sorted(l['why'] for l in R) == ['deleted', 'deleted']" ||
-		fail "trace: port $p's entries not shown leaving"
-
-	# conntrack -D: the watch of xnat run takes it off.
-	p=$((LC_PORT + 2))
-	offloaded_quiet $p
-	check on_rtr conntrack -D -p tcp --orig-dst "$WAN_HOST4" --dport $p
-	returned $p conntrack_destroyed "conntrack -D"
+	trace_lc_q "$TB_WORK/tr.json" $((LC_PORT + 1)) "sorted(l['why'] for l in R) == ['deleted', 'deleted']" ||
+		fail "trace: port $((LC_PORT + 1))'s entries not shown leaving"
+	trace_lc_q "$TB_WORK/tr.json" $p "sorted(l['why'] for l in R) == ['conntrack_destroyed', 'conntrack_destroyed']" ||
+		fail "trace: port $p's entries not shown leaving on the destroy event"
 
 	# An nftables ruleset change.
 	p=$((LC_PORT + 3))
