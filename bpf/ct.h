@@ -87,6 +87,7 @@ struct nf_conn___xnat {
 #define CT_EXT_HELPER 0
 
 extern int bpf_ct_change_timeout(struct nf_conn *nfct, __u32 timeout) __ksym;
+extern int bpf_ct_change_status(struct nf_conn *nfct, __u32 status) __ksym;
 
 /* Statuses XDP must not bypass: a helper reads or rewrites payloads
  * (FTP, SIP...), sequence adjustment rewrites TCP sequence numbers,
@@ -116,9 +117,36 @@ static __always_inline __u32 ct_offloadable(struct nf_conn *nfct, __u8 proto)
 	ext = ct->ext;
 	if (ext && ext->offset[CT_EXT_HELPER])
 		return XNAT_PASS_CT_HELPER;
-	if (proto == IPPROTO_TCP && ct->proto.tcp.state != CT_TCP_ESTABLISHED)
+	/* A fixed timeout on TCP: the connection was reset on the fast
+	 * path (ct_close), and conntrack, which missed the fast path's
+	 * packets, may still call it established. It is closing: no packet
+	 * may renew it. */
+	if (proto == IPPROTO_TCP &&
+	    (ct->proto.tcp.state != CT_TCP_ESTABLISHED ||
+	     (status & IPS_FIXED_TIMEOUT)))
 		return XNAT_PASS_CT_TCP_STATE;
 	return 0;
+}
+
+/*
+ * The connection was reset while XDP carried it: end it in SECS seconds
+ * whatever comes next. conntrack cannot do so alone. It did not see the
+ * packets XDP carried, so its record of the highest ACK each side sent
+ * is stale; it takes the RST for one that does not match the sequence
+ * exactly, keeps the connection established to allow a challenge ACK
+ * (nf_conntrack_proto_tcp.c), and the next segment of either side renews
+ * the established timeout. nf_flow_table, in the same place, clears that
+ * record before handing the RST up (flow_offload_fixup_tcp); BPF may not
+ * write it, but may fix the timeout: IPS_FIXED_TIMEOUT, which the
+ * kernel's refresh then honours and bpf_ct_change_timeout refuses (-EPERM,
+ * hence the timeout first).
+ */
+static __always_inline void ct_close(struct nf_conn *nfct, __u32 secs)
+{
+	struct nf_conn___xnat *ct = (void *)nfct;
+
+	bpf_ct_change_timeout(nfct, secs * 1000);
+	bpf_ct_change_status(nfct, (__u32)ct->status | IPS_FIXED_TIMEOUT);
 }
 
 /*

@@ -165,6 +165,27 @@ static __always_inline int offload_refresh(struct xdp_md *ctx, struct pkt *p,
 	return 0;
 }
 
+/*
+ * A RST of a connection XDP carries: conntrack, which the RST goes up to,
+ * may not close it (ct_close says why), so XDP closes it first, on the
+ * transitory timeout, as xdp mode closes its own flows. A FIN needs
+ * nothing: conntrack leaves the established state on any FIN it accepts.
+ * XXX: a RST that misses (its direction not offloaded, the other one
+ * offloaded) goes up without this.
+ */
+static __always_inline void offload_reset(struct xdp_md *ctx, struct pkt *p,
+					  const struct xnat_config *cfg)
+{
+	struct nf_conn *ct;
+	__u8 dir;
+
+	ct = ct_lookup(ctx, p, &dir);
+	if (!ct)
+		return;
+	ct_close(ct, cfg->timeout_tcp_trans);
+	bpf_ct_release(ct);
+}
+
 /* A packet of an offloaded flow: forward it (XNAT_CONTINUE) or hand it
  * back to the kernel. */
 static __always_inline int offload_hit(struct xdp_md *ctx, struct pkt *p,
@@ -175,6 +196,8 @@ static __always_inline int offload_hit(struct xdp_md *ctx, struct pkt *p,
 	 * to the kernel for good, as nf_flow_table does. A SYN on an
 	 * established connection is a new one reusing the tuple. */
 	if (p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_RST | XNAT_TCP_SYN)) {
+		if (p->tcp_flags & XNAT_TCP_RST)
+			offload_reset(ctx, p, cfg);
 		offload_remove(&p->key, v, FLOWLOG_WHY_TCP_END);
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_END);
 	}

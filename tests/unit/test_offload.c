@@ -6,7 +6,8 @@
  * (its tuples carry the NAT the kernel chose, its mark the bits the
  * ruleset's chain would set), then sends packets: no entry (a connection
  * the kernel has not confirmed is not in its table yet), the handshake,
- * established TCP, one direction accepted, UDP one way, FIN and RST, the
+ * established TCP, one direction accepted, UDP one way, FIN and RST, a
+ * RST closing the kernel's entry for good, the
  * entry gone or alive when its timeout is refreshed, IPv4 options and TTL
  * 1 handed up, DNS's own timeout, ICMP, IPv6, and the mark bits taken
  * from the config.
@@ -287,6 +288,61 @@ static bool test_fin_rst(void)
 		return false;
 	return run_fixtures(both, ARRAY_SIZE(both)) && flows_are(2) &&
 	       run_handback(&rst);
+}
+
+/*
+ * A RST on the fast path ends the kernel's entry on tcp_transitory (here
+ * 5 s), for good: conntrack, which missed the packets XDP carried, would
+ * keep the connection established and let the next segment renew it
+ * (bpf/ct.h ct_close). The next segment, although the ruleset has marked
+ * the entry again (as it does for the RST itself), is not offloaded, and
+ * the timeout stays short; without the fix it was 7440 s from the offload
+ * and stayed so.
+ */
+static bool test_rst_closes(void)
+{
+	static const struct fixture both[] = {
+		{ .name = "orig offloaded", ORIG_ACK(40015, ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  ORIG_OUT(ACK) },
+		{ .name = "reply offloaded", REPLY_ACK(ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  REPLY_OUT(40015, ACK) },
+	};
+	static const struct fixture rst = { .name = "rst from the lan",
+		ORIG_ACK(40015, TCP_RST | ACK), .verdict = XDP_PASS,
+		.reason = XNAT_PASS_CT_TCP_END };
+	static const struct fixture after = { .name = "segment after the rst",
+		ORIG_ACK(40015, ACK), .verdict = XDP_PASS,
+		.reason = XNAT_PASS_CT_TCP_STATE };
+	const char *filter = "-p tcp --sport 40015";
+	long t_rst = -1, t_after = -1;
+	struct xnat_config c;
+	bool ok;
+
+	if (!reset() || !config_get(&c))
+		return false;
+	c.timeout_tcp_trans = 5;
+	ok = config_set(&c) &&
+	     ct_tcp(40015, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
+	     run_fixtures(both, ARRAY_SIZE(both)) && flows_are(2) &&
+	     ct_timeout(filter) > 100 && run_handback(&rst);
+	if (ok) {
+		t_rst = ct_timeout(filter);
+		ok = !sh("conntrack -U -s " LAN_HOST " -p tcp --sport 40015 "
+			 "-m 0xc0000000 >/dev/null 2>&1") &&
+		     run_fixture(&after) && flows_are(0);
+		t_after = ct_timeout(filter);
+	}
+	c.timeout_tcp_trans = 240;
+	if (!config_set(&c) || !ok)
+		return false;
+	if (t_rst < 0 || t_rst > 5 || t_after < 0 || t_after > 5) {
+		fprintf(stderr, "  conntrack timeout %ld after the rst, %ld after "
+			"the next segment, expected <= 5\n", t_rst, t_after);
+		return false;
+	}
+	return true;
 }
 
 /* Make the entry of the original direction due for its refresh. */
@@ -598,6 +654,7 @@ static const struct test tests[] = {
 	{ .name = "established_one_way_then_both",
 	  .fn = test_established_one_way_then_both },
 	{ .name = "fin_rst", .fn = test_fin_rst },
+	{ .name = "rst_closes", .fn = test_rst_closes },
 	{ .name = "refresh_alive_and_gone", .fn = test_refresh_alive_and_gone },
 	{ .name = "udp_one_way", .fn = test_udp_one_way },
 	{ .name = "exceptions_go_up", .fn = test_exceptions_go_up },
