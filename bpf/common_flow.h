@@ -141,6 +141,17 @@ _Static_assert(sizeof(struct flow_value) == 128, "flow_value layout");
 _Static_assert(__builtin_offsetof(struct flow_value, created_ns) == 80,
 	       "TCP tracking took padding: older pinned tables still fit");
 
+/* One connection in xdp mode's expiry queue (xnat_expiry, bpf/sweep.h):
+ * its ORIG key, and the low bits of the ORIG entry's created_ns, which
+ * tell this connection from a later one with the same key (the queue
+ * cannot drop an entry whose flow went some other way: such stale entries
+ * are skipped when they come up). */
+struct expiry_ref {
+	struct flow_key key;
+	__u32 created;
+};
+_Static_assert(sizeof(struct expiry_ref) == 48, "expiry_ref layout");
+
 /* flow_value.ct_refresh counts 2^30 ns (1.07 s). */
 #define XNAT_CT_REFRESH_SHIFT 30
 

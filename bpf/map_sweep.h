@@ -12,17 +12,6 @@
 #include <bpf/bpf_helpers.h>
 #include "xnat_common.h"
 
-/* One connection in the expiry queue (maps.h xnat_expiry): its ORIG key,
- * and the low bits of the ORIG entry's created_ns, which tell this
- * connection from a later one with the same key (the queue cannot drop an
- * entry whose flow went some other way: such stale entries are skipped
- * when they come up). */
-struct expiry_ref {
-	struct flow_key key;
-	__u32 created;
-};
-_Static_assert(sizeof(struct expiry_ref) == 48, "expiry_ref layout");
-
 /* The sweeper: one timer for the whole table, and how many connections
  * the queue holds (approximate: for the batch size only). */
 struct flow_sweep {

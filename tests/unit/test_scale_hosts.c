@@ -158,10 +158,69 @@ static bool test_dns_timeout(void)
 	return ok;
 }
 
+/* Does host HOSTN's SPORT have a mapping that no connection holds? */
+static bool mapping_unused(int hostn, uint16_t sport)
+{
+	struct nat_endpoint ep = { .port = htons(sport), .proto = IPPROTO_UDP };
+	struct nat_mapping m;
+	char h[32];
+
+	inet_pton(AF_INET, scale_host(hostn, h), &ep.addr);
+	if (!ASSERT_OK(bpf_map_lookup_elem(bpf_map__fd(skel->maps.xnat_mappings),
+					   &ep, &m), "the mapping"))
+		return false;
+	return ASSERT_EQ(m.flows, 0, "no reference on the mapping") &
+	       ASSERT_EQ(m.out_flows, 0, "no outbound reference");
+}
+
+/*
+ * The expiry queue full (bpf/sweep.h): a new connection that could not be
+ * queued would never expire, so it is not made; the kernel's NAT gets it
+ * (pass_table_full) and XDP keeps no entry of it, nor a reference on the
+ * mapping made for it (which waits out its hold time, as after any failed
+ * insert). The queue is filled from userspace with copies of a live
+ * connection's reference, which the running sweeper pushes back as it
+ * pops them (a stale one it would drop, making room), then emptied.
+ */
+static bool test_expiry_queue_full(void)
+{
+	int qfd = bpf_map__fd(skel->maps.xnat_expiry);
+	struct xnat_config c = scale_cfg;
+	struct expiry_ref ref;
+	struct flow_value v;
+	bool ok = true;
+	char h[32];
+
+	if (!scale_reset(&c))
+		return false;
+	ok &= out_expect(&c, 42, 40000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
+			 NULL);
+	ref.key = flow_key4(scale_host(42, h), 40000, REMOTE, 9, IPPROTO_UDP,
+			    if_lan);
+	if (!ASSERT_OK(bpf_map_lookup_elem(flows_fd, &ref.key, &v),
+		       "the live connection"))
+		return false;
+	ref.created = (__u32)v.created_ns;
+	while (!bpf_map_update_elem(qfd, NULL, &ref, BPF_ANY))
+		;
+	ok &= ASSERT_EQ(errno, E2BIG, "the queue is full");
+	ok &= out_expect(&c, 42, 40001, 9, XDP_PASS, XNAT_PASS_TABLE_FULL,
+			 NULL, NULL);
+	ok &= ASSERT_EQ(map_count(flows_fd), 2, "no entry but the first's");
+	ok &= mapping_unused(42, 40001);
+	while (!bpf_map_lookup_and_delete_elem(qfd, NULL, &ref))
+		;
+	/* Room again: the same endpoint's connection is made. */
+	ok &= out_expect(&c, 42, 40001, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
+			 NULL);
+	return ok;
+}
+
 static const struct test tests[] = {
 	{ .name = "host_limit", .fn = test_host_limit },
 	{ .name = "expiry_releases", .fn = test_expiry_releases },
 	{ .name = "dns_timeout", .fn = test_dns_timeout },
+	{ .name = "expiry_queue_full", .fn = test_expiry_queue_full },
 };
 
 SCALE_MAIN(tests)
