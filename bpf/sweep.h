@@ -119,7 +119,7 @@ static int sweep_now_one(__u32 i, void *ctx)
 static __always_inline __u64 sweep_cycle_ticks(void)
 {
 	struct xnat_config *cfg = sweep_cfg();
-	__u32 t;
+	__u64 t;
 
 	if (!cfg)
 		return SWEEP_CYCLE_TICKS;
