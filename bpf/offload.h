@@ -230,6 +230,53 @@ static __always_inline int offload_ct_get(struct xdp_md *ctx, struct pkt *p,
 }
 
 /*
+ * Install NF->ov (the kernel's translation and direction already in it)
+ * for P's key, leaving by OUT to the next hop FIB found, with its expiry
+ * timer, and log it. XNAT_CONTINUE, also when another CPU installed it
+ * meanwhile; else XDP_PASS with the reason set.
+ */
+static __always_inline int offload_install(struct pkt *p, struct new_flow *nf,
+					   const struct iface_info *out,
+					   const struct bpf_fib_lookup *fib)
+{
+	struct flow_value *ov = &nf->ov;
+	__u64 now = bpf_ktime_get_coarse_ns();
+	int rc;
+
+	nf->okey = p->key;
+	ov->nat = FLOW_NAT_CT;
+	ov->egress_ifindex = out->parent;
+	ov->egress_vid = out->vid;
+	__builtin_memcpy(ov->eth_dst, fib->dmac, ETH_ALEN);
+	__builtin_memcpy(ov->eth_src, fib->smac, ETH_ALEN);
+	__builtin_memcpy(ov->ingress_mac, p->eth->h_dest, ETH_ALEN);
+	ov->created_ns = now;
+	ov->last_seen_ns = now;
+	ov->ct_refresh = refresh_clock(now);
+	ov->packets = 1;
+	ov->bytes = p->len;
+	flow_set_deltas(&nf->okey, ov);
+
+	/* EEXIST: another CPU installed it meanwhile; this packet still
+	 * goes out with the same rewrite. */
+	rc = bpf_map_update_elem(&xnat_flows, &nf->okey, ov, BPF_NOEXIST);
+	if (rc && rc != -EEXIST)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_TABLE_FULL);
+	if (!rc) {
+		struct flow_value *v = bpf_map_lookup_elem(&xnat_flows,
+							   &nf->okey);
+
+		if (v && !bpf_timer_init(&v->timer, &xnat_flows,
+					 XNAT_CLOCK_MONOTONIC)) {
+			bpf_timer_set_callback(&v->timer, offload_expire);
+			bpf_timer_start(&v->timer, FLOW_RECHECK_NS, 0);
+		}
+		flowlog_emit(NATLOG_OFFLOADED, FLOWLOG_WHY_NONE, &nf->okey, ov);
+	}
+	return XNAT_CONTINUE;
+}
+
+/*
  * A miss: ask conntrack whether the kernel accepted this direction of the
  * connection, and if so build the entry in NF->ov from the conntrack
  * entry's tuples and the route of the translated packet, and install it.
@@ -245,7 +292,6 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 	struct bpf_fib_lookup fib;
 	struct iface_info *in, *out;
 	struct nf_conn *ct;
-	__u64 now;
 	__u8 dir;
 	int rc;
 
@@ -299,39 +345,7 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 	if ((out->flags & XNAT_IFACE_SHAPED) &&
 	    !(ocfg->flags & XNAT_OFFLOAD_F_SHAPED))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_SHAPED);
-
-	now = bpf_ktime_get_coarse_ns();
-	nf->okey = p->key;
-	ov->nat = FLOW_NAT_CT;
-	ov->egress_ifindex = out->parent;
-	ov->egress_vid = out->vid;
-	__builtin_memcpy(ov->eth_dst, fib.dmac, ETH_ALEN);
-	__builtin_memcpy(ov->eth_src, fib.smac, ETH_ALEN);
-	__builtin_memcpy(ov->ingress_mac, p->eth->h_dest, ETH_ALEN);
-	ov->created_ns = now;
-	ov->last_seen_ns = now;
-	ov->ct_refresh = refresh_clock(now);
-	ov->packets = 1;
-	ov->bytes = p->len;
-	flow_set_deltas(&nf->okey, ov);
-
-	/* EEXIST: another CPU installed it meanwhile; this packet still
-	 * goes out with the same rewrite. */
-	rc = bpf_map_update_elem(&xnat_flows, &nf->okey, ov, BPF_NOEXIST);
-	if (rc && rc != -EEXIST)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_TABLE_FULL);
-	if (!rc) {
-		struct flow_value *v = bpf_map_lookup_elem(&xnat_flows,
-							   &nf->okey);
-
-		if (v && !bpf_timer_init(&v->timer, &xnat_flows,
-					 XNAT_CLOCK_MONOTONIC)) {
-			bpf_timer_set_callback(&v->timer, offload_expire);
-			bpf_timer_start(&v->timer, FLOW_RECHECK_NS, 0);
-		}
-		flowlog_emit(NATLOG_OFFLOADED, FLOWLOG_WHY_NONE, &nf->okey, ov);
-	}
-	return XNAT_CONTINUE;
+	return offload_install(p, nf, out, &fib);
 }
 
 /*

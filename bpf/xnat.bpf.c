@@ -108,11 +108,130 @@ static __always_inline int forward_rerouted(struct xdp_md *ctx, struct pkt *p,
 	return forward(ctx, p, &nf->ov, XNAT_FWD_ROUTED);
 }
 
+/*
+ * A packet with a flow entry, or a later fragment of one: the fast path,
+ * and what of it goes to the kernel or is dropped on the way (exceptions,
+ * ICMP errors about the flow, TCP outside the window). 1 when that is
+ * where it ends, with the action (counted) in *ACTION; 0 with *VP the entry
+ * (NULL: none) when the slow path decides (a miss, or the fast path turned
+ * off). A flag, not XNAT_CONTINUE in the action: the verifier cannot tell
+ * a helper's verdict (bpf_redirect_map) from it, and would walk on into the
+ * slow path with the packet pointers a VLAN rewrite invalidated.
+ */
+static __always_inline int flow_path(struct xdp_md *ctx, struct pkt *p,
+				     struct xnat_config *cfg,
+				     struct flow_value **vp, int *action)
+{
+	struct flow_value *v;
+	int rc;
+
+	if (p->frag == FRAG_LATER) {
+		struct flow_key *fk = frag_flow(p, &rc);
+
+		if (rc) {
+			*action = count(p, XNAT_DROP_FRAG_BAD, XDP_DROP);
+			return 1;
+		}
+		if (!fk) {
+			if (!p->ttl_expired)
+				frag_mark_up(p);
+			*action = count(p, p->ttl_expired ? XNAT_PASS_TTL :
+					XNAT_PASS_FRAGMENT, XDP_PASS);
+			return 1;
+		}
+		XNAT_COV();
+		p->key = *fk;
+	}
+	v = flow_lookup(p);
+	if (p->frag == FRAG_LATER && !v) {
+		*action = count(p, XNAT_PASS_FRAGMENT, XDP_PASS);
+		return 1;
+	}
+	if (v && !mac_eq(p->eth->h_dest, v->ingress_mac)) {
+		*action = count(p, XNAT_PASS_OTHERHOST, XDP_PASS);
+		return 1;
+	}
+	if (p->ttl_expired || p->ip_options) {
+		rc = flow_exception(ctx, p, v);
+		*action = count(p, p->reason, rc);
+		return 1;
+	}
+	if (p->icmp_error) {
+		/* Errors about flows the kernel owns are the kernel's. */
+		if (!v)
+			*action = count(p, XNAT_PASS_PROTO, XDP_PASS);
+		else if (icmp_error_forward(p, v) ||
+			 l2_rewrite(ctx, p, v->eth_dst, v->eth_src,
+				    v->egress_vid))
+			*action = count(p, XNAT_DROP_MALFORMED, XDP_DROP);
+		else
+			*action = redirect(p, v->egress_ifindex,
+					   XNAT_FWD_ICMP_ERROR);
+		return 1;
+	}
+	if (v && p->key.proto == IPPROTO_TCP && tcp_track(ctx, p, v)) {
+		*action = count(p, XNAT_DROP_TCP_WINDOW, XDP_DROP);
+		return 1;
+	}
+	if (v && !(cfg->flags & XNAT_F_FASTPATH_OFF)) {
+		if (p->frag == FRAG_FIRST)
+			XNAT_COV();
+		flow_touch(v, p, cfg);
+		*action = forward(ctx, p, v, XNAT_FWD_FAST);
+		return 1;
+	}
+	*vp = v;
+	return 0;
+}
+
+/*
+ * A packet without a flow: its ingress port and source checked, then the
+ * slow path's decision and install (slowpath.h) into NF, and the packet
+ * forwarded by it. Returns the action, counted.
+ */
+static __always_inline int new_flow_path(struct xdp_md *ctx, struct pkt *p,
+					 struct xnat_config *cfg,
+					 struct new_flow *nf)
+{
+	struct iface_info *in;
+	int rc;
+
+	__builtin_memset(nf, 0, sizeof(*nf));
+	/* The SYN of a new TCP flow starts its tracking (tcp_track.h). */
+	tcp_track_init(ctx, &nf->ov, p);
+
+	in = ingress_get(p);
+	if (!in)
+		return count(p, p->key.vid ? XNAT_PASS_VLAN : XNAT_PASS_EGRESS,
+			     XDP_PASS);
+	if (!mac_eq(p->eth->h_dest, in->mac))
+		return count(p, XNAT_PASS_OTHERHOST, XDP_PASS);
+	if (fib_src_is_local(ctx, p))
+		return count(p, XNAT_PASS_MARTIAN, XDP_PASS);
+	if (in->role == XNAT_ROLE_WAN && fib_src_is_inside(ctx, p))
+		return count(p, XNAT_DROP_SPOOFED, XDP_DROP);
+	if (in->role == XNAT_ROLE_WAN)
+		rc = slow_from_wan(ctx, p, nf, cfg, in);
+	else
+		rc = slow_from_lan(ctx, p, nf, cfg, in);
+	if (rc != XNAT_CONTINUE)
+		return count(p, p->reason, rc);
+	if (nf->ov.nat == FLOW_NAT_SNAT)
+		XNAT_COV();
+	else if (nf->ov.nat == FLOW_NAT_DNAT)
+		XNAT_COV();
+	else if (nf->ov.nat == FLOW_NAT_INBOUND)
+		XNAT_COV();
+	else if (nf->ov.nat == FLOW_NAT_HAIRPIN)
+		XNAT_COV();
+	return forward(ctx, p, &nf->ov,
+		       nf->ov.edm ? XNAT_FWD_SLOW_EDM : XNAT_FWD_SLOW);
+}
+
 SEC("xdp")
 int xdp_xnat(struct xdp_md *ctx)
 {
 	struct xnat_config *cfg;
-	struct iface_info *in;
 	struct flow_value *v;
 	struct new_flow *nf;
 	struct pkt p;
@@ -137,47 +256,8 @@ int xdp_xnat(struct xdp_md *ctx)
 		return forward(ctx, &p, v, reason);
 	}
 
-	if (p.frag == FRAG_LATER) {
-		struct flow_key *fk = frag_flow(&p, &rc);
-
-		if (rc)
-			return count(&p, XNAT_DROP_FRAG_BAD, XDP_DROP);
-		if (!fk) {
-			if (!p.ttl_expired)
-				frag_mark_up(&p);
-			return count(&p, p.ttl_expired ? XNAT_PASS_TTL :
-				     XNAT_PASS_FRAGMENT, XDP_PASS);
-		}
-		XNAT_COV();
-		p.key = *fk;
-	}
-	v = flow_lookup(&p);
-	if (p.frag == FRAG_LATER && !v)
-		return count(&p, XNAT_PASS_FRAGMENT, XDP_PASS);
-	if (v && !mac_eq(p.eth->h_dest, v->ingress_mac))
-		return count(&p, XNAT_PASS_OTHERHOST, XDP_PASS);
-	if (p.ttl_expired || p.ip_options) {
-		rc = flow_exception(ctx, &p, v);
-		return count(&p, p.reason, rc);
-	}
-	if (p.icmp_error) {
-		/* Errors about flows the kernel owns are the kernel's. */
-		if (!v)
-			return count(&p, XNAT_PASS_PROTO, XDP_PASS);
-		if (icmp_error_forward(&p, v) ||
-		    l2_rewrite(ctx, &p, v->eth_dst, v->eth_src, v->egress_vid))
-			return count(&p, XNAT_DROP_MALFORMED, XDP_DROP);
-		return redirect(&p, v->egress_ifindex, XNAT_FWD_ICMP_ERROR);
-	}
-	if (v && p.key.proto == IPPROTO_TCP && tcp_track(ctx, &p, v))
-		return count(&p, XNAT_DROP_TCP_WINDOW, XDP_DROP);
-	if (v && !(cfg->flags & XNAT_F_FASTPATH_OFF)) {
-		if (p.frag == FRAG_FIRST)
-			XNAT_COV();
-		flow_touch(v, &p, cfg);
-		return forward(ctx, &p, v, XNAT_FWD_FAST);
-	}
-
+	if (flow_path(ctx, &p, cfg, &v, &rc))
+		return rc;
 	nf = bpf_map_lookup_elem(&xnat_scratch, &zero);
 	if (!nf)
 		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
@@ -185,36 +265,7 @@ int xdp_xnat(struct xdp_md *ctx)
 		flow_touch(v, &p, cfg);
 		return forward_rerouted(ctx, &p, v, nf);
 	}
-	__builtin_memset(nf, 0, sizeof(*nf));
-	/* The SYN of a new TCP flow starts its tracking (tcp_track.h). */
-	tcp_track_init(ctx, &nf->ov, &p);
-
-	in = ingress_get(&p);
-	if (!in)
-		return count(&p, p.key.vid ? XNAT_PASS_VLAN : XNAT_PASS_EGRESS,
-			     XDP_PASS);
-	if (!mac_eq(p.eth->h_dest, in->mac))
-		return count(&p, XNAT_PASS_OTHERHOST, XDP_PASS);
-	if (fib_src_is_local(ctx, &p))
-		return count(&p, XNAT_PASS_MARTIAN, XDP_PASS);
-	if (in->role == XNAT_ROLE_WAN && fib_src_is_inside(ctx, &p))
-		return count(&p, XNAT_DROP_SPOOFED, XDP_DROP);
-	if (in->role == XNAT_ROLE_WAN)
-		rc = slow_from_wan(ctx, &p, nf, cfg, in);
-	else
-		rc = slow_from_lan(ctx, &p, nf, cfg, in);
-	if (rc != XNAT_CONTINUE)
-		return count(&p, p.reason, rc);
-	if (nf->ov.nat == FLOW_NAT_SNAT)
-		XNAT_COV();
-	else if (nf->ov.nat == FLOW_NAT_DNAT)
-		XNAT_COV();
-	else if (nf->ov.nat == FLOW_NAT_INBOUND)
-		XNAT_COV();
-	else if (nf->ov.nat == FLOW_NAT_HAIRPIN)
-		XNAT_COV();
-	return forward(ctx, &p, &nf->ov,
-		       nf->ov.edm ? XNAT_FWD_SLOW_EDM : XNAT_FWD_SLOW);
+	return new_flow_path(ctx, &p, cfg, nf);
 }
 
 #ifdef XNAT_FUZZ
