@@ -116,9 +116,10 @@ def udp(src, dst, sp, dp, data, bad=False, zero=False):
     return l4sum(src, dst, 17, seg, 6, bad, zero)
 
 
-def tcp(src, dst, sp, dp, flags, seq, ack=0, data=b"", bad=False):
-    seg = struct.pack("!HHIIBBHHH", sp, dp, seq, ack, 5 << 4, flags, 64240,
-                      0, 0) + data
+def tcp(src, dst, sp, dp, flags, seq, ack=0, data=b"", bad=False, opts=b""):
+    seg = struct.pack("!HHIIBBHHH", sp, dp, seq, ack,
+                      (5 + len(opts) // 4) << 4, flags, 64240, 0, 0) + \
+        opts + data
     return l4sum(src, dst, 6, seg, 16, bad)
 
 
@@ -309,6 +310,26 @@ def steps():
                                      m("udp4_in_too_big") + full[:-2]),
                  frag=0)),
         ("mtu", 1500)))
+    # MSS clamping ([router] mss_clamp = pmtu): SYNs announcing the hosts'
+    # MSS while the LAN port is at MTU 1400 leave with 1360 (IPv6 1340).
+    mss = b"\x02\x04\x05\xb4\x01\x01\x04\x02"  # MSS 1460, NOP, NOP, SACK ok
+    mss6 = b"\x02\x04\x05\xa0\x01\x01\x04\x02"  # MSS 1440
+    add("tcp4_out_syn_mss", WAN, "arrives", ("mtu", 1400),
+        (LAN, v4(LAN4, WAN4, 6, tcp(LAN4, WAN4, 40031, TCP_LISTEN, SYN, 1000,
+                                    data=m("tcp4_out_syn_mss"), opts=mss))),
+        ("mtu", 1500))
+    add("tcp6_out_syn_mss", WAN, "arrives", ("mtu", 1400),
+        (LAN, v6(LAN6, WAN6, 6, tcp(LAN6, WAN6, 40032, TCP_LISTEN, SYN, 2000,
+                                    data=m("tcp6_out_syn_mss"), opts=mss6))),
+        ("mtu", 1500))
+    # [ipv6] inbound = stateful: a WAN host's SYN to a LAN host is
+    # dropped, its echo request gets in (RFC 4890 4.3.1).
+    add("in_tcp6_syn_to_lan_host", LAN, "blocked",
+        (WAN, v6(WAN6, LAN6, 6, tcp(WAN6, LAN6, 6001, 22, SYN, 9,
+                                    data=m("in_tcp6_syn_to_lan_host")))))
+    add("in_icmp6_echo_to_lan_host", LAN, "arrives",
+        (WAN, v6(WAN6, LAN6, 58, echo(WAN6, LAN6, 11, 1,
+                                      m("in_icmp6_echo_to_lan_host"), v6=True))))
     # A TCP connection the LAN host really opens (a socket), then an RST
     # forged from the WAN far outside the window (RFC 5961 section 3).
     add("tcp4_in_rst_out_of_window", LAN, None,
@@ -384,6 +405,21 @@ def l4_state(src, dst, proto, seg, v6):
     return "ok" if csum(pseudo(src, dst, proto, len(seg)) + seg) == 0 else "bad"
 
 
+def tcp_mss(seg):
+    """The MSS option of a TCP header, or None (parsed as Linux does)."""
+    opts, i = seg[20:(seg[12] >> 4) * 4], 0
+    while i < len(opts) and opts[i] != 0:
+        if opts[i] == 1:
+            i += 1
+            continue
+        if i + 1 >= len(opts) or opts[i + 1] < 2 or i + opts[i + 1] > len(opts):
+            return None
+        if opts[i] == 2 and opts[i + 1] == 4:
+            return get16(opts, i + 2)
+        i += opts[i + 1]
+    return None
+
+
 def describe_l4(proto, seg, sym, src, dst, v6, quoted=False):
     """The L4 part of a normalized frame."""
     state = None  # the checksum's, when it must be taken before a cut
@@ -398,6 +434,8 @@ def describe_l4(proto, seg, sym, src, dst, v6, quoted=False):
         d = "tcp %s>%s %s seq %s ack %s" % (
             sym("P", get16(seg, 0)), sym("P", get16(seg, 2)), flags,
             sym("S", sq), sym("S", ak) if seg[13] & 16 else "-")
+        if seg[13] & 2 and not quoted and tcp_mss(seg) is not None:
+            d += " mss %d" % tcp_mss(seg)
         seg = seg[:20] + seg[(seg[12] >> 4) * 4:] if not quoted else seg
     elif proto in (1, 58) and len(seg) >= 8:
         typ, code = seg[0], seg[1]
