@@ -21,6 +21,7 @@
 #include "maps.h"
 #include "csum.h"
 #include "tcp_opt.h"
+#include "fuzz.h"
 
 #define TCPOLEN_MSS 4
 
@@ -80,11 +81,14 @@ __noinline int mss_clamp(struct xdp_md *ctx, __u32 tcp_off, __u32 v6,
 	/* The checksum sums 16-bit words from the TCP header's start: an
 	 * MSS at an odd offset (after a single NOP, say) straddles two, its
 	 * bytes in the other halves, which is the same sum byte-swapped. */
-	if (at & 1)
+	if (at & 1) {
+		XNAT_COV();
 		delta = csum_delta16(0, __builtin_bswap16(old),
 				     __builtin_bswap16(new));
-	else
+	} else {
+		XNAT_COV();
 		delta = csum_delta16(0, old, new);
+	}
 	check = csum_apply(check, delta);
 	if (bpf_xdp_store_bytes(ctx, opt_off + at + 2, &new, 2) ||
 	    bpf_xdp_store_bytes(ctx, tcp_off + 16, &check, 2))

@@ -97,6 +97,11 @@ static const struct seed seeds[] = {
 	{ "lan-tcp4-syn-mss", 0, { LAN4(IPPROTO_TCP, 41004, 443),
 	  .tcp_flags = TCP_SYN, .seq = 9, .payload = "\x02\x04\x05\xb4",
 	  .payload_len = 4 }, TCP_MSS },
+	/* MSS clamping (bpf/mss.h): an MSS at an odd offset, after a NOP. */
+	{ "lan-tcp4-syn-mss-odd", 0, { LAN4(IPPROTO_TCP, 41005, 443),
+	  .tcp_flags = TCP_SYN, .seq = 9,
+	  .payload = "\x01\x02\x04\x05\xb4\x01\x01\x01", .payload_len = 8 },
+	  TCP_MSS },
 	{ "lan-udp6-hop-by-hop", 0, { LAN6(IPPROTO_UDP, 40003, 53),
 	  .ip_id = 0 }, V6_EXT },
 
@@ -203,10 +208,12 @@ static size_t build_tcp_opt(uint8_t *buf, const struct pkt_spec *spec)
 	struct pkt_v4_tcp *p = (void *)buf;
 	uint8_t *l4 = (uint8_t *)&p->tcp;
 
-	p->tcp.doff = 6;
+	/* The payload is the options: a multiple of 4 bytes. */
+	p->tcp.doff = 5 + spec->payload_len / 4;
 	l4[16] = l4[17] = 0;
 	csum_put16(l4 + 16, csum_oracle_l4_v4(&p->ip.saddr, &p->ip.daddr,
-					      IPPROTO_TCP, l4, 24, 16));
+					      IPPROTO_TCP, l4,
+					      20 + spec->payload_len, 16));
 	return len;
 }
 

@@ -167,6 +167,13 @@ static bool entry_admits(const struct flow_value *v, const struct flow_key *k,
 		       !bpf_map_lookup_elem(peers_fd, &pk, &ep);
 	case FLOW_NAT_CT: /* the kernel's conntrack accepted it */
 		return true;
+	case FLOW_NAT_NONE:
+		/* Routed IPv6 that [ipv6] inbound lets in: with "open"
+		 * anything, else only echo requests (the one kind of ICMPv6
+		 * flow the WAN can open). */
+		return k->family == XNAT_AF_INET6 &&
+		       ((base_cfg.flags & XNAT_F_IPV6_OPEN) ||
+			k->proto == IPPROTO_ICMPV6);
 	}
 	return false;
 }

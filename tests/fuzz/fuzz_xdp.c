@@ -287,22 +287,30 @@ static const struct pkt_spec baseline[] = {
 /*
  * The config of each epoch between resets, in turn: the fixture's; a
  * [nat] ports_per_host the baseline's LAN host already holds (its UDP, TCP
- * and echo mappings), so its new flows meet the limit; a port range of one
- * port, which the baseline's mappings take (one per protocol), so new
- * mappings find none (endpoint-dependent fallback, no port).
+ * and echo mappings), so its new flows meet the limit, with [ipv6] inbound
+ * open; a port range of one port, which the baseline's mappings take (one
+ * per protocol), so new mappings find none (endpoint-dependent fallback,
+ * no port), with a fixed MSS clamp. The others clamp MSS to the MTU.
  */
 static void config_epoch(void)
 {
 	static unsigned int epoch;
 
 	base_cfg = fixture_cfg;
+	/* MSS clamping as configured by default, to the ports' MTU. */
+	base_cfg.flags |= XNAT_F_MSS_PMTU;
 	switch (epoch++ % 3) {
 	case 1:
 		base_cfg.ports_per_host = 3;
+		/* [ipv6] inbound = open. */
+		base_cfg.flags |= XNAT_F_IPV6_OPEN;
 		break;
 	case 2:
 		base_cfg.port_min = 40000;
 		base_cfg.port_max = 40000;
+		/* A fixed MSS low enough to lower most SYNs' (IPv4 1000). */
+		base_cfg.flags &= ~XNAT_F_MSS_PMTU;
+		base_cfg.mss_mtu = 1000 + XNAT_MSS_HDRS_V4;
 		break;
 	}
 	cur_flags = ~0u; /* written by the set_flags(0) that follows */
@@ -319,12 +327,14 @@ static void baseline_install(void)
 	set_flags(0);
 	flows_clear();
 	/* Connections the program taught the kernel (kernel_adopt_flow, on
-	 * the way to pass_mtu, pass_fragment or pass_ip_options: every
-	 * flow_hand_up in bpf/handoff.h) would make the baseline's first
-	 * packets the kernel's. */
+	 * the way to every reason flow_hand_up() passes with: too big,
+	 * fragments, IP options, and a rerouted flow's failed route) would
+	 * make the baseline's first packets the kernel's. */
 	if ((reason_runs[XNAT_PASS_MTU] || reason_runs[XNAT_PASS_FRAGMENT] ||
-	     reason_runs[XNAT_PASS_IP_OPTIONS] || !runs) &&
-	    sh("conntrack -F 2>/dev/null"))
+	     reason_runs[XNAT_PASS_IP_OPTIONS] ||
+	     reason_runs[XNAT_PASS_NO_NEIGH] ||
+	     reason_runs[XNAT_PASS_NO_ROUTE] || reason_runs[XNAT_PASS_LOCAL] ||
+	     !runs) && sh("conntrack -F 2>/dev/null"))
 		abort();
 	map_clear(frags_fd, 8192 + 1);
 	wan_datagrams_reset();
