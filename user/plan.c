@@ -195,12 +195,13 @@ static void print_maps(const struct plan *plan, FILE *f)
 	int i;
 
 	fprintf(f, "# map xnat_config: nat_addr %s, ports %u-%u, wan ifindex %u, flags %#x,\n"
-		   "#   timeouts tcp %u/%u udp %u icmp %u\n",
+		   "#   timeouts tcp %u/%u udp %u icmp %u, mss_mtu %u\n",
 		inet_ntop(AF_INET, &plan->config.nat_addr, a, sizeof(a)),
 		plan->config.port_min, plan->config.port_max,
 		plan->config.wan_ifindex, plan->config.flags,
 		plan->config.timeout_tcp_est, plan->config.timeout_tcp_trans,
-		plan->config.timeout_udp, plan->config.timeout_icmp);
+		plan->config.timeout_udp, plan->config.timeout_icmp,
+		plan->config.mss_mtu);
 	for (i = 0; i < plan->n_ifaces; i++) {
 		const struct iface_info *in = &plan->ifaces[i].info;
 
