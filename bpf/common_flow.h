@@ -115,18 +115,23 @@ struct flow_value {
 	 * the expiry timer, kicked at once, then ends the connection as if
 	 * it had timed out, mapping references included. */
 	__u8 expired;
-	/* enum flow_edm: how an SNAT flow got its external port (nat.h),
-	 * and the pool index of its external address when it matters. */
-	__u8 edm;
-	__u8 addr_idx;
 	union {
-		/* FLOW_NAT_CT: when this entry last reset the conntrack
-		 * entry's timeout: bpf_ktime_get_coarse_ns() >>
+		/* enum flow_edm: how an SNAT flow got its external port
+		 * (nat.h), and the pool index of its external address when
+		 * it matters. */
+		struct {
+			__u8 edm;
+			__u8 addr_idx;
+		};
+		/* FLOW_NAT_CT (no xnat mapping): when this entry last reset
+		 * the conntrack entry's timeout, bpf_ktime_get_coarse_ns() >>
 		 * XNAT_CT_REFRESH_SHIFT (units of about a second, no division
-		 * per packet). */
-		__u32 ct_refresh;
-		__u32 tcp_end; /* other TCP: tcp_track.h, highest seq + 1 */
+		 * per packet), modulo 2^16: offload.h keeps it from
+		 * wrapping. Entries offloaded by an older xnat held it in
+		 * tcp_end's place, and have no TCP_TRACK_SEEN. */
+		__u16 ct_refresh;
 	};
+	__u32 tcp_end; /* TCP: tcp_track.h, highest seq + 1 */
 	__u64 created_ns;  /* bpf_ktime_get_ns() */
 	__u64 last_seen_ns;
 	/* Updated without atomics: exact per CPU, approximate when one flow is
@@ -138,6 +143,9 @@ struct flow_value {
 	struct bpf_timer timer;
 };
 _Static_assert(sizeof(struct flow_value) == 128, "flow_value layout");
+_Static_assert(__builtin_offsetof(struct flow_value, ct_refresh) == 74 &&
+	       __builtin_offsetof(struct flow_value, tcp_end) == 76,
+	       "the offload fields moved: older pinned tables still read");
 _Static_assert(__builtin_offsetof(struct flow_value, created_ns) == 80,
 	       "TCP tracking took padding: older pinned tables still fit");
 
@@ -152,8 +160,10 @@ struct expiry_ref {
 };
 _Static_assert(sizeof(struct expiry_ref) == 48, "expiry_ref layout");
 
-/* flow_value.ct_refresh counts 2^30 ns (1.07 s). */
+/* flow_value.ct_refresh counts 2^30 ns (1.07 s), modulo 2^16 (19 h);
+ * no entry is let fall further behind than this (about 9.7 h). */
 #define XNAT_CT_REFRESH_SHIFT 30
+#define XNAT_CT_REFRESH_MAX 0x7fff
 
 /* What a datagram's fragments share (RFC 791, RFC 8200 4.5), and port. */
 struct frag_key {

@@ -51,7 +51,15 @@ struct nf_conntrack_tuple_hash___xnat {
 	struct nf_conntrack_tuple___xnat tuple;
 } __attribute__((preserve_access_index));
 
+/* One sender of the connection, as conntrack's tcp_in_window() tracks it. */
+struct ip_ct_tcp_state___xnat {
+	__u32 td_end;    /* highest sequence number sent, plus one */
+	__u32 td_maxwin; /* largest window advertised, scaled (bytes) */
+	__u8 td_scale;   /* its window scale; 0 unless both SYNs had one */
+} __attribute__((preserve_access_index));
+
 struct ip_ct_tcp___xnat {
+	struct ip_ct_tcp_state___xnat seen[2]; /* by sender: IP_CT_DIR_* */
 	__u8 state; /* enum tcp_conntrack */
 } __attribute__((preserve_access_index));
 
@@ -175,6 +183,24 @@ static __always_inline void ct_translation(struct nf_conn *nfct, __u8 dir,
 	v->new_daddr.v6[3] = t->src.u3.ip6[3];
 	v->new_sport = t->dst.u.all;
 	v->new_dport = t->src.u.all;
+}
+
+/*
+ * What conntrack knows of the sender of direction DIR of a TCP
+ * connection, up to the packets XDP carried since it offloaded that
+ * direction: td_maxwin is 0 when it has seen no window of it (an entry
+ * made through ctnetlink, as `conntrack -I` does). A pointer, not a copy:
+ * the program's stack is nearly full.
+ */
+static __always_inline struct ip_ct_tcp_state___xnat *
+ct_tcp_sender(struct nf_conn *nfct, __u8 dir)
+{
+	struct nf_conn___xnat *ct = (void *)nfct;
+
+	/* Constant indexes, as in ct_translation. */
+	if (dir == CT_DIR_ORIGINAL)
+		return &ct->proto.tcp.seen[CT_DIR_ORIGINAL];
+	return &ct->proto.tcp.seen[CT_DIR_REPLY];
 }
 
 static __always_inline __u32 ct_mark(struct nf_conn *nfct)

@@ -29,6 +29,7 @@
 #include "slowpath.h"
 #include "ct.h"
 #include "ct_seen.h"
+#include "tcp_track.h"
 #include "natlog.h"
 #include "trace.h"
 
@@ -91,6 +92,11 @@ static int offload_expire(void *map, struct flow_key *key,
 					    FLOW_RECHECK_NS, 0);
 		return 0;
 	}
+	/* ct_refresh is 16 bits: an entry idle for hours must not look
+	 * freshly refreshed once it wraps. Never further behind than
+	 * XNAT_CT_REFRESH_MAX, which offload_refresh takes as due. */
+	if ((__u16)(refresh_clock(now) - v->ct_refresh) > XNAT_CT_REFRESH_MAX)
+		v->ct_refresh = refresh_clock(now) - XNAT_CT_REFRESH_MAX;
 	why = !v->expired ? FLOWLOG_WHY_IDLE :
 	      v->expired > 1 && v->expired < FLOWLOG_WHY_MAX ? v->expired :
 							      FLOWLOG_WHY_DELETED;
@@ -127,27 +133,19 @@ static __always_inline int addr_eq(const union xnat_addr *a,
 }
 
 /*
- * Keep the kernel's entry alive while XDP carries its packets: reset its
- * timeout once less than half of it is left, which also finds out whether
- * the entry is still there and still the one the flow was built from.
- * 0 when the flow may stay, else -1: the caller takes it off.
+ * Is V's conntrack entry still there and still the one V was built from?
+ * If so its timeout is reset to TIMEOUT seconds: 0. Else -1. A function of
+ * its own, run about once per half timeout: its copy of the translation
+ * would otherwise sit on the main program's stack, which is full.
  */
-static __always_inline int offload_refresh(struct xdp_md *ctx, struct pkt *p,
-					   struct flow_value *v,
-					   const struct xnat_config *cfg)
+static __noinline int offload_refresh_ct(struct xdp_md *ctx, struct pkt *p,
+					 struct flow_value *v, __u32 timeout)
 {
-	__u32 timeout = offload_timeout(cfg, &p->key, v);
-	/* flow_touch() has just read the clock into last_seen_ns (always,
-	 * for FLOW_NAT_CT entries): no second helper call per packet. */
-	__u32 now = refresh_clock(v->last_seen_ns);
 	struct flow_value t;
 	struct nf_conn *ct;
 	__u8 dir;
 	int ok;
 
-	/* Half the timeout in the clock's units: multiply and shift. */
-	if (now - v->ct_refresh < refresh_clock(timeout * (NSEC_PER_SEC / 2)))
-		return 0;
 	ct = ct_lookup(ctx, p, &dir);
 	if (!ct)
 		return -1;
@@ -159,31 +157,145 @@ static __always_inline int offload_refresh(struct xdp_md *ctx, struct pkt *p,
 	if (ok)
 		bpf_ct_change_timeout(ct, timeout * 1000);
 	bpf_ct_release(ct);
-	if (!ok)
+	return ok ? 0 : -1;
+}
+
+/*
+ * Keep the kernel's entry alive while XDP carries its packets: reset its
+ * timeout once less than half of it is left (or XNAT_CT_REFRESH_MAX, if
+ * less), which also finds out whether the entry is still there and still
+ * the one the flow was built from. 0 when the flow may stay, else -1:
+ * the caller takes it off.
+ */
+static __always_inline int offload_refresh(struct xdp_md *ctx, struct pkt *p,
+					   struct flow_value *v,
+					   const struct xnat_config *cfg)
+{
+	__u32 timeout = offload_timeout(cfg, &p->key, v);
+	/* flow_touch() has just read the clock into last_seen_ns (always,
+	 * for FLOW_NAT_CT entries): no second helper call per packet. */
+	__u16 now = refresh_clock(v->last_seen_ns);
+	/* Half the timeout in the clock's units: multiply and shift. */
+	__u32 due = refresh_clock(timeout * (NSEC_PER_SEC / 2));
+
+	if ((__u16)(now - v->ct_refresh) <
+	    (due < XNAT_CT_REFRESH_MAX ? due : XNAT_CT_REFRESH_MAX))
+		return 0;
+	if (offload_refresh_ct(ctx, p, v, timeout))
 		return -1;
 	v->ct_refresh = now;
 	return 0;
 }
 
 /*
- * A RST of a connection XDP carries: conntrack, which the RST goes up to,
- * may not close it (ct_close says why), so XDP closes it first, on the
+ * Start tracking the sender of an offloaded TCP direction (tcp_track.h)
+ * from the packet P being offloaded and from conntrack's entry CT, which
+ * saw every packet of DIR until now: the window scale its SYN set, and
+ * its end if beyond this packet's (a retransmission). The entry can judge
+ * a FIN or RST from its first packet on. A function of its own, as the
+ * main program's stack is full; once per offloaded direction.
+ */
+static __noinline void offload_track_init(const struct pkt *p,
+					  struct flow_value *ov,
+					  struct nf_conn *ct, __u8 dir)
+{
+	struct tcphdr *th = p->l4;
+	struct ip_ct_tcp_state___xnat *cs;
+	__u8 scale;
+	__u32 end;
+
+	if (p->key.proto != IPPROTO_TCP || !th || (void *)(th + 1) > p->data_end)
+		return;
+	cs = ct_tcp_sender(ct, dir);
+	scale = cs->td_scale;
+	ov->tcp_flags_seen = TCP_TRACK_SEEN;
+	ov->tcp_win = (__u16)(scale > 14 ? 14 : scale) << TCP_WIN_SHIFT_BITS;
+	ov->tcp_end = bpf_ntohl(th->seq);
+	tcp_track_segment(ov, p, th);
+	end = cs->td_end;
+	if (cs->td_maxwin && (__s32)(end - ov->tcp_end) > 0)
+		ov->tcp_end = end;
+}
+
+/*
+ * May the FIN or RST (sequence number SEQ) of flow V end the connection?
+ * Only inside the receiver's window around the next sequence number it
+ * expects, as xdp mode requires (tcp_track.h): a blind attacker who knows
+ * the addresses and ports must not end a connection XDP carries. The
+ * receiver's window is its own entry's, else conntrack's record of it
+ * (CT, if found; DIR the packet's direction there), current while that
+ * direction is not offloaded. With neither, or for an entry offloaded by
+ * an older xnat (not tracked), there is nothing to judge by: yes.
+ */
+static __always_inline int offload_in_window(const struct pkt *p,
+					     const struct flow_value *v,
+					     struct nf_conn *ct, __u8 dir,
+					     __u32 seq)
+{
+	struct flow_value *r;
+	struct xnat_tmp *t;
+	__u32 win;
+
+	if (!(v->tcp_flags_seen & TCP_TRACK_SEEN))
+		return 1;
+	t = xnat_tmp_get();
+	if (!t)
+		return 1;
+	flow_reply_key(&p->key, v, &t->rkey);
+	r = bpf_map_lookup_elem(&xnat_flows, &t->rkey);
+	if (r && (r->tcp_flags_seen & TCP_TRACK_SEEN)) {
+		win = tcp_win_bytes(r->tcp_win);
+	} else {
+		if (!ct)
+			return 1;
+		win = ct_tcp_sender(ct, dir == CT_DIR_ORIGINAL ?
+					    CT_DIR_REPLY : CT_DIR_ORIGINAL)->td_maxwin;
+		if (!win)
+			return 1;
+	}
+	return tcp_seq_in_window(v->tcp_end, win, seq);
+}
+
+/*
+ * A FIN, RST or SYN of a connection XDP carries: conntrack must see every
+ * state change, so the connection goes back to the kernel for good, as
+ * nf_flow_table does (a SYN on an established connection is a new one
+ * reusing the tuple). A FIN or RST outside the receiver's window is
+ * dropped instead (offload_in_window), the flow staying as it was.
+ *
+ * A RST in window: conntrack, which the RST goes up to, may not close the
+ * connection (ct_close says why), so XDP closes it first, on the
  * transitory timeout, as xdp mode closes its own flows. A FIN needs
  * nothing: conntrack leaves the established state on any FIN it accepts.
  * XXX: a RST that misses (its direction not offloaded, the other one
  * offloaded) goes up without this.
+ *
+ * A function of its own (its frame is not the main program's: that
+ * stack is full), called once per connection.
  */
-static __always_inline void offload_reset(struct xdp_md *ctx, struct pkt *p,
-					  const struct xnat_config *cfg)
+static __noinline int offload_tcp_end(struct xdp_md *ctx, struct pkt *p,
+				      struct flow_value *v,
+				      const struct xnat_config *cfg)
 {
-	struct nf_conn *ct;
-	__u8 dir;
+	struct tcphdr *th = p->l4;
+	struct nf_conn *ct = NULL;
+	__u8 dir = 0;
+	int in = 1;
 
-	ct = ct_lookup(ctx, p, &dir);
-	if (!ct)
-		return;
-	ct_close(ct, cfg->timeout_tcp_trans);
-	bpf_ct_release(ct);
+	if ((p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_RST)) && th &&
+	    (void *)(th + 1) <= p->data_end) {
+		ct = ct_lookup(ctx, p, &dir);
+		in = offload_in_window(p, v, ct, dir, bpf_ntohl(th->seq));
+	}
+	if (ct) {
+		if (in && (p->tcp_flags & XNAT_TCP_RST))
+			ct_close(ct, cfg->timeout_tcp_trans);
+		bpf_ct_release(ct);
+	}
+	if (!in)
+		return pkt_stop(p, XDP_DROP, XNAT_DROP_TCP_WINDOW);
+	offload_remove(&p->key, v, FLOWLOG_WHY_TCP_END);
+	return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_END);
 }
 
 /* A packet of an offloaded flow: forward it (XNAT_CONTINUE) or hand it
@@ -192,20 +304,19 @@ static __always_inline int offload_hit(struct xdp_md *ctx, struct pkt *p,
 				       struct flow_value *v,
 				       const struct xnat_config *cfg)
 {
-	/* conntrack must see every state change: the connection goes back
-	 * to the kernel for good, as nf_flow_table does. A SYN on an
-	 * established connection is a new one reusing the tuple. */
-	if (p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_RST | XNAT_TCP_SYN)) {
-		if (p->tcp_flags & XNAT_TCP_RST)
-			offload_reset(ctx, p, cfg);
-		offload_remove(&p->key, v, FLOWLOG_WHY_TCP_END);
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_END);
-	}
+	struct tcphdr *th = p->l4;
+
+	if (p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_RST | XNAT_TCP_SYN))
+		return offload_tcp_end(ctx, p, v, cfg);
 	flow_touch(v, p, cfg);
 	if (offload_refresh(ctx, p, v, cfg)) {
 		offload_remove(&p->key, v, FLOWLOG_WHY_CT_GONE);
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_GONE);
 	}
+	/* This sender's sequence and window, for judging a FIN or RST:
+	 * no lookup, a few stores at most. */
+	if (p->key.proto == IPPROTO_TCP && th && (void *)(th + 1) <= p->data_end)
+		tcp_track_segment(v, p, th);
 	return XNAT_CONTINUE;
 }
 
@@ -324,6 +435,7 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 	/* Only now: most misses (new connections) never get here. */
 	__builtin_memset(ov, 0, sizeof(*ov));
 	ct_translation(ct, dir, ov);
+	offload_track_init(p, ov, ct, dir);
 	ov->dir = dir;
 	/* XDP's packets bypass conntrack: give the entry its full timeout
 	 * now, and again whenever half of it has run out. */

@@ -79,19 +79,42 @@ static __always_inline __u32 tcp_win_bytes(__u16 w)
 	return (__u32)(w & TCP_WIN_UNITS_MAX) << (4 + (w >> TCP_WIN_SHIFT_BITS));
 }
 
+/* A segment's advertised window in tcp_win's units (16 bytes, unscaled). */
+static __always_inline __u16 tcp_win_units(const struct tcphdr *th)
+{
+	__u32 units = (bpf_ntohs(th->window) + 15) >> 4;
+
+	return units > TCP_WIN_UNITS_MAX ? TCP_WIN_UNITS_MAX : units;
+}
+
+/* This tracked sender's sequence and window from a segment without SYN:
+ * the per-packet part, also offloaded flows' (offload.h). */
+static __always_inline void tcp_track_segment(struct flow_value *v,
+					      const struct pkt *p,
+					      const struct tcphdr *th)
+{
+	__u32 end = bpf_ntohl(th->seq) + tcp_seg_len(p, th);
+	__u16 win;
+
+	if (!(v->tcp_flags_seen & TCP_TRACK_SEEN))
+		return;
+	if ((__s32)(end - v->tcp_end) > 0)
+		v->tcp_end = end;
+	win = (v->tcp_win & ~TCP_WIN_UNITS_MAX) | tcp_win_units(th);
+	if (v->tcp_win != win)
+		v->tcp_win = win;
+}
+
 /* This sender's sequence and window (and, on a SYN, window scale). */
 static __always_inline void tcp_track_sender(struct xdp_md *ctx,
 					     struct flow_value *v,
 					     const struct pkt *p,
 					     const struct tcphdr *th)
 {
-	__u32 end = bpf_ntohl(th->seq) + tcp_seg_len(p, th);
-	__u32 units = (bpf_ntohs(th->window) + 15) >> 4;
-	__u16 shift, win;
-
 	if (th->syn) {
 		int ws = tcp_syn_wscale(ctx, (void *)(th + 1) - (void *)p->eth,
 					th->doff * 4 - sizeof(*th));
+		__u16 shift = ws ? (ws & 0x0f) : 0;
 
 		/* Windows in a SYN are never scaled (RFC 7323 2.2); the
 		 * shift applies to later segments once both SYNs carried
@@ -99,20 +122,11 @@ static __always_inline void tcp_track_sender(struct xdp_md *ctx,
 		v->tcp_flags_seen = (v->tcp_flags_seen & ~TCP_TRACK_WSCALE) |
 				    TCP_TRACK_SEEN |
 				    (ws ? TCP_TRACK_WSCALE : 0);
-		v->tcp_end = end;
-		shift = ws ? (ws & 0x0f) : 0;
-		v->tcp_win = (shift << TCP_WIN_SHIFT_BITS) |
-			     (units > TCP_WIN_UNITS_MAX ? TCP_WIN_UNITS_MAX : units);
+		v->tcp_end = bpf_ntohl(th->seq) + tcp_seg_len(p, th);
+		v->tcp_win = (shift << TCP_WIN_SHIFT_BITS) | tcp_win_units(th);
 		return;
 	}
-	if (!(v->tcp_flags_seen & TCP_TRACK_SEEN))
-		return;
-	if ((__s32)(end - v->tcp_end) > 0)
-		v->tcp_end = end;
-	win = (v->tcp_win & ~TCP_WIN_UNITS_MAX) |
-	      (units > TCP_WIN_UNITS_MAX ? TCP_WIN_UNITS_MAX : units);
-	if (v->tcp_win != win)
-		v->tcp_win = win;
+	tcp_track_segment(v, p, th);
 }
 
 /* Both SYNs seen: a shift stays in effect only if both carried the
@@ -139,6 +153,15 @@ static __always_inline void tcp_track_init(struct xdp_md *ctx,
 	tcp_track_sender(ctx, v, p, th);
 }
 
+/* Is SEQ inside a receiver's window of WIN bytes around END, the next
+ * sequence number it expects? */
+static __always_inline int tcp_seq_in_window(__u32 end, __u32 win, __u32 seq)
+{
+	__u32 below = win > TCP_WIN_BELOW_MIN ? win : TCP_WIN_BELOW_MIN;
+
+	return seq - (end - below) <= below + win;
+}
+
 /*
  * Is SEQ inside the window of R, the receiver, around S's next sequence
  * number? Without both sides' state (flows older than tracking, or before
@@ -147,13 +170,9 @@ static __always_inline void tcp_track_init(struct xdp_md *ctx,
 static __always_inline int tcp_in_window(const struct flow_value *s,
 					 const struct flow_value *r, __u32 seq)
 {
-	__u32 win, below;
-
 	if (!(s->tcp_flags_seen & r->tcp_flags_seen & TCP_TRACK_SEEN))
 		return 1;
-	win = tcp_win_bytes(r->tcp_win);
-	below = win > TCP_WIN_BELOW_MIN ? win : TCP_WIN_BELOW_MIN;
-	return seq - (s->tcp_end - below) <= below + win;
+	return tcp_seq_in_window(s->tcp_end, tcp_win_bytes(r->tcp_win), seq);
 }
 
 /* Both entries begin again from the SYN P (a new connection, same tuple). */
@@ -181,7 +200,8 @@ static __always_inline int tcp_track(struct xdp_md *ctx, struct pkt *p,
 	struct xnat_tmp *t;
 	__u8 flags = p->tcp_flags;
 
-	/* Offloaded flows: conntrack tracks them (ct_refresh is theirs). */
+	/* Offloaded flows: offload.h tracks them, and judges their FIN
+	 * and RST against conntrack's record too. */
 	if (!th || (void *)(th + 1) > p->data_end || v->nat == FLOW_NAT_CT)
 		return 0;
 	/* The common case: a data segment or plain ACK of a flow whose

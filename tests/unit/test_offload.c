@@ -6,190 +6,15 @@
  * (its tuples carry the NAT the kernel chose, its mark the bits the
  * ruleset's chain would set), then sends packets: no entry (a connection
  * the kernel has not confirmed is not in its table yet), the handshake,
- * established TCP, one direction accepted, UDP one way, FIN and RST, a
- * RST closing the kernel's entry for good, the
- * entry gone or alive when its timeout is refreshed, IPv4 options and TTL
- * 1 handed up, DNS's own timeout, ICMP, IPv6, and the mark bits taken
- * from the config.
- * Fixtures and runner: fixture.h.
+ * established TCP, one direction accepted, UDP one way, the entry gone
+ * or alive when its timeout is refreshed, IPv4 options and TTL 1 handed
+ * up, DNS's own timeout, ICMP, IPv6, and the mark bits taken from the
+ * config. How a TCP connection leaves the fast path (FIN, RST, forged
+ * ones): test_offload_tcp.c.
+ * Fixtures and runner: fixture.h; shared helpers: offload_harness.h.
  */
 #include <time.h>
-#include "fixture.h"
-
-#define MARK_ORIG  0x40000000u
-#define MARK_REPLY 0x80000000u
-#define EXT_PORT   30001 /* the kernel's masquerade port in the entries */
-
-static int offload_fd;
-
-/* Offload mode on, with the config's mark bits. Every miss asks
- * conntrack (XNAT_OFFLOAD_F_LOOKUP_FIRST), so that each packet below
- * tests the decision on the entry it sees; first_miss_not_looked_up
- * tests the filter that otherwise lets first misses go up unasked. */
-static bool offload_config(uint32_t orig, uint32_t reply, uint32_t tcp_est)
-{
-	struct xnat_offload_config oc = { .mark_orig = orig,
-					  .mark_reply = reply,
-					  .flags = XNAT_OFFLOAD_F_LOOKUP_FIRST };
-	struct xnat_config c;
-	__u32 zero = 0;
-
-	if (bpf_map_update_elem(offload_fd, &zero, &oc, BPF_ANY)) {
-		fprintf(stderr, "  xnat_offload update: %s\n", strerror(errno));
-		return false;
-	}
-	if (!config_get(&c))
-		return false;
-	c.flags |= XNAT_F_OFFLOAD;
-	c.timeout_tcp_est = tcp_est;
-	return config_set(&c);
-}
-
-/* Clean slate: no flows, no conntrack entries, the default settings. */
-static bool reset(void)
-{
-	flows_clear();
-	sh("conntrack -F >/dev/null 2>&1");
-	return offload_config(MARK_ORIG, MARK_REPLY, 7440);
-}
-
-/* The kernel's entry of LAN_HOST:SPORT -> WAN_GW:443 masqueraded to
- * NAT_ADDR:EXT_PORT, in STATE, with MARK. */
-static bool ct_tcp(uint16_t sport, const char *state, uint32_t mark)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd),
-		 "conntrack -I -p tcp -s %s -d %s --sport %u --dport 443 "
-		 "-r %s -q %s --reply-port-src 443 --reply-port-dst %u "
-		 "--state %s -u SEEN_REPLY,ASSURED -t 100 -m 0x%x >/dev/null 2>&1",
-		 LAN_HOST, WAN_GW, sport, WAN_GW, NAT_ADDR, EXT_PORT, state,
-		 mark);
-	return !sh(cmd);
-}
-
-/* The entry's line in `conntrack -L`, for its mark and timeout. */
-static bool ct_line(const char *filter, char *line, size_t len)
-{
-	char cmd[256];
-	FILE *f;
-	bool ok;
-
-	snprintf(cmd, sizeof(cmd), "conntrack -L %s 2>/dev/null", filter);
-	f = popen(cmd, "r");
-	if (!f)
-		return false;
-	ok = fgets(line, len, f) != NULL;
-	pclose(f);
-	if (!ok)
-		fprintf(stderr, "  conntrack -L %s: no entry\n", filter);
-	return ok;
-}
-
-static bool ct_mark_is(const char *filter, uint32_t want)
-{
-	char line[512], *m;
-	unsigned long mark;
-
-	if (!ct_line(filter, line, sizeof(line)))
-		return false;
-	m = strstr(line, "mark=");
-	mark = m ? strtoul(m + 5, NULL, 0) : ~0UL;
-	if (mark != want) {
-		fprintf(stderr, "  conntrack mark %lu, expected %u: %s", mark,
-			want, line);
-		return false;
-	}
-	return true;
-}
-
-/* The remaining timeout (seconds) of the entry FILTER selects, or -1. */
-static long ct_timeout(const char *filter)
-{
-	char line[512], *t;
-
-	if (!ct_line(filter, line, sizeof(line)))
-		return -1;
-	/* "udp 17 TIMEOUT src=..." or "tcp 6 TIMEOUT ESTABLISHED ..." */
-	t = line + strcspn(line, "0123456789");
-	t += strcspn(t, " ");
-	return strtol(t, NULL, 10);
-}
-
-static bool flows_are(int n)
-{
-	int got = flows_count();
-
-	if (got != n)
-		fprintf(stderr, "  %d flow entries, expected %d\n", got, n);
-	return got == n;
-}
-
-/* Packets of the entry ct_tcp() makes, in both directions. */
-#define ORIG_ACK(sp, fl)                                                     \
-	.ingress = LAN,                                                       \
-	.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,                 \
-		.proto = IPPROTO_TCP, .sport = sp, .dport = 443,              \
-		.tcp_flags = fl, .seq = 1000, .ack_seq = 2000, .ttl = 64,     \
-		.ip_id = 0x0101 }
-#define ORIG_OUT(fl)                                                         \
-	.has_out = true,                                                      \
-	.out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,                  \
-		 .proto = IPPROTO_TCP, .sport = EXT_PORT, .dport = 443,       \
-		 .tcp_flags = fl, .seq = 1000, .ack_seq = 2000, .ttl = 63,    \
-		 .ip_id = 0x0101 }
-#define REPLY_ACK(fl)                                                        \
-	.ingress = WAN,                                                       \
-	.in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,                 \
-		.proto = IPPROTO_TCP, .sport = 443, .dport = EXT_PORT,        \
-		.tcp_flags = fl, .seq = 2000, .ack_seq = 1000, .ttl = 60,     \
-		.ip_id = 0x0202 }
-#define REPLY_OUT(dp, fl)                                                    \
-	.has_out = true,                                                      \
-	.out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,                  \
-		 .proto = IPPROTO_TCP, .sport = 443, .dport = dp,             \
-		 .tcp_flags = fl, .seq = 2000, .ack_seq = 1000, .ttl = 59,    \
-		 .ip_id = 0x0202 }
-
-#define ACK TCP_ACK
-
-/*
- * A hand-back: F goes up untouched, counted once under its reason, and
- * (unlike any other XDP_PASS, which run_fixture() checks) takes the flow
- * off the fast path: both of its entries are gone afterwards.
- */
-static bool run_handback(const struct fixture *f)
-{
-	struct xnat_counter before[XNAT_REASON_MAX], after[XNAT_REASON_MAX];
-	uint8_t in[PKT_MAX], out[PKT_MAX];
-	uint32_t len = pkt_build(in, &f->in), out_len = sizeof(out), ret = 0;
-	bool ok = true;
-
-	stats_read(before);
-	if (!xdp_run(side_ifindex(f->ingress), in, len, 0, out, &out_len, &ret))
-		return false;
-	stats_read(after);
-	if (ret != XDP_PASS) {
-		check_fail("%s: verdict %s, expected XDP_PASS", f->name,
-			   verdict_name(ret));
-		ok = false;
-	}
-	for (int r = 0; r < XNAT_REASON_MAX; r++) {
-		__u64 want = r == f->reason, got = after[r].packets -
-						   before[r].packets;
-
-		if (got != want) {
-			check_fail("%s: counter %s moved by %llu, expected %llu",
-				   f->name, reason_name(r),
-				   (unsigned long long)got,
-				   (unsigned long long)want);
-			ok = false;
-		}
-	}
-	if (!expect_bytes(out, out_len, in, len, "handed back, yet modified"))
-		ok = false;
-	return ok && flows_are(0);
-}
+#include "offload_harness.h"
 
 /* No conntrack entry: a new connection, or one whose first packet the
  * kernel has not confirmed yet (only confirmed entries are in the table
@@ -258,92 +83,6 @@ static bool test_established_one_way_then_both(void)
 	       ct_mark_is("-p tcp --sport 40003", 0);
 }
 
-/* FIN from the LAN host, RST from the WAN: each takes the whole flow off
- * the fast path and goes up untouched for conntrack to see. */
-static bool test_fin_rst(void)
-{
-	static const struct fixture both[] = {
-		{ .name = "orig offloaded", ORIG_ACK(40004, ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  ORIG_OUT(ACK) },
-		{ .name = "reply offloaded", REPLY_ACK(ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  REPLY_OUT(40004, ACK) },
-	};
-	static const struct fixture fin = { .name = "fin",
-		ORIG_ACK(40004, TCP_FIN | ACK), .verdict = XDP_PASS,
-		.reason = XNAT_PASS_CT_TCP_END };
-	static const struct fixture rst = { .name = "rst",
-		REPLY_ACK(TCP_RST | ACK), .verdict = XDP_PASS,
-		.reason = XNAT_PASS_CT_TCP_END };
-
-	if (!reset() || !ct_tcp(40004, "ESTABLISHED", MARK_ORIG | MARK_REPLY) ||
-	    !run_fixtures(both, ARRAY_SIZE(both)) || !flows_are(2) ||
-	    !run_handback(&fin))
-		return false;
-	/* The bits were consumed; the kernel would set them again. */
-	if (!ct_mark_is("-p tcp --sport 40004", 0) ||
-	    sh("conntrack -U -s " LAN_HOST " -p tcp --sport 40004 "
-	       "-m 0xc0000000 >/dev/null 2>&1"))
-		return false;
-	return run_fixtures(both, ARRAY_SIZE(both)) && flows_are(2) &&
-	       run_handback(&rst);
-}
-
-/*
- * A RST on the fast path ends the kernel's entry on tcp_transitory (here
- * 5 s), for good: conntrack, which missed the packets XDP carried, would
- * keep the connection established and let the next segment renew it
- * (bpf/ct.h ct_close). The next segment, although the ruleset has marked
- * the entry again (as it does for the RST itself), is not offloaded, and
- * the timeout stays short; without the fix it was 7440 s from the offload
- * and stayed so.
- */
-static bool test_rst_closes(void)
-{
-	static const struct fixture both[] = {
-		{ .name = "orig offloaded", ORIG_ACK(40015, ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  ORIG_OUT(ACK) },
-		{ .name = "reply offloaded", REPLY_ACK(ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  REPLY_OUT(40015, ACK) },
-	};
-	static const struct fixture rst = { .name = "rst from the lan",
-		ORIG_ACK(40015, TCP_RST | ACK), .verdict = XDP_PASS,
-		.reason = XNAT_PASS_CT_TCP_END };
-	static const struct fixture after = { .name = "segment after the rst",
-		ORIG_ACK(40015, ACK), .verdict = XDP_PASS,
-		.reason = XNAT_PASS_CT_TCP_STATE };
-	const char *filter = "-p tcp --sport 40015";
-	long t_rst = -1, t_after = -1;
-	struct xnat_config c;
-	bool ok;
-
-	if (!reset() || !config_get(&c))
-		return false;
-	c.timeout_tcp_trans = 5;
-	ok = config_set(&c) &&
-	     ct_tcp(40015, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
-	     run_fixtures(both, ARRAY_SIZE(both)) && flows_are(2) &&
-	     ct_timeout(filter) > 100 && run_handback(&rst);
-	if (ok) {
-		t_rst = ct_timeout(filter);
-		ok = !sh("conntrack -U -s " LAN_HOST " -p tcp --sport 40015 "
-			 "-m 0xc0000000 >/dev/null 2>&1") &&
-		     run_fixture(&after) && flows_are(0);
-		t_after = ct_timeout(filter);
-	}
-	c.timeout_tcp_trans = 240;
-	if (!config_set(&c) || !ok)
-		return false;
-	if (t_rst < 0 || t_rst > 5 || t_after < 0 || t_after > 5) {
-		fprintf(stderr, "  conntrack timeout %ld after the rst, %ld after "
-			"the next segment, expected <= 5\n", t_rst, t_after);
-		return false;
-	}
-	return true;
-}
 
 /* Make the entry of the original direction due for its refresh. */
 static bool refresh_due(uint16_t sport)
@@ -623,38 +362,12 @@ static bool test_first_miss_not_looked_up(void)
 	       run_fixtures(unknown, ARRAY_SIZE(unknown)) && flows_are(1);
 }
 
-/* The rest of the data path's tests run with offload off: leave it so. */
-static bool test_offload_off_again(void)
-{
-	struct xnat_config c;
-
-	flows_clear();
-	sh("conntrack -F >/dev/null 2>&1");
-	if (!config_get(&c))
-		return false;
-	c.flags &= ~XNAT_F_OFFLOAD;
-	c.timeout_tcp_est = 7440;
-	return config_set(&c);
-}
-
-static bool test_setup(void)
-{
-	offload_fd = bpf_map__fd(skel->maps.xnat_offload);
-	if (offload_fd < 0 || system("conntrack -F >/dev/null 2>&1")) {
-		fprintf(stderr, "  conntrack (conntrack-tools) is needed: scripts/deps.sh installs it\n");
-		return false;
-	}
-	return true;
-}
-
 static const struct test tests[] = {
-	{ .name = "offload_setup", .fn = test_setup },
+	{ .name = "offload_setup", .fn = offload_setup },
 	{ .name = "no_entry", .fn = test_no_entry },
 	{ .name = "handshake", .fn = test_handshake },
 	{ .name = "established_one_way_then_both",
 	  .fn = test_established_one_way_then_both },
-	{ .name = "fin_rst", .fn = test_fin_rst },
-	{ .name = "rst_closes", .fn = test_rst_closes },
 	{ .name = "refresh_alive_and_gone", .fn = test_refresh_alive_and_gone },
 	{ .name = "udp_one_way", .fn = test_udp_one_way },
 	{ .name = "exceptions_go_up", .fn = test_exceptions_go_up },
@@ -664,7 +377,7 @@ static const struct test tests[] = {
 	{ .name = "mark_bits_configured", .fn = test_mark_bits_configured },
 	{ .name = "first_miss_not_looked_up",
 	  .fn = test_first_miss_not_looked_up },
-	{ .name = "offload_off_again", .fn = test_offload_off_again },
+	{ .name = "offload_off_again", .fn = offload_off_again },
 };
 
 FIXTURE_MAIN(tests)

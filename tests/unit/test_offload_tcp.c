@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests of how offload mode ends a TCP connection it carries
+ * (bpf/offload.h offload_tcp_end), with BPF_PROG_RUN against real
+ * conntrack entries as in test_offload.c: a FIN or RST takes the flow off
+ * the fast path, a RST closes the kernel's entry for good, and a forged
+ * RST or FIN outside the receiver's window is dropped and changes
+ * nothing. Fixtures and runner: fixture.h; shared helpers:
+ * offload_harness.h.
+ */
+#include "offload_harness.h"
+
+/* FIN from the LAN host, RST from the WAN: each takes the whole flow off
+ * the fast path and goes up untouched for conntrack to see. */
+static bool test_fin_rst(void)
+{
+	static const struct fixture both[] = {
+		{ .name = "orig offloaded", ORIG_ACK(40004, ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  ORIG_OUT(ACK) },
+		{ .name = "reply offloaded", REPLY_ACK(ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  REPLY_OUT(40004, ACK) },
+	};
+	static const struct fixture fin = { .name = "fin",
+		ORIG_ACK(40004, TCP_FIN | ACK), .verdict = XDP_PASS,
+		.reason = XNAT_PASS_CT_TCP_END };
+	static const struct fixture rst = { .name = "rst",
+		REPLY_ACK(TCP_RST | ACK), .verdict = XDP_PASS,
+		.reason = XNAT_PASS_CT_TCP_END };
+
+	if (!reset() || !ct_tcp(40004, "ESTABLISHED", MARK_ORIG | MARK_REPLY) ||
+	    !run_fixtures(both, ARRAY_SIZE(both)) || !flows_are(2) ||
+	    !run_handback(&fin))
+		return false;
+	/* The bits were consumed; the kernel would set them again. */
+	if (!ct_mark_is("-p tcp --sport 40004", 0) ||
+	    sh("conntrack -U -s " LAN_HOST " -p tcp --sport 40004 "
+	       "-m 0xc0000000 >/dev/null 2>&1"))
+		return false;
+	return run_fixtures(both, ARRAY_SIZE(both)) && flows_are(2) &&
+	       run_handback(&rst);
+}
+
+/*
+ * A RST on the fast path ends the kernel's entry on tcp_transitory (here
+ * 5 s), for good: conntrack, which missed the packets XDP carried, would
+ * keep the connection established and let the next segment renew it
+ * (bpf/ct.h ct_close). The next segment, although the ruleset has marked
+ * the entry again (as it does for the RST itself), is not offloaded, and
+ * the timeout stays short; without the fix it was 7440 s from the offload
+ * and stayed so.
+ */
+static bool test_rst_closes(void)
+{
+	static const struct fixture both[] = {
+		{ .name = "orig offloaded", ORIG_ACK(40015, ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  ORIG_OUT(ACK) },
+		{ .name = "reply offloaded", REPLY_ACK(ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  REPLY_OUT(40015, ACK) },
+	};
+	static const struct fixture rst = { .name = "rst from the lan",
+		ORIG_ACK(40015, TCP_RST | ACK), .verdict = XDP_PASS,
+		.reason = XNAT_PASS_CT_TCP_END };
+	static const struct fixture after = { .name = "segment after the rst",
+		ORIG_ACK(40015, ACK), .verdict = XDP_PASS,
+		.reason = XNAT_PASS_CT_TCP_STATE };
+	const char *filter = "-p tcp --sport 40015";
+	long t_rst = -1, t_after = -1;
+	struct xnat_config c;
+	bool ok;
+
+	if (!reset() || !config_get(&c))
+		return false;
+	c.timeout_tcp_trans = 5;
+	ok = config_set(&c) &&
+	     ct_tcp(40015, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
+	     run_fixtures(both, ARRAY_SIZE(both)) && flows_are(2) &&
+	     ct_timeout(filter) > 100 && run_handback(&rst);
+	if (ok) {
+		t_rst = ct_timeout(filter);
+		ok = !sh("conntrack -U -s " LAN_HOST " -p tcp --sport 40015 "
+			 "-m 0xc0000000 >/dev/null 2>&1") &&
+		     run_fixture(&after) && flows_are(0);
+		t_after = ct_timeout(filter);
+	}
+	c.timeout_tcp_trans = 240;
+	if (!config_set(&c) || !ok)
+		return false;
+	if (t_rst < 0 || t_rst > 5 || t_after < 0 || t_after > 5) {
+		fprintf(stderr, "  conntrack timeout %ld after the rst, %ld after "
+			"the next segment, expected <= 5\n", t_rst, t_after);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A blind attacker who knows the 4-tuple but not the sequence numbers
+ * cannot end an offloaded connection (RFC 5961 section 3, as xdp mode,
+ * bpf/tcp_track.h): a RST or FIN outside the receiver's window around the
+ * next sequence number it expects, far off or just beyond the window, is
+ * dropped as drop_tcp_window; both entries stay, the kernel's entry keeps
+ * its state and timeout (no ct_close), and the next segment still hits.
+ * The RST at the window's edge is the endpoint's to judge: it closes as
+ * rst_closes does.
+ */
+static bool test_blind_rst_fin_dropped(void)
+{
+	static const struct fixture both[] = {
+		{ .name = "orig offloaded", ORIG_ACK(40016, ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  ORIG_OUT(ACK) },
+		{ .name = "reply offloaded", REPLY_ACK(ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  REPLY_OUT(40016, ACK) },
+	};
+	static const struct fixture blind[] = {
+		{ .name = "forged rst, far off",
+		  REPLY_AT(TCP_RST, REPLY_NEXT + 0x40000000),
+		  .verdict = XDP_DROP, .reason = XNAT_DROP_TCP_WINDOW },
+		{ .name = "forged rst, just beyond the window",
+		  REPLY_AT(TCP_RST | ACK, REPLY_NEXT + PEER_WIN + 1),
+		  .verdict = XDP_DROP, .reason = XNAT_DROP_TCP_WINDOW },
+		{ .name = "forged fin from the lan side, far behind",
+		  ORIG_AT(40016, TCP_FIN | ACK, ORIG_NEXT - 0x20000000),
+		  .verdict = XDP_DROP, .reason = XNAT_DROP_TCP_WINDOW },
+		{ .name = "orig still hits", ORIG_ACK(40016, ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+		  ORIG_OUT(ACK) },
+		{ .name = "reply still hits", REPLY_ACK(ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+		  REPLY_OUT(40016, ACK) },
+	};
+	static const struct fixture rst = { .name = "rst at the window's edge",
+		REPLY_AT(TCP_RST | ACK, REPLY_NEXT + PEER_WIN),
+		.verdict = XDP_PASS, .reason = XNAT_PASS_CT_TCP_END };
+	const char *filter = "-p tcp --sport 40016";
+	struct xnat_config c;
+	long t_rst = -1;
+	bool ok;
+
+	if (!reset() || !config_get(&c))
+		return false;
+	c.timeout_tcp_trans = 5;
+	ok = config_set(&c) &&
+	     ct_tcp(40016, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
+	     run_fixtures(both, ARRAY_SIZE(both)) && flows_are(2) &&
+	     run_fixtures(blind, ARRAY_SIZE(blind)) && flows_are(2) &&
+	     ct_established(filter, 100) && run_handback(&rst);
+	if (ok)
+		t_rst = ct_timeout(filter);
+	c.timeout_tcp_trans = 240;
+	if (!config_set(&c) || !ok)
+		return false;
+	if (t_rst < 0 || t_rst > 5) {
+		fprintf(stderr, "  conntrack timeout %ld after the rst in window, "
+			"expected <= 5\n", t_rst);
+		return false;
+	}
+	return true;
+}
+
+static const struct test tests[] = {
+	{ .name = "offload_setup", .fn = offload_setup },
+	{ .name = "fin_rst", .fn = test_fin_rst },
+	{ .name = "rst_closes", .fn = test_rst_closes },
+	{ .name = "blind_rst_fin_dropped", .fn = test_blind_rst_fin_dropped },
+	{ .name = "offload_off_again", .fn = offload_off_again },
+};
+
+FIXTURE_MAIN(tests)
