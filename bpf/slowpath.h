@@ -330,6 +330,36 @@ static __always_inline struct iface_info *egress_get(struct pkt *p,
 }
 
 /*
+ * Route a new flow's first packet from its source to DADDR: XNAT_CONTINUE
+ * with FIB filled and *OUT one of our ports (on a LAN port when LAN_ONLY),
+ * or a verdict. One place for the check every new flow's egress passes.
+ */
+static __always_inline int new_flow_route(struct xdp_md *ctx, struct pkt *p,
+					  const union xnat_addr *daddr,
+					  struct bpf_fib_lookup *fib,
+					  struct iface_info **out, int lan_only)
+{
+	int rc;
+
+	rc = fib_route(ctx, p, &p->key.saddr, daddr, fib);
+	if (rc != XNAT_CONTINUE)
+		return rc;
+	*out = egress_get(p, fib);
+	if (!*out || (lan_only && (*out)->role != XNAT_ROLE_LAN))
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
+	return XNAT_CONTINUE;
+}
+
+/* Only a SYN opens a TCP connection: anything else is mid-stream (the
+ * kernel's, or stale). 1 for such a segment. */
+static __always_inline int tcp_midstream(const struct pkt *p)
+{
+	return p->key.proto == IPPROTO_TCP &&
+	       (p->tcp_flags & (XNAT_TCP_SYN | XNAT_TCP_ACK | XNAT_TCP_RST)) !=
+		       XNAT_TCP_SYN;
+}
+
+/*
  * Open a connection towards a LAN host: the caller has set nf->ov.nat and
  * the rewrite (new_* fields); the new destination is routed and must be on
  * a LAN port. Port forwards, inbound mappings and hairpins end here.
@@ -343,13 +373,10 @@ static __always_inline int new_flow_to_lan(struct xdp_md *ctx, struct pkt *p,
 	struct iface_info *out;
 	int rc;
 
-	rc = fib_route(ctx, p, &p->key.saddr, &nf->ov.new_daddr, &fib);
+	/* A hairpin usually goes back out of the port it came in on. */
+	rc = new_flow_route(ctx, p, &nf->ov.new_daddr, &fib, &out, 1);
 	if (rc != XNAT_CONTINUE)
 		return rc;
-	/* A hairpin usually goes back out of the port it came in on. */
-	out = egress_get(p, &fib);
-	if (!out || out->role != XNAT_ROLE_LAN)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
 	new_flow_fill(nf, p, &fib, out, in);
 	return slow_insert(p, nf, cfg);
 }
@@ -408,9 +435,7 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 
 	/* Only a SYN opens a TCP connection here. Anything else is the
 	 * kernel's (a flow it NATed) or stale: its conntrack decides. */
-	if (p->key.proto == IPPROTO_TCP &&
-	    (p->tcp_flags & (XNAT_TCP_SYN | XNAT_TCP_ACK | XNAT_TCP_RST)) !=
-		    XNAT_TCP_SYN)
+	if (tcp_midstream(p))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_TCP_MIDSTREAM);
 	/* Echo replies from inside answer pings we never forwarded. */
 	if ((p->key.proto == IPPROTO_ICMP || p->key.proto == IPPROTO_ICMPV6) &&
@@ -423,11 +448,10 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 			return rc;
 	}
 
-	rc = fib_route(ctx, p, &p->key.saddr, &p->key.daddr, &fib);
+	rc = new_flow_route(ctx, p, &p->key.daddr, &fib, &out, 0);
 	if (rc != XNAT_CONTINUE)
 		return rc;
-	out = egress_get(p, &fib);
-	if (!out || fib.ifindex == p->in_ifindex)
+	if (fib.ifindex == p->in_ifindex)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
 	if (kernel_owns_flow(ctx, p))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_KERNEL_FLOW);
@@ -487,9 +511,7 @@ static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 	} else {
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_WAN_IN);
 	}
-	if (p->key.proto == IPPROTO_TCP &&
-	    (p->tcp_flags & (XNAT_TCP_SYN | XNAT_TCP_ACK | XNAT_TCP_RST)) !=
-		    XNAT_TCP_SYN)
+	if (tcp_midstream(p))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_TCP_MIDSTREAM);
 
 	nf->ov.new_saddr = p->key.saddr;
@@ -512,9 +534,7 @@ static __always_inline int slow_in6(struct pkt *p, struct new_flow *nf,
 				    const struct iface_info *out,
 				    const struct iface_info *in)
 {
-	if (p->key.proto == IPPROTO_TCP &&
-	    (p->tcp_flags & (XNAT_TCP_SYN | XNAT_TCP_ACK | XNAT_TCP_RST)) !=
-		    XNAT_TCP_SYN)
+	if (tcp_midstream(p))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_TCP_MIDSTREAM);
 	new_flow_as_is(nf, p);
 	nf->ov.nat = FLOW_NAT_NONE;
@@ -553,12 +573,9 @@ static __always_inline int slow_from_wan(struct xdp_md *ctx, struct pkt *p,
 			return slow_to_nat_addr(ctx, p, nf, cfg, in, idx);
 	}
 
-	rc = fib_route(ctx, p, &p->key.saddr, &dst, &fib);
+	rc = new_flow_route(ctx, p, &dst, &fib, &out, 1);
 	if (rc != XNAT_CONTINUE)
 		return rc;
-	out = egress_get(p, &fib);
-	if (!out || out->role != XNAT_ROLE_LAN)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
 	if (kernel_owns_flow(ctx, p))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_KERNEL_FLOW);
 	if (p->key.family != XNAT_AF_INET6 ||

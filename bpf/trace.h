@@ -66,6 +66,17 @@ static __always_inline int trace_match(const struct flow_key *k,
 	return 1;
 }
 
+/* The rewrite of the entry V applied (packet) or held (returned flow). */
+static __always_inline void trace_event_rewrite(struct trace_event *e,
+						const struct flow_value *v)
+{
+	e->new_saddr = v->new_saddr;
+	e->new_daddr = v->new_daddr;
+	e->new_sport = v->new_sport;
+	e->new_dport = v->new_dport;
+	e->nat = v->nat;
+}
+
 /* A packet the filter matched. Returns 0 always: the verdict is the
  * caller's. */
 static __noinline int trace_emit(const struct pkt *p,
@@ -105,13 +116,9 @@ static __noinline int trace_emit(const struct pkt *p,
 	e->ts_ns = now;
 	e->key = p->key;
 	if (out) {
-		e->new_saddr = out->new_saddr;
-		e->new_daddr = out->new_daddr;
-		e->new_sport = out->new_sport;
-		e->new_dport = out->new_dport;
+		trace_event_rewrite(e, out);
 		e->egress_ifindex = out->egress_ifindex;
 		e->egress_vid = out->egress_vid;
-		e->nat = out->nat;
 	} else {
 		e->new_saddr = p->key.saddr;
 		e->new_daddr = p->key.daddr;
@@ -182,11 +189,7 @@ static __always_inline void trace_flow_returned(const struct flow_key *k,
 	__builtin_memset(e, 0, sizeof(*e));
 	e->ts_ns = now;
 	e->key = *k;
-	e->new_saddr = v->new_saddr;
-	e->new_daddr = v->new_daddr;
-	e->new_sport = v->new_sport;
-	e->new_dport = v->new_dport;
-	e->nat = v->nat;
+	trace_event_rewrite(e, v);
 	e->flow_returned = why;
 	e->cpu = bpf_get_smp_processor_id();
 	bpf_ringbuf_submit(e, 0);
