@@ -121,6 +121,15 @@ struct {
 	__uint(max_entries, 1);
 } xnat_config SEC(".maps");
 
+/* Its one record (entry 0 of an array: never missing, but the
+ * verifier wants the NULL check). */
+static __always_inline struct xnat_config *config_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&xnat_config, &zero);
+}
+
 /* Offload mode's first-packet filter (ct_seen.h): one bit per hash of a
  * flow key, set by a miss that went up without a conntrack lookup. */
 #define CT_SEEN_WORDS 4096 /* of 64 bits: 2^18 bits, 32 KiB */

@@ -206,11 +206,9 @@ static int mapping_expire(void *map, struct nat_endpoint *ep,
 {
 	struct nat_port_key pk = { .port = m->ext_port, .proto = ep->proto,
 				   .addr_idx = m->addr_idx };
-	struct xnat_config *cfg;
-	__u32 zero = 0;
+	struct xnat_config *cfg = config_get();
 	__u64 now, hold;
 
-	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
 	if (!cfg)
 		return 0;
 	/* In use again: the put that ends its last flow re-arms. */

@@ -45,13 +45,6 @@ static __always_inline struct flow_sweep *sweep_get(void)
 	return bpf_map_lookup_elem(&xnat_sweep, &zero);
 }
 
-static __always_inline struct xnat_config *sweep_cfg(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&xnat_config, &zero);
-}
-
 /* Is OV (found under a queued reference of CREATED) that connection? */
 static __always_inline int sweep_ref_live(const struct flow_value *ov,
 					  __u32 created)
@@ -64,7 +57,7 @@ static __always_inline int sweep_ref_live(const struct flow_value *ov,
 static int sweep_one(__u32 i, void *ctx)
 {
 	struct flow_sweep *s = sweep_get();
-	struct xnat_config *cfg = sweep_cfg();
+	struct xnat_config *cfg = config_get();
 	struct flow_value *ov, *rv;
 	struct expiry_ref ref;
 	struct flow_key rkey;
@@ -95,7 +88,7 @@ static int sweep_one(__u32 i, void *ctx)
 /* bpf_loop body: one connection `xnat flows delete` marked. */
 static int sweep_now_one(__u32 i, void *ctx)
 {
-	struct xnat_config *cfg = sweep_cfg();
+	struct xnat_config *cfg = config_get();
 	struct flow_value *ov, *rv;
 	struct flow_key okey, rkey;
 
@@ -118,7 +111,7 @@ static int sweep_now_one(__u32 i, void *ctx)
  */
 static __always_inline __u64 sweep_cycle_ticks(void)
 {
-	struct xnat_config *cfg = sweep_cfg();
+	struct xnat_config *cfg = config_get();
 	__u64 t;
 
 	if (!cfg)
