@@ -94,6 +94,15 @@ static inline uint32_t ip(const char *s)
 			return fail("%s is '%s', expected '%s'", #a, (a), (b)); \
 	} while (0)
 
+/* A [forward] rule as parsed: protocol, WAN port, inside address, port. */
+#define EXPECT_FWD(f, want_proto, want_port, want_addr, want_to_port)     \
+	do {                                                              \
+		EXPECT_EQ((f).proto, (want_proto));                       \
+		EXPECT_EQ((f).port, (want_port));                         \
+		EXPECT_EQ((f).addr, ip(want_addr));                       \
+		EXPECT_EQ((f).to_port, (want_to_port));                   \
+	} while (0)
+
 #define MINIMAL "[router]\nwan = wan0\nlan = lan0\n"
 
 struct config_test {

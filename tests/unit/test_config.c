@@ -95,15 +95,9 @@ static int test_all_keys(void)
 	EXPECT_EQ(cfg.timeout_icmp, 7);
 	EXPECT_EQ(cfg.flows_max, 16777216);
 	EXPECT_EQ(cfg.n_fwd, 3);
-	EXPECT_EQ(cfg.fwd[0].proto, IPPROTO_TCP);
-	EXPECT_EQ(cfg.fwd[0].port, 8080);
-	EXPECT_EQ(cfg.fwd[0].addr, ip("198.18.1.10"));
-	EXPECT_EQ(cfg.fwd[0].to_port, 80);
+	EXPECT_FWD(cfg.fwd[0], IPPROTO_TCP, 8080, "198.18.1.10", 80);
 	EXPECT_EQ(cfg.fwd[0].line, 17);
-	EXPECT_EQ(cfg.fwd[1].proto, IPPROTO_UDP);
-	EXPECT_EQ(cfg.fwd[1].port, 53);
-	EXPECT_EQ(cfg.fwd[1].addr, ip("198.18.1.11"));
-	EXPECT_EQ(cfg.fwd[1].to_port, 53);
+	EXPECT_FWD(cfg.fwd[1], IPPROTO_UDP, 53, "198.18.1.11", 53);
 	EXPECT_EQ(cfg.fwd[2].proto, IPPROTO_TCP);
 	EXPECT_EQ(cfg.fwd[2].port, 53);
 	EXPECT_EQ(cfg.fwd[2].to_port, 5353);

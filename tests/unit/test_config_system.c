@@ -163,14 +163,8 @@ static int check_example(const char *path, enum router_mode mode)
 	EXPECT_EQ(cfg.port_max, 65535);
 	EXPECT_EQ(cfg.flows_max, 65536);
 	EXPECT_EQ(cfg.n_fwd, 2);
-	EXPECT_EQ(cfg.fwd[0].proto, IPPROTO_TCP);
-	EXPECT_EQ(cfg.fwd[0].port, 8080);
-	EXPECT_EQ(cfg.fwd[0].addr, ip("198.18.1.10"));
-	EXPECT_EQ(cfg.fwd[0].to_port, 80);
-	EXPECT_EQ(cfg.fwd[1].proto, IPPROTO_UDP);
-	EXPECT_EQ(cfg.fwd[1].port, 5353);
-	EXPECT_EQ(cfg.fwd[1].addr, ip("198.18.1.10"));
-	EXPECT_EQ(cfg.fwd[1].to_port, 53);
+	EXPECT_FWD(cfg.fwd[0], IPPROTO_TCP, 8080, "198.18.1.10", 80);
+	EXPECT_FWD(cfg.fwd[1], IPPROTO_UDP, 5353, "198.18.1.10", 53);
 	return 0;
 }
 
