@@ -21,6 +21,8 @@
 #include "loader.h"
 #include "memory.h"
 #include "pins.h"
+#include "port_restore.h"
+#include "port_xdp.h"
 #include "fsutil.h"
 #include "names.h"
 
@@ -287,47 +289,11 @@ void loader_unpin(void)
 	rmdir(dir);
 }
 
-/*
- * Find xnat's program on IFINDEX. Returns the multiprog in *MP (caller
- * closes) and xnat's program in *PROG, or NULL. A foreign program attached
- * directly (no dispatcher) makes the port unusable: -EBUSY.
- */
-static int find_attached(int ifindex, struct xdp_multiprog **mp,
-			 struct xdp_program **prog)
-{
-	struct xdp_program *p;
-
-	*prog = NULL;
-	*mp = xdp_multiprog__get_from_ifindex(ifindex);
-	if (libxdp_get_error(*mp)) {
-		*mp = NULL;
-		return 0;
-	}
-	if (xdp_multiprog__is_legacy(*mp)) {
-		p = xdp_multiprog__main_prog(*mp);
-		if (p && strcmp(xdp_program__name(p), XNAT_PROG_NAME))
-			return -EBUSY;
-		*prog = p;
-		return 0;
-	}
-	for (p = xdp_multiprog__next_prog(NULL, *mp); p;
-	     p = xdp_multiprog__next_prog(p, *mp))
-		if (!strcmp(xdp_program__name(p), XNAT_PROG_NAME))
-			*prog = p;
-	return 0;
-}
-
 static enum xdp_attach_mode libxdp_mode(enum xdp_attach a)
 {
 	return a == XDP_ATTACH_NATIVE  ? XDP_MODE_NATIVE :
 	       a == XDP_ATTACH_GENERIC ? XDP_MODE_SKB :
 					 XDP_MODE_UNSPEC;
-}
-
-static __u32 legacy_flags(enum xdp_attach_mode mode)
-{
-	return mode == XDP_MODE_NATIVE ? XDP_FLAGS_DRV_MODE :
-	       mode == XDP_MODE_SKB    ? XDP_FLAGS_SKB_MODE : 0;
 }
 
 /*
@@ -339,7 +305,7 @@ static int replace_legacy(int ifindex, struct xdp_multiprog *mp,
 {
 	LIBBPF_OPTS(bpf_xdp_attach_opts, opts,
 		    .old_prog_fd = xdp_program__fd(old));
-	__u32 flags = legacy_flags(xdp_multiprog__attach_mode(mp));
+	__u32 flags = xdp_legacy_flags(xdp_multiprog__attach_mode(mp));
 	char name[IF_NAMESIZE];
 	int err;
 
@@ -354,16 +320,19 @@ struct port {
 	__u32 ifindex;
 	struct xdp_multiprog *mp;
 	struct xdp_program *old;   /* xnat running there now, or NULL */
+	int move;                  /* OLD runs in another mode than wanted */
 };
 
-/* The ports of PLAN, with what runs on each now. */
-static int collect_ports(const struct plan *plan, struct port *ports)
+/* The ports of PLAN, with what runs on each now. `auto` (MODE unspec)
+ * moves no port: it keeps the mode the kernel chose. */
+static int collect_ports(const struct plan *plan, enum xdp_attach_mode mode,
+			 struct port *ports)
 {
 	int i, err;
 
 	for (i = 0; i < plan->n_ports; i++) {
 		ports[i].ifindex = plan->ports[i].ifindex;
-		err = find_attached(ports[i].ifindex, &ports[i].mp,
+		err = port_find_xnat(ports[i].ifindex, &ports[i].mp,
 				    &ports[i].old);
 		if (err) {
 			pr_warn("Iface %s has another XDP program attached "
@@ -371,8 +340,40 @@ static int collect_ports(const struct plan *plan, struct port *ports)
 				plan->ports[i].name);
 			return err;
 		}
+		ports[i].move = ports[i].old && mode != XDP_MODE_UNSPEC &&
+				xdp_multiprog__attach_mode(ports[i].mp) != mode;
 	}
 	return plan->n_ports;
+}
+
+/* Note the older xnat on P, about to be swapped out, for the undo. */
+static int note_old(struct port *p, struct loader_undo *u)
+{
+	int err = port_restore_note(&u->restore[u->n_restore], p->ifindex,
+				    p->mp, p->old);
+
+	u->n_restore += !err;
+	return err;
+}
+
+/* It was not swapped out after all. */
+static void unnote_old(struct loader_undo *u)
+{
+	port_restore_close(&u->restore[--u->n_restore]);
+}
+
+/* P runs the older xnat in another mode: take it off (noted for the
+ * undo); P is then a port without xnat. */
+static int take_off(struct port *p, struct loader_undo *u)
+{
+	int err = port_restore_take_off(&u->restore[u->n_restore], p->ifindex,
+					p->mp, p->old);
+
+	if (err)
+		return err;
+	u->n_restore++;
+	p->old = NULL;
+	return 0;
 }
 
 static void release_ports(struct port *ports, int n)
@@ -381,13 +382,41 @@ static void release_ports(struct port *ports, int n)
 		xdp_multiprog__close(ports[i].mp);
 }
 
-static int attach_err(__u32 ifindex, int err)
+static int attach_err(__u32 ifindex, int err, enum xdp_attach_mode mode)
 {
 	char name[IF_NAMESIZE];
 
-	pr_warn("Failed to attach XDP program to iface %s: %s\n",
-		ifname_of(ifindex, name), strerror(-err));
+	pr_warn("Failed to attach XDP program to iface %s%s: %s\n",
+		ifname_of(ifindex, name),
+		mode == XDP_MODE_NATIVE ? " in native mode (xdp = native)" :
+		mode == XDP_MODE_SKB ? " in generic mode (xdp = generic)" : "",
+		strerror(-err));
 	return err;
+}
+
+/* One port, directly: a port running xnat in the wanted mode swaps
+ * atomically; the others get the program in that mode. */
+static int legacy_port(struct port *p, int fd, enum xdp_attach_mode mode,
+		       struct loader_undo *u)
+{
+	int err;
+
+	if (p->move && (err = take_off(p, u)))
+		return err;
+	if (p->old) {
+		if ((err = note_old(p, u)))
+			return err;
+		err = replace_legacy(p->ifindex, p->mp, p->old, fd);
+		if (err)
+			unnote_old(u);
+		return err;
+	}
+	err = bpf_xdp_attach(p->ifindex, fd, xdp_legacy_flags(mode) |
+			     XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	if (err)
+		return attach_err(p->ifindex, err, mode);
+	u->attached[u->n_attached++] = p->ifindex;
+	return 0;
 }
 
 /* Running directly attached somewhere: load as a plain XDP program and
@@ -402,28 +431,41 @@ static int attach_legacy(struct xnat_bpf *skel, enum xdp_attach_mode mode,
 		return err;
 	}
 	fd = bpf_program__fd(skel->progs.xdp_xnat);
-	for (pass = 0; pass < 2 && !err; pass++) {
-		for (i = 0; i < n && !err; i++) {
-			if (!!ports[i].old != pass)
-				continue;
-			if (ports[i].old) {
-				err = replace_legacy(ports[i].ifindex,
-						     ports[i].mp, ports[i].old, fd);
-				continue;
-			}
-			err = bpf_xdp_attach(ports[i].ifindex, fd,
-					     legacy_flags(mode) |
-					     XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
-			if (err)
-				return attach_err(ports[i].ifindex, err);
-			u->attached[u->n_attached++] = ports[i].ifindex;
-		}
-	}
+	for (pass = 0; pass < 2 && !err; pass++)
+		for (i = 0; i < n && !err; i++)
+			if (!!ports[i].old == pass)
+				err = legacy_port(&ports[i], fd, mode, u);
 	return err;
 }
 
-/* Through libxdp's dispatcher: new program in, then the old one out, each
- * an atomic swap of the port's dispatcher; new ports first. */
+/* One port through libxdp: new program in, then the old one out, each an
+ * atomic swap of the port's dispatcher; a port running xnat in another
+ * mode is emptied first. */
+static int libxdp_port(struct port *p, struct xdp_program *prog,
+		       enum xdp_attach_mode mode, struct loader_undo *u)
+{
+	int err;
+
+	if (p->move && (err = take_off(p, u)))
+		return err;
+	if (p->old && (err = note_old(p, u)))
+		return err;
+	err = xdp_program__attach(prog, p->ifindex, mode, 0);
+	if (err) {
+		if (p->old)
+			unnote_old(u);
+		return attach_err(p->ifindex, err, mode);
+	}
+	if (!p->old) {
+		u->attached[u->n_attached++] = p->ifindex;
+		return 0;
+	}
+	xdp_program__detach(p->old, p->ifindex,
+			    xdp_multiprog__attach_mode(p->mp), 0);
+	return 0;
+}
+
+/* Through libxdp's dispatcher, new ports first. */
 static int attach_libxdp(struct xnat_bpf *skel, enum xdp_attach_mode mode,
 			 struct port *ports, int n, struct loader_undo *u)
 {
@@ -436,24 +478,10 @@ static int attach_libxdp(struct xnat_bpf *skel, enum xdp_attach_mode mode,
 		pr_warn("Failed to create libxdp program: %s\n", strerror(-err));
 		return err;
 	}
-	for (pass = 0; pass < 2 && !err; pass++) {
-		for (i = 0; i < n && !err; i++) {
-			if (!!ports[i].old != pass)
-				continue;
-			err = xdp_program__attach(prog, ports[i].ifindex, mode, 0);
-			if (err) {
-				attach_err(ports[i].ifindex, err);
-				break;
-			}
-			if (!ports[i].old) {
-				u->attached[u->n_attached++] = ports[i].ifindex;
-				continue;
-			}
-			xdp_program__detach(ports[i].old, ports[i].ifindex,
-					    xdp_multiprog__attach_mode(ports[i].mp),
-					    0);
-		}
-	}
+	for (pass = 0; pass < 2 && !err; pass++)
+		for (i = 0; i < n && !err; i++)
+			if (!!ports[i].old == pass)
+				err = libxdp_port(&ports[i], prog, mode, u);
 	/* The kernel holds the attachment; our handle can go. The object
 	 * belongs to the skeleton, which the caller destroys. */
 	xdp_program__close(prog);
@@ -483,9 +511,9 @@ static int reuse_pinned(struct bpf_object *obj)
 }
 
 /*
- * XXX: when a port running an older copy refuses the swap (rare: the
- * program is the same kind), the ports swapped before it keep the new
- * program; the undo puts the old maps' contents back under it.
+ * Every port that had an older xnat taken off is noted in U (its program
+ * kept open): when a later port fails, loader_undo puts each back, in its
+ * old mode, so a reload completes on every port or on none.
  */
 int loader_attach(const struct plan *plan, struct loader_undo *u)
 {
@@ -505,7 +533,7 @@ int loader_attach(const struct plan *plan, struct loader_undo *u)
 			pins_dir(), strerror(-err));
 		goto out;
 	}
-	n = collect_ports(plan, ports);
+	n = collect_ports(plan, mode, ports);
 	if (n < 0) {
 		err = n;
 		goto out;
@@ -543,31 +571,10 @@ int loader_ports_attached(const struct plan *plan)
 	int i, ok = 1;
 
 	for (i = 0; i < plan->n_ports && ok; i++) {
-		ok = !find_attached(plan->ports[i].ifindex, &mp, &prog) && prog;
+		ok = !port_find_xnat(plan->ports[i].ifindex, &mp, &prog) && prog;
 		xdp_multiprog__close(mp);
 	}
 	return ok;
-}
-
-/* Detach xnat from IFINDEX: 1 if it was there, 0 if not, -errno. */
-static int detach_one(__u32 ifindex)
-{
-	struct xdp_multiprog *mp;
-	struct xdp_program *prog;
-	char name[IF_NAMESIZE];
-	int err;
-
-	if (find_attached(ifindex, &mp, &prog) || !prog) {
-		xdp_multiprog__close(mp);
-		return 0;
-	}
-	err = xdp_program__detach(prog, ifindex,
-				  xdp_multiprog__attach_mode(mp), 0);
-	if (err)
-		pr_warn("Failed to detach XDP program from iface %s: %s\n",
-			ifname_of(ifindex, name), strerror(-err));
-	xdp_multiprog__close(mp);
-	return err ? err : 1;
 }
 
 int loader_detach(char names[][IF_NAMESIZE], int n)
@@ -587,7 +594,7 @@ int loader_detach(char names[][IF_NAMESIZE], int n)
 		ifindex = all ? all[i].if_index : if_nametoindex(names[i]);
 		if (!ifindex)
 			continue; /* the port is gone, and its program with it */
-		ret = detach_one(ifindex);
+		ret = port_detach_xnat(ifindex);
 		if (ret < 0)
 			err = ret;
 		else
@@ -604,8 +611,13 @@ void loader_undo(struct loader_undo *u)
 	int i;
 
 	for (i = u->n_attached - 1; i >= 0; i--)
-		detach_one(u->attached[i]);
+		port_detach_xnat(u->attached[i]);
 	u->n_attached = 0;
+	/* The new program off (a swapped port), the old one back on. */
+	for (i = u->n_restore - 1; i >= 0; i--) {
+		port_detach_xnat(u->restore[i].ifindex);
+		port_restore_put_back(&u->restore[i]);
+	}
 	if (u->first) {
 		loader_unpin();
 		loader_undo_forget(u);
@@ -629,6 +641,9 @@ void loader_undo_forget(struct loader_undo *u)
 {
 	for (int i = 0; i < u->n_replaced; i++)
 		close(u->replaced[i].old_fd);
+	for (int i = 0; i < u->n_restore; i++)
+		port_restore_close(&u->restore[i]);
+	u->n_restore = 0;
 	u->n_replaced = 0;
 	u->n_created = 0;
 	u->n_attached = 0;
@@ -640,7 +655,7 @@ int loader_attach_info(int ifindex, struct attach_info *info)
 	struct xdp_program *prog;
 	enum xdp_attach_mode mode;
 
-	find_attached(ifindex, &mp, &prog);
+	port_find_xnat(ifindex, &mp, &prog);
 	if (!prog) {
 		xdp_multiprog__close(mp);
 		return -ENOENT;

@@ -15,8 +15,9 @@
 #include "config.h"
 #include "pins.h"
 #include "plan.h"
+#include "port_restore.h"
+#include "port_xdp.h"
 
-#define XNAT_PROG_NAME "xdp_xnat"
 
 /* What one apply of the loader changed, so that it can be undone. */
 struct loader_undo {
@@ -31,6 +32,9 @@ struct loader_undo {
 	char created[16][32];
 	int n_attached;             /* ports that had no xnat before */
 	__u32 attached[PLAN_MAX_PORTS];
+	int n_restore;              /* ports whose older xnat came off (a
+				       swap, a move to another mode) */
+	struct port_restore restore[PLAN_MAX_PORTS];
 };
 
 /*
@@ -44,7 +48,10 @@ int loader_check(const struct plan *plan, char err[CONFIG_ERR_LEN]);
  * layout, create (and pin) the rest. Programs are not loaded. */
 int loader_pin_maps(const struct plan *plan, struct loader_undo *u);
 /* Attach (or hitlessly replace) on every port of PLAN: ports without xnat
- * first, then the ones running an older copy. 0, or -errno, printed. */
+ * first, then the ones running an older copy. A port running it in
+ * another mode than PLAN's (native, generic) is detached and attached
+ * anew: the kernel runs one mode at a time. 0, or -errno, printed; on
+ * error loader_undo puts every port back as it was. */
 int loader_attach(const struct plan *plan, struct loader_undo *u);
 /* The identity of the program PLAN loads: this binary's object, the map
  * sizes and the attach mode. Equal identities attach the same program. */

@@ -9,6 +9,9 @@
 #     `down` removes an orphan program and pins nobody recorded;
 #   - a reload that fails puts back the running router (from the config it
 #     recorded, not the edited file) and exits 2 saying so;
+#   - a reload that changes the attach mode (xdp = generic, native) moves
+#     every port to it, or, when a port refuses it, puts every port back
+#     (program and mode) and exits 2;
 #   - a port removed on reload takes its flows out of the flow table, so
 #     the kernel carries them instead of XDP sending them nowhere;
 #   - commands that change the router take a lock, and `xnat run` follows
@@ -59,6 +62,46 @@ xnat_rc() {
 	RC=$?
 	[ -n "$OUT" ] && printf '%s\n' "$OUT" | sed 's/^/  | /'
 	echo "  exit $RC"
+}
+
+# ifb0 in the router namespace, up: a port without native XDP.
+ifb0_add() {
+	check ip -n "$NS_RTR" link add ifb0 type ifb
+	check ip -n "$NS_RTR" link set ifb0 up
+}
+
+# `xnat up` with the test's config, ifb0 as one more LAN port and
+# xdp = MODE (auto: as the config has it); RC and OUT as xnat_rc.
+up_ifb0() {
+	local cfg e=()
+	[ "$1" = auto ] || e=("s/^xdp( *)= auto/xdp\\1= $1/")
+	cfg=$(config_edit "ifb0-$1" 's/^lan( *)= lan0/lan\1= lan0, ifb0/' \
+		"${e[@]}") || fail "config"
+	xnat_rc up -c "$cfg"
+}
+
+# After a failed reload: the router is as the snapshot BEFORE, and NATs
+# a UDP exchange from the LAN host's source port SPORT.
+as_before_and_nat() {
+	local before=$1 after tok=xnat-rb-$2-$RANDOM
+	after=$(router_snapshot)
+	if [ "$after" != "$before" ]; then
+		diff <(echo "$before") <(echo "$after")
+		fail "the router differs from before the failed reload"
+	fi
+	echo "router after the failed reload = before it"
+	udp_echo_wan || fail "no server"
+	check udp_from "$NS_LAN" "$2" "$tok"
+	[ "$CHECK_OUT" = "$tok" ] || fail "no NAT after the rollback"
+}
+
+# A reload to native mode that ifb0 refuses: exit 2, naming ifb0 and
+# saying it rolled back.
+native_refused() {
+	up_ifb0 native
+	[ "$RC" = 2 ] || fail "expected exit 2, got $RC"
+	grep -q ifb0 <<<"$OUT" || fail "the error does not name ifb0"
+	grep -q "rolled back" <<<"$OUT" || fail "does not say it rolled back"
 }
 
 # Everything a running router has that a test may compare: the nft table,
@@ -169,14 +212,10 @@ counter() {
 # shellcheck disable=SC2034,SC2154 # TEST_MODES is read by lib.sh
 TEST_MODES[first_up_fails_clean]="xdp offload"
 test_first_up_fails_clean() {
-	local cfg
 	check xnat down
 	nothing_left
-	check ip -n "$NS_RTR" link add ifb0 type ifb
-	check ip -n "$NS_RTR" link set ifb0 up
-	cfg=$(config_edit native 's/^lan( *)= lan0/lan\1= lan0, ifb0/' \
-		's/^xdp( *)= auto/xdp\1= native/') || fail "config"
-	xnat_rc up -c "$cfg"
+	ifb0_add
+	up_ifb0 native
 	[ "$RC" = 2 ] || fail "expected exit 2 (system error), got $RC"
 	grep -q ifb0 <<<"$OUT" || fail "the error does not name ifb0"
 	grep -q "nothing was left applied" <<<"$OUT" || fail "does not say it undid"
@@ -232,6 +271,83 @@ test_reload_rolls_back() {
 	check udp_from "$NS_LAN" 40001 "$tok"
 	[ "$CHECK_OUT" = "$tok" ] || fail "no NAT after the rollback"
 }
+
+# xnat up with ifb0 and xdp = INITIAL: the veths run VETH_MODE, ifb0
+# generic. A reload to native fails on ifb0 (the last port) and leaves
+# exactly that; NAT works (LAN source port SPORT).
+native_rolls_back() {
+	local before
+	ifb0_add
+	up_ifb0 "$1"
+	[ "$RC" = 0 ] || fail "up in $1 mode failed"
+	ports_in_mode "$2" "$RTR_WAN_IF" "$RTR_LAN_IF"
+	ports_in_mode generic ifb0
+	before=$(router_snapshot)
+	native_refused
+	ports_in_mode "$2" "$RTR_WAN_IF" "$RTR_LAN_IF"
+	ports_in_mode generic ifb0
+	as_before_and_nat "$before" "$3"
+}
+
+# The XDP attach mode of the router's port DEV, as ip(8) reports it:
+# generic, native, hw, multi (more than one mode at once) or none.
+attach_mode() {
+	local line
+	line=$(ip -n "$NS_RTR" -d link show dev "$1") || return 1
+	case $line in
+	*xdpmulti*) echo multi ;;
+	*xdpgeneric*) echo generic ;;
+	*xdpoffload*) echo hw ;;
+	*" xdp "* | *xdpdrv*) echo native ;;
+	*) echo none ;;
+	esac
+}
+
+# Every port DEV... runs XDP in MODE, or the test fails.
+ports_in_mode() {
+	local mode=$1 dev got
+	shift
+	for dev in "$@"; do
+		got=$(attach_mode "$dev")
+		echo "$dev: attached $got"
+		[ "$got" = "$mode" ] || {
+			ip -n "$NS_RTR" -d link show dev "$dev"
+			fail "$dev runs XDP $got, the config says $mode"
+		}
+	done
+}
+
+# A reload that changes `xdp` (the attach mode) re-attaches every port in
+# the new mode: generic -> native -> generic, each checked on the ports
+# themselves, NAT working after each.
+TEST_MODES[attach_mode_reload]="xdp offload"
+test_attach_mode_reload() {
+	local mode n=0 tok
+	udp_echo_wan || fail "no server"
+	for mode in generic native generic; do
+		n=$((n + 1))
+		reload_with "attach-$n-$mode" "router.xdp=$mode"
+		ports_in_mode "$mode" "$RTR_WAN_IF" "$RTR_LAN_IF"
+		tok=xnat-am-$n-$RANDOM
+		check udp_from "$NS_LAN" $((40010 + n)) "$tok"
+		[ "$CHECK_OUT" = "$tok" ] || fail "no NAT after the reload to $mode"
+		check on_lan ping -c 2 -W 2 "$WAN_HOST4"
+	done
+}
+
+# A reload to native mode that a port refuses (ifb has no native XDP; it
+# comes last, after the veths were moved) exits 2, and every port runs in
+# generic mode again, as before it; NAT still works.
+TEST_MODES[attach_mode_rolls_back]="xdp offload"
+test_attach_mode_rolls_back() { native_rolls_back generic generic 40021; }
+
+# A reload whose last port fails after the ports before it were swapped to
+# the new program (`auto` put the veths in native mode and ifb0 in generic;
+# `native` swaps the veths in place, then ifb0 refuses) puts the old
+# program back on every port: the same program ids as before, in the same
+# modes.
+TEST_MODES[swap_rolls_back]="xdp offload"
+test_swap_rolls_back() { native_rolls_back auto native 40031; }
 
 # A LAN port dropped on reload takes its flows out of the table (and its
 # hosts' mappings): the kernel carries them now. Flows of the ports that

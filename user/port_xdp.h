@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * xnat's program on one port, as the kernel and libxdp report it: shared
+ * by the loader's attach (loader.c) and its queries and detach
+ * (port_xdp.c).
+ */
+#ifndef XNAT_PORT_XDP_H
+#define XNAT_PORT_XDP_H
+
+#include <linux/types.h>
+#include <xdp/libxdp.h>
+
+#define XNAT_PROG_NAME "xdp_xnat"
+
+/* What runs on IFINDEX: the multiprog in *MP (caller closes; NULL if
+ * nothing) and xnat's program in *PROG, or NULL. -EBUSY: a foreign
+ * program attached directly (no dispatcher). */
+int port_find_xnat(int ifindex, struct xdp_multiprog **mp,
+		   struct xdp_program **prog);
+/* Detach xnat from IFINDEX: 1 if it was there, 0 if not, -errno. */
+int port_detach_xnat(__u32 ifindex);
+
+#endif /* XNAT_PORT_XDP_H */
