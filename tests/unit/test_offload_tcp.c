@@ -5,7 +5,7 @@
  * conntrack entries as in test_offload.c: a FIN or RST takes the flow off
  * the fast path, a RST closes the kernel's entry for good, and a forged
  * RST or FIN outside the receiver's window is dropped and changes
- * nothing. Fixtures and runner: fixture.h; shared helpers:
+ * nothing, unless the entry is from an xnat before tracking. Fixtures and runner: fixture.h; shared helpers:
  * offload_harness.h.
  */
 #include "offload_harness.h"
@@ -163,11 +163,57 @@ static bool test_blind_rst_fin_dropped(void)
 	return true;
 }
 
+/* Clear TCP_TRACK_SEEN in the entry of KEY: an entry offloaded by an
+ * xnat before tracking (its tcp_end slot held ct_refresh). */
+static bool untrack(struct flow_key k)
+{
+	struct flow_value v;
+
+	if (bpf_map_lookup_elem(flows_fd, &k, &v)) {
+		fprintf(stderr, "  no flow entry to untrack\n");
+		return false;
+	}
+	v.tcp_flags_seen &= ~TCP_TRACK_SEEN;
+	v.tcp_end = 12345;
+	return !bpf_map_update_elem(flows_fd, &k, &v, BPF_EXIST);
+}
+
+/*
+ * A flow table pinned by an older xnat keeps its layout: its offloaded
+ * entries have no tracking, so there is nothing to judge a RST by and it
+ * is obeyed as before (ct_close, hand-back), as docs/ARCHITECTURE.md says.
+ */
+static bool test_untracked_entry_not_judged(void)
+{
+	static const struct fixture both[] = {
+		{ .name = "orig offloaded", ORIG_ACK(40017, ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  ORIG_OUT(ACK) },
+		{ .name = "reply offloaded", REPLY_ACK(ACK),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		  REPLY_OUT(40017, ACK) },
+	};
+	static const struct fixture rst = { .name = "rst on an untracked entry",
+		REPLY_AT(TCP_RST, REPLY_NEXT + 0x40000000),
+		.verdict = XDP_PASS, .reason = XNAT_PASS_CT_TCP_END };
+
+	return reset() &&
+	       ct_tcp(40017, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
+	       run_fixtures(both, ARRAY_SIZE(both)) && flows_are(2) &&
+	       untrack(flow_key4(LAN_HOST, 40017, WAN_GW, 443, IPPROTO_TCP,
+				 if_lan)) &&
+	       untrack(flow_key4(WAN_GW, 443, NAT_ADDR, EXT_PORT, IPPROTO_TCP,
+				 if_wan)) &&
+	       run_handback(&rst);
+}
+
 static const struct test tests[] = {
 	{ .name = "offload_setup", .fn = offload_setup },
 	{ .name = "fin_rst", .fn = test_fin_rst },
 	{ .name = "rst_closes", .fn = test_rst_closes },
 	{ .name = "blind_rst_fin_dropped", .fn = test_blind_rst_fin_dropped },
+	{ .name = "untracked_entry_not_judged",
+	  .fn = test_untracked_entry_not_judged },
 	{ .name = "offload_off_again", .fn = offload_off_again },
 };
 
