@@ -254,6 +254,8 @@ struct bench_sample {
 	int64_t lost;                 /* offered - forwarded */
 	uint64_t offered_bytes, forwarded_bytes; /* without FCS */
 	uint64_t dir_offered[2], dir_forwarded[2]; /* [0] LAN->WAN, [1] back */
+	double gen_waited_s;          /* most a generator waited for its CPU */
+	int disturbed_retries;        /* trials run again for that */
 	struct bench_router_counters router;
 	bool verified;                /* the mode is what it claims */
 	char note[96];                /* why not verified, or "" */

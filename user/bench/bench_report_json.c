@@ -95,6 +95,11 @@ static void json_samples(struct json_writer *w, const struct bench_plan *p,
 			jsonw_obj_end(w);
 		}
 		jsonw_arr_end(w);
+		if (s->gen_waited_s >= 0)
+			jsonw_double(w, "gen_waited_s", s->gen_waited_s);
+		else
+			jsonw_null(w, "gen_waited_s");
+		jsonw_i64(w, "disturbed_retries", s->disturbed_retries);
 		jsonw_obj_begin(w, "router");
 		jsonw_u64(w, "fwd_fast", c->fwd_fast);
 		jsonw_u64(w, "fwd_slow", c->fwd_slow);

@@ -10,10 +10,26 @@
 #include "bench_trial.h"
 #include "log.h"
 
+/* Nanoseconds this thread has waited on a run queue (the second field
+ * of /proc/thread-self/schedstat), or -1 without schedstats. */
+static double thread_run_delay_ns(void)
+{
+	unsigned long long run, wait;
+	FILE *f = fopen("/proc/thread-self/schedstat", "re");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "%llu %llu", &run, &wait);
+	fclose(f);
+	return n == 2 ? (double)wait : -1;
+}
+
 static void *gen_thread(void *arg)
 {
 	struct gen_job *j = arg;
 	struct gen *g = NULL;
+	double wait0, wait1;
 
 	/* This thread only: the generator loads and sends from inside its
 	 * host's namespace while the rest of the process stays put. */
@@ -23,8 +39,14 @@ static void *gen_thread(void *arg)
 		j->err = gen_open(&g, &j->cfg);
 	/* Both directions start together, whatever happened. */
 	pthread_barrier_wait(j->start);
-	if (!j->err && !*j->abort)
+	j->waited_s = -1;
+	if (!j->err && !*j->abort) {
+		wait0 = thread_run_delay_ns();
 		j->err = gen_run(g, &j->res);
+		wait1 = thread_run_delay_ns();
+		if (wait0 >= 0 && wait1 >= 0)
+			j->waited_s = (wait1 - wait0) / 1e9;
+	}
 	if (g)
 		gen_close(g);
 	return NULL;

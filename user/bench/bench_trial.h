@@ -15,6 +15,10 @@ struct gen_job {
 	int ns_fd;
 	struct gen_config cfg;
 	struct gen_result res;
+	/* How long the sending thread was runnable while another task had
+	 * its CPU (schedstat's run_delay; -1: unknown): the chain runs in
+	 * that thread's softirqs, so the trial loses its rate as long. */
+	double waited_s;
 	int err;
 	pthread_barrier_t *start;
 	const bool *abort;     /* set by the main thread only */
