@@ -159,6 +159,28 @@ static bool trial_disturbed(const struct trial *t, double secs)
 	       trial_waited_s(t) > DISTURBED_WAIT * secs;
 }
 
+/* Run T (of profile P, SECS) until it is not disturbed, at most
+ * DISTURBED_TRIES times; *RETRIES: how many runs were dropped. */
+static int trial_run_undisturbed(struct bench *b, struct trial *t,
+				 const struct bench_profile *p, double secs,
+				 int *retries)
+{
+	for (int tries = 1;; tries++) {
+		int err = trial_run(b, t, 0.05);
+
+		if (err || !trial_disturbed(t, secs) || tries == DISTURBED_TRIES)
+			return err;
+		bench_progress("  %s %s: a generator waited %.0f ms of %.1f s "
+			       "for its CPU (another task): again",
+			       bench_mode_names[b->mode], p->name,
+			       trial_waited_s(t) * 1e3, secs);
+		/* What took the CPU often holds it for seconds: give it
+		 * longer to finish each time. */
+		bench_sleep(0.5 * tries);
+		(*retries)++;
+	}
+}
+
 /*
  * One trial of profile P at SCALE times the per-direction rates RATE[]
  * (SCALE 0: as fast as possible) for SECS. Appends a sample (KIND) unless
@@ -180,21 +202,10 @@ static int trial(struct bench *b, struct bench_results *r, int rep, int pi,
 		t.job[d].cfg.rate_pps = scale > 0 ? scale * rate[d] : 0;
 		t.job[d].cfg.duration_s = secs;
 	}
-	for (int tries = 1;; tries++) {
-		err = trial_run(b, &t, 0.05);
-		if (err || !kind)
-			return err;
-		if (!trial_disturbed(&t, secs) || tries == DISTURBED_TRIES)
-			break;
-		bench_progress("  %s %s: a generator waited %.0f ms of %.1f s "
-			       "for its CPU (another task): again",
-			       bench_mode_names[b->mode], p->name,
-			       trial_waited_s(&t) * 1e3, secs);
-		/* What took the CPU often holds it for seconds: give it
-		 * longer to finish each time. */
-		bench_sleep(0.5 * tries);
-		retries++;
-	}
+	err = kind ? trial_run_undisturbed(b, &t, p, secs, &retries) :
+		     trial_run(b, &t, 0.05);
+	if (err || !kind)
+		return err;
 
 	s = new_sample(r);
 	if (!s)
@@ -238,6 +249,11 @@ static int trial(struct bench *b, struct bench_results *r, int rep, int pi,
 			 "%llu packets offered: not every one of %u flows twice",
 			 (unsigned long long)s->offered, p->flows);
 	}
+	if (trial_disturbed(&t, secs))
+		bench_progress("  WARNING: %s %s: kept after %d tries, the "
+			       "generator still waited %.0f ms for its CPU",
+			       bench_mode_names[b->mode], p->name,
+			       DISTURBED_TRIES, s->gen_waited_s * 1e3);
 	if (!s->verified)
 		bench_progress("  WARNING: %s %s: mode not verified: %s",
 			       bench_mode_names[s->mode], p->name, s->note);
