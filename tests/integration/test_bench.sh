@@ -101,8 +101,14 @@ t_json_keys() {
 	need(j.get("cpu", {}), ("lan_generator", "wan_generator", "router"), "cpu")
 	for i, s in enumerate(j.get("samples", [])):
 	    need(s, ("rep", "mode", "profile", "kind", "target_pps", "seconds", "offered",
-	             "forwarded", "lost", "directions", "router", "verified", "note"),
+	             "forwarded", "lost", "directions", "router", "verified", "note",
+	             "gen_waited_s", "disturbed_retries"),
 	         f"sample {i}")
+	    w = s.get("gen_waited_s")
+	    if w is not None and not 0 <= w <= s.get("seconds", 0) + 0.5:
+	        bad.append(f"sample {i}: gen_waited_s {w} outside 0..seconds")
+	    if not 0 <= s.get("disturbed_retries", -1) < 5:
+	        bad.append(f"sample {i}: disturbed_retries outside 0..4")
 	for i, r in enumerate(j.get("results", [])):
 	    need(r, ("mode", "profile", "max_pps", "max_mbps", "noloss_pps", "chain_ns",
 	             "router_ns", "max_pct_1g", "max_pct_10g", "noloss_pct_1g",
