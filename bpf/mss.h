@@ -58,13 +58,13 @@ __noinline int mss_clamp(struct xdp_md *ctx, __u32 tcp_off, __u32 v6,
 			 __u32 egress_mtu)
 {
 	struct xnat_config *cfg;
-	__u32 zero = 0, mss, opt_off, delta;
+	__u32 mss, opt_off, delta;
 	__be16 old, new;
 	__u16 check;
 	__u8 doff;
 	int at;
 
-	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
+	cfg = config_get();
 	if (!cfg)
 		return 0;
 	mss = mss_limit(ctx, cfg, v6, egress_mtu);

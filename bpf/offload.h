@@ -74,11 +74,10 @@ static int offload_expire(void *map, struct flow_key *key,
 			  struct flow_value *v)
 {
 	struct xnat_config *cfg;
-	__u32 zero = 0;
 	__u64 now, timeout;
 	__u8 why;
 
-	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
+	cfg = config_get();
 	if (!cfg)
 		return 0;
 	timeout = offload_timeout(cfg, key, v) * NSEC_PER_SEC;

@@ -241,7 +241,7 @@ int xdp_xnat(struct xdp_md *ctx)
 	rc = parse_packet(ctx, &p);
 	if (rc != XNAT_CONTINUE)
 		return count(&p, p.reason, rc);
-	cfg = bpf_map_lookup_elem(&xnat_config, &zero);
+	cfg = config_get();
 	if (!cfg)
 		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
 
