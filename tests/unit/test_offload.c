@@ -131,6 +131,21 @@ static bool test_refresh_alive_and_gone(void)
 	       refresh_due(40005) && run_handback(&gone);
 }
 
+/* A UDP entry of LAN_HOST:SPORT -> WAN_GW:DPORT, masqueraded to EXT_PORT,
+ * its timeout 100 s, with MARK. */
+static bool ct_udp(uint16_t sport, uint16_t dport, uint32_t mark)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "conntrack -I -p udp -s %s -d %s --sport %u --dport %u "
+		 "-r %s -q %s --reply-port-src %u --reply-port-dst %u "
+		 "-t 100 -m 0x%x >/dev/null 2>&1",
+		 LAN_HOST, WAN_GW, sport, dport, WAN_GW, NAT_ADDR, dport,
+		 EXT_PORT, mark);
+	return !sh(cmd);
+}
+
 /* UDP one way: an entry that never saw a reply, accepted in the original
  * direction, is offloaded that way; its reply direction is not. */
 static bool test_udp_one_way(void)
@@ -145,15 +160,9 @@ static bool test_udp_one_way(void)
 		{ .name = "udp reply not accepted", UDP_REPLY(5000, EXT_PORT),
 		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_UNMARKED },
 	};
-	char cmd[512];
 
-	snprintf(cmd, sizeof(cmd),
-		 "conntrack -I -p udp -s %s -d %s --sport 40006 --dport 5000 "
-		 "-r %s -q %s --reply-port-src 5000 --reply-port-dst %u "
-		 "-t 100 -m 0x%x >/dev/null 2>&1",
-		 LAN_HOST, WAN_GW, WAN_GW, NAT_ADDR, EXT_PORT, MARK_ORIG);
-	return reset() && !sh(cmd) && run_fixtures(f, ARRAY_SIZE(f)) &&
-	       flows_are(1);
+	return reset() && ct_udp(40006, 5000, MARK_ORIG) &&
+	       run_fixtures(f, ARRAY_SIZE(f)) && flows_are(1);
 }
 
 /*
@@ -181,32 +190,11 @@ static bool test_exceptions_go_up(void)
 	static const struct fixture hit = { .name = "udp hit",
 		UDP_OUT(40000, 53), .verdict = XDP_REDIRECT,
 		.reason = XNAT_FWD_FAST, UDP_OUT_NAT(EXT_PORT, 53) };
-	char cmd[512];
 
-	snprintf(cmd, sizeof(cmd),
-		 "conntrack -I -p udp -s %s -d %s --sport 40000 --dport 53 "
-		 "-r %s -q %s --reply-port-src 53 --reply-port-dst %u "
-		 "-t 100 -m 0x%x >/dev/null 2>&1",
-		 LAN_HOST, WAN_GW, WAN_GW, NAT_ADDR, EXT_PORT, MARK_ORIG);
-	return reset() && !sh(cmd) && run_fixture(&opts) &&
+	return reset() && ct_udp(40000, 53, MARK_ORIG) && run_fixture(&opts) &&
 	       run_fixture(&ttl1) && flows_are(0) && run_fixture(&off) &&
 	       run_fixture(&opts) && run_fixture(&ttl1) && flows_are(1) &&
 	       run_fixture(&hit) && flows_are(1);
-}
-
-/* A UDP entry of LAN_HOST:SPORT -> WAN_GW:DPORT, masqueraded to EXT_PORT,
- * its timeout 100 s, with MARK. */
-static bool ct_udp(uint16_t sport, uint16_t dport, uint32_t mark)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd),
-		 "conntrack -I -p udp -s %s -d %s --sport %u --dport %u "
-		 "-r %s -q %s --reply-port-src %u --reply-port-dst %u "
-		 "-t 100 -m 0x%x >/dev/null 2>&1",
-		 LAN_HOST, WAN_GW, sport, dport, WAN_GW, NAT_ADDR, dport,
-		 EXT_PORT, mark);
-	return !sh(cmd);
 }
 
 /* [timeouts] udp_dns (here 30 s) and udp (300 s) set the timeout of the
@@ -348,14 +336,8 @@ static bool test_first_miss_not_looked_up(void)
 		{ .name = "unknown, third", UDP_OUT(40010, 5000),
 		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_FIRST },
 	};
-	char cmd[512];
 
-	snprintf(cmd, sizeof(cmd),
-		 "conntrack -I -p udp -s %s -d %s --sport 40009 --dport 5000 "
-		 "-r %s -q %s --reply-port-src 5000 --reply-port-dst %u "
-		 "-t 100 -m 0x%x >/dev/null 2>&1",
-		 LAN_HOST, WAN_GW, WAN_GW, NAT_ADDR, EXT_PORT, MARK_ORIG);
-	return reset() && seen_filter_fresh() && !sh(cmd) &&
+	return reset() && seen_filter_fresh() && ct_udp(40009, 5000, MARK_ORIG) &&
 	       run_fixture(&known[0]) && flows_are(0) &&
 	       ct_mark_is("-p udp --sport 40009", MARK_ORIG) &&
 	       run_fixture(&known[1]) && flows_are(1) &&
