@@ -79,57 +79,54 @@ static inline uint16_t csum_oracle_ipv4_hdr(const void *hdr)
 	return csum_oracle_finish(csum_oracle_add(0, hdr, hlen, 10));
 }
 
-/* Pseudo-header of RFC 768/793: addresses (network order bytes), zero,
- * protocol, L4 length. */
-static inline uint64_t csum_oracle_pseudo4(const void *saddr, const void *daddr,
-					   uint8_t proto, uint16_t l4_len)
+/*
+ * The pseudo-header's sum, laid out byte by byte as the RFCs draw it. ALEN
+ * (4 or 16) is the address length and says which: IPv4 (RFC 768/793):
+ * source, destination, zero, protocol, 16-bit L4 length; IPv6 (RFC 8200
+ * 8.1): source, destination, 32-bit L4 length, three zero bytes, next
+ * header.
+ */
+static inline uint64_t csum_oracle_pseudo(const void *saddr, const void *daddr,
+					  size_t alen, uint8_t proto,
+					  uint32_t l4_len)
 {
-	uint8_t ph[12];
+	uint8_t ph[40] = { 0 };
+	uint8_t *tail = ph + 2 * alen;
 	const uint8_t *s = saddr, *d = daddr;
-	int i;
+	size_t i;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < alen; i++) {
 		ph[i] = s[i];
-		ph[4 + i] = d[i];
+		ph[alen + i] = d[i];
 	}
-	ph[8] = 0;
-	ph[9] = proto;
-	ph[10] = l4_len >> 8;
-	ph[11] = l4_len & 0xff;
-	return csum_oracle_add(0, ph, sizeof(ph), -1);
-}
-
-/* Pseudo-header of RFC 8200 8.1: addresses, 32-bit length, next header. */
-static inline uint64_t csum_oracle_pseudo6(const void *saddr, const void *daddr,
-					   uint8_t nexthdr, uint32_t l4_len)
-{
-	uint8_t ph[40];
-	const uint8_t *s = saddr, *d = daddr;
-	int i;
-
-	for (i = 0; i < 16; i++) {
-		ph[i] = s[i];
-		ph[16 + i] = d[i];
+	if (alen == 4) {
+		tail[0] = 0;
+		tail[1] = proto;
+		tail[2] = l4_len >> 8;
+		tail[3] = l4_len & 0xff;
+		return csum_oracle_add(0, ph, 12, -1);
 	}
-	ph[32] = l4_len >> 24;
-	ph[33] = (l4_len >> 16) & 0xff;
-	ph[34] = (l4_len >> 8) & 0xff;
-	ph[35] = l4_len & 0xff;
-	ph[36] = ph[37] = ph[38] = 0;
-	ph[39] = nexthdr;
-	return csum_oracle_add(0, ph, sizeof(ph), -1);
+	tail[0] = l4_len >> 24;
+	tail[1] = (l4_len >> 16) & 0xff;
+	tail[2] = (l4_len >> 8) & 0xff;
+	tail[3] = l4_len & 0xff;
+	tail[4] = tail[5] = tail[6] = 0;
+	tail[7] = proto;
+	return csum_oracle_add(0, ph, 40, -1);
 }
 
 /*
- * TCP/UDP checksum over IPv4: pseudo-header plus L4 header and payload
- * (LEN bytes at L4, checksum at CSUM_OFF counted as zero). For UDP a
- * computed zero is sent as 0xffff (RFC 768, RFC 8200 8.1).
+ * TCP/UDP checksum over IPv4 (ALEN 4) or IPv6 (ALEN 16): pseudo-header
+ * plus L4 header and payload (LEN bytes at L4, checksum at CSUM_OFF
+ * counted as zero). For UDP a computed zero is sent as 0xffff (RFC 768,
+ * RFC 8200 8.1).
  */
-static inline uint16_t csum_oracle_l4_v4(const void *saddr, const void *daddr,
-					 uint8_t proto, const void *l4,
-					 uint16_t len, long csum_off)
+static inline uint16_t csum_oracle_l4(const void *saddr, const void *daddr,
+				      size_t alen, uint8_t proto,
+				      const void *l4, uint32_t len,
+				      long csum_off)
 {
-	uint64_t acc = csum_oracle_pseudo4(saddr, daddr, proto, len);
+	uint64_t acc = csum_oracle_pseudo(saddr, daddr, alen, proto, len);
 	uint16_t c = csum_oracle_finish(csum_oracle_add(acc, l4, len, csum_off));
 
 	if (proto == 17 && c == 0)
@@ -137,16 +134,18 @@ static inline uint16_t csum_oracle_l4_v4(const void *saddr, const void *daddr,
 	return c;
 }
 
+static inline uint16_t csum_oracle_l4_v4(const void *saddr, const void *daddr,
+					 uint8_t proto, const void *l4,
+					 uint16_t len, long csum_off)
+{
+	return csum_oracle_l4(saddr, daddr, 4, proto, l4, len, csum_off);
+}
+
 static inline uint16_t csum_oracle_l4_v6(const void *saddr, const void *daddr,
 					 uint8_t nexthdr, const void *l4,
 					 uint32_t len, long csum_off)
 {
-	uint64_t acc = csum_oracle_pseudo6(saddr, daddr, nexthdr, len);
-	uint16_t c = csum_oracle_finish(csum_oracle_add(acc, l4, len, csum_off));
-
-	if (nexthdr == 17 && c == 0)
-		c = 0xffff;
-	return c;
+	return csum_oracle_l4(saddr, daddr, 16, nexthdr, l4, len, csum_off);
 }
 
 /* ICMPv4: no pseudo-header. */
@@ -166,21 +165,27 @@ static inline bool csum_oracle_ipv4_hdr_ok(const void *hdr)
 	return csum_oracle_fold(csum_oracle_add(0, hdr, hlen, -1)) == 0xffff;
 }
 
+/* The same for TCP/UDP over IPv4 (ALEN 4) or IPv6 (ALEN 16). */
+static inline bool csum_oracle_l4_ok(const void *saddr, const void *daddr,
+				     size_t alen, uint8_t proto,
+				     const void *l4, uint32_t len)
+{
+	uint64_t acc = csum_oracle_pseudo(saddr, daddr, alen, proto, len);
+
+	return csum_oracle_fold(csum_oracle_add(acc, l4, len, -1)) == 0xffff;
+}
+
 static inline bool csum_oracle_l4_v4_ok(const void *saddr, const void *daddr,
 					uint8_t proto, const void *l4, uint16_t len)
 {
-	uint64_t acc = csum_oracle_pseudo4(saddr, daddr, proto, len);
-
-	return csum_oracle_fold(csum_oracle_add(acc, l4, len, -1)) == 0xffff;
+	return csum_oracle_l4_ok(saddr, daddr, 4, proto, l4, len);
 }
 
 static inline bool csum_oracle_l4_v6_ok(const void *saddr, const void *daddr,
 					uint8_t nexthdr, const void *l4,
 					uint32_t len)
 {
-	uint64_t acc = csum_oracle_pseudo6(saddr, daddr, nexthdr, len);
-
-	return csum_oracle_fold(csum_oracle_add(acc, l4, len, -1)) == 0xffff;
+	return csum_oracle_l4_ok(saddr, daddr, 16, nexthdr, l4, len);
 }
 
 #endif /* XNAT_TEST_CSUM_ORACLE_H */

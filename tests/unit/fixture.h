@@ -134,89 +134,66 @@ struct fixture {
 
 /* ---- Packets the tests of several files send ------------------------- */
 
-#define UDP_OUT(sp, dp)                                                      \
-	.ingress = LAN,                                                       \
-	.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,                 \
-		.proto = IPPROTO_UDP, .sport = sp, .dport = dp,               \
-		.ttl = 64, .ip_id = 0x1234 }
+/* A packet on one line: UDP or TCP from the MAC pair M (FROM_LAN...),
+ * SA:SP -> DA:DP, then any other fields of struct pkt_spec. */
+#define UDP_PKT(m, sa, da, sp, dp, ...)                                      \
+	{ m, .saddr = sa, .daddr = da, .proto = IPPROTO_UDP, .sport = sp,     \
+	  .dport = dp, __VA_ARGS__ }
+#define TCP_PKT(m, sa, da, sp, dp, ...)                                      \
+	{ m, .saddr = sa, .daddr = da, .proto = IPPROTO_TCP, .sport = sp,     \
+	  .dport = dp, __VA_ARGS__ }
 
-#define UDP_OUT_NAT(sp, dp)                                                  \
-	.has_out = true,                                                      \
-	.out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,                  \
-		 .proto = IPPROTO_UDP, .sport = sp, .dport = dp,              \
-		 .ttl = 63, .ip_id = 0x1234 }
+/* UDP from the LAN host to the WAN gateway and as NAT sends it on; a
+ * reply from the gateway and as NAT delivers it. */
+#define UDP_OUT(sp, dp) .ingress = LAN,                                      \
+	.in = UDP_PKT(FROM_LAN, LAN_HOST, WAN_GW, sp, dp, .ttl = 64, .ip_id = 0x1234)
+#define UDP_OUT_NAT(sp, dp) .has_out = true,                                 \
+	.out = UDP_PKT(TO_WAN, NAT_ADDR, WAN_GW, sp, dp, .ttl = 63, .ip_id = 0x1234)
+#define UDP_REPLY(sp, dp) .ingress = WAN,                                    \
+	.in = UDP_PKT(FROM_WAN, WAN_GW, NAT_ADDR, sp, dp, .ttl = 57, .ip_id = 0xbeef)
+#define UDP_REPLY_NAT(sp, dp) .has_out = true,                               \
+	.out = UDP_PKT(TO_LAN, WAN_GW, LAN_HOST, sp, dp, .ttl = 56, .ip_id = 0xbeef)
 
-#define UDP_REPLY(sp, dp)                                                    \
-	.ingress = WAN,                                                       \
-	.in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,                 \
-		.proto = IPPROTO_UDP, .sport = sp, .dport = dp,               \
-		.ttl = 57, .ip_id = 0xbeef }
-
-#define UDP_REPLY_NAT(sp, dp)                                                \
-	.has_out = true,                                                      \
-	.out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,                  \
-		 .proto = IPPROTO_UDP, .sport = sp, .dport = dp,              \
-		 .ttl = 56, .ip_id = 0xbeef }
-
-#define TCP_OUT(sp, flags, sq, ak)                                           \
-	.ingress = LAN,                                                       \
-	.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,                 \
-		.proto = IPPROTO_TCP, .sport = sp, .dport = 443,              \
-		.tcp_flags = flags, .seq = sq, .ack_seq = ak, .ttl = 64,      \
-		.ip_id = 0x0101 }
-#define TCP_OUT_NAT(sp, flags, sq, ak)                                       \
-	.has_out = true,                                                      \
-	.out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,                  \
-		 .proto = IPPROTO_TCP, .sport = sp, .dport = 443,             \
-		 .tcp_flags = flags, .seq = sq, .ack_seq = ak, .ttl = 63,     \
-		 .ip_id = 0x0101 }
+#define TCP_OUT(sp, flags, sq, ak) .ingress = LAN,                           \
+	.in = TCP_PKT(FROM_LAN, LAN_HOST, WAN_GW, sp, 443, .tcp_flags = flags,  \
+		      .seq = sq, .ack_seq = ak, .ttl = 64, .ip_id = 0x0101)
+#define TCP_OUT_NAT(sp, flags, sq, ak) .has_out = true,                      \
+	.out = TCP_PKT(TO_WAN, NAT_ADDR, WAN_GW, sp, 443, .tcp_flags = flags,   \
+		       .seq = sq, .ack_seq = ak, .ttl = 63, .ip_id = 0x0101)
 
 /* An ICMP echo request from the LAN host, and as NAT sends it on. */
+#define ECHO_PKT(m, sa, da, id, sq, t)                                       \
+	{ m, .saddr = sa, .daddr = da, .proto = IPPROTO_ICMP,                 \
+	  .icmp_type = ICMP_ECHO, .icmp_id = id, .icmp_seq = sq, .ttl = t }
 #define ECHO_OUT(id, sq)                                                     \
-	.ingress = LAN,                                                       \
-	.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,                 \
-		.proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO, .icmp_id = id, \
-		.icmp_seq = sq, .ttl = 64 }
+	.ingress = LAN, .in = ECHO_PKT(FROM_LAN, LAN_HOST, WAN_GW, id, sq, 64)
 #define ECHO_OUT_NAT(sq)                                                     \
 	.has_out = true,                                                      \
-	.out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,                  \
-		 .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO,               \
-		 .icmp_id = LEARNED, .icmp_seq = sq, .ttl = 63 }
+	.out = ECHO_PKT(TO_WAN, NAT_ADDR, WAN_GW, LEARNED, sq, 63)
 
 /* IPv6 UDP from the LAN host, routed without NAT (TTL t in, t - 1 out). */
 #define UDP6_OUT(sp, dp, t)                                                  \
 	.ingress = LAN,                                                       \
-	.in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,               \
-		.proto = IPPROTO_UDP, .sport = sp, .dport = dp, .ttl = t }
+	.in = UDP_PKT(FROM_LAN, LAN6_HOST, WAN6_GW, sp, dp, .ttl = t)
 #define UDP6_OUT_ROUTED(sp, dp, t)                                           \
 	.has_out = true,                                                      \
-	.out = { TO_WAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,                \
-		 .proto = IPPROTO_UDP, .sport = sp, .dport = dp,              \
-		 .ttl = (t) - 1 }
+	.out = UDP_PKT(TO_WAN, LAN6_HOST, WAN6_GW, sp, dp, .ttl = (t) - 1)
 
 /* The first SYN of a port-forwarded connection (configs: 8080 -> the LAN
  * host's 80), as the WAN sends it and as the LAN server gets it. */
 #define FWD_SYN                                                               \
 	.ingress = WAN,                                                       \
-	.in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,                 \
-		.proto = IPPROTO_TCP, .sport = 33333, .dport = 8080,          \
-		.tcp_flags = TCP_SYN, .seq = 42, .ttl = 60, .ip_id = 7 },     \
+	.in = TCP_PKT(FROM_WAN, WAN_GW, NAT_ADDR, 33333, 8080,                \
+		      .tcp_flags = TCP_SYN, .seq = 42, .ttl = 60, .ip_id = 7), \
 	.verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .has_out = true,    \
-	.out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,                  \
-		 .proto = IPPROTO_TCP, .sport = 33333, .dport = 80,           \
-		 .tcp_flags = TCP_SYN, .seq = 42, .ttl = 59, .ip_id = 7 }
+	.out = TCP_PKT(TO_LAN, WAN_GW, LAN_HOST, 33333, 80,                   \
+		       .tcp_flags = TCP_SYN, .seq = 42, .ttl = 59, .ip_id = 7)
 
 /* A well-formed packet that the malformed tests then break. */
-#define MAL_UDP4                                                              \
-	.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,                 \
-		.proto = IPPROTO_UDP, .sport = 40000, .dport = 53 }
+#define MAL_UDP4 .in = UDP_PKT(FROM_LAN, LAN_HOST, WAN_GW, 40000, 53)
 #define MAL_TCP4                                                              \
-	.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,                 \
-		.proto = IPPROTO_TCP, .sport = 40000, .dport = 443,           \
-		.tcp_flags = TCP_SYN }
-#define MAL_UDP6                                                              \
-	.in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,               \
-		.proto = IPPROTO_UDP, .sport = 40000, .dport = 53 }
+	.in = TCP_PKT(FROM_LAN, LAN_HOST, WAN_GW, 40000, 443, .tcp_flags = TCP_SYN)
+#define MAL_UDP6 .in = UDP_PKT(FROM_LAN, LAN6_HOST, WAN6_GW, 40000, 53)
 #define MALFORMED .verdict = XDP_DROP, .reason = XNAT_DROP_MALFORMED
 
 /* Not forwarded, whichever of XDP_PASS/XDP_DROP and reason the program

@@ -231,43 +231,38 @@ static inline uint16_t pkt_fill_l4(uint8_t *l4, const struct pkt_spec *s)
 
 	switch (s->proto) {
 	case IPPROTO_UDP: {
-		struct udphdr uh;
+		struct udphdr uh = { .len = htons(sizeof(uh) + plen) };
 
 		hlen = sizeof(uh);
-		memset(&uh, 0, hlen);
-		uh.source = htons(s->sport);
-		uh.dest = htons(s->dport);
-		uh.len = htons(hlen + plen);
 		memcpy(l4, &uh, hlen);
 		break;
 	}
 	case IPPROTO_TCP: {
-		struct tcphdr th;
+		struct tcphdr th = { .seq = htonl(s->seq),
+				     .ack_seq = htonl(s->ack_seq), .doff = 5,
+				     .window = htons(64240) };
 
 		hlen = sizeof(th);
-		memset(&th, 0, hlen);
-		th.source = htons(s->sport);
-		th.dest = htons(s->dport);
-		th.seq = htonl(s->seq);
-		th.ack_seq = htonl(s->ack_seq);
-		th.doff = 5;
-		th.window = htons(64240);
 		memcpy(l4, &th, hlen);
 		l4[13] = s->tcp_flags;
 		break;
 	}
 	default: { /* ICMP and ICMPv6 share the echo layout */
-		struct icmphdr ih;
+		struct icmphdr ih = { .type = s->icmp_type,
+				      .code = s->icmp_code };
 
-		hlen = sizeof(ih);
-		memset(&ih, 0, hlen);
-		ih.type = s->icmp_type;
-		ih.code = s->icmp_code;
 		ih.un.echo.id = htons(s->icmp_id);
 		ih.un.echo.sequence = htons(s->icmp_seq);
+		hlen = sizeof(ih);
 		memcpy(l4, &ih, hlen);
 		break;
 	}
+	}
+	if (s->proto == IPPROTO_UDP || s->proto == IPPROTO_TCP) {
+		/* Both headers start with the source and destination port. */
+		uint16_t ports[2] = { htons(s->sport), htons(s->dport) };
+
+		memcpy(l4, ports, sizeof(ports));
 	}
 	memcpy(l4 + hlen, pl, plen);
 	return hlen + plen;
