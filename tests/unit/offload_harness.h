@@ -8,6 +8,10 @@
 #ifndef XNAT_TEST_OFFLOAD_HARNESS_H
 #define XNAT_TEST_OFFLOAD_HARNESS_H
 
+#include <net/if.h>
+#include <sys/socket.h>
+#include <linux/if_packet.h>
+#include <unistd.h>
 #include "fixture.h"
 
 #define MARK_ORIG  0x40000000u
@@ -207,6 +211,57 @@ static inline bool ct_established(const char *filter, long min_s)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * Hand the segment S (an IPv4 TCP spec), advertising WINDOW, to the
+ * kernel's conntrack for real: sent into the veth peer of the port its
+ * side names, it arrives there as from the wire. Conntrack then records
+ * that sender's next sequence number and window (td_end, td_maxwin),
+ * which no ctnetlink insert sets. A table of the test's own namespace
+ * hooks conntrack in (the ct expression) and drops the segment after
+ * (nothing forwarded or answered); be_liberal as xnat sets it. Done once
+ * the entry FILTER selects (ct_tcp()'s, 100 s) has been refreshed to the
+ * namespace's established timeout (5 days): a bounded poll.
+ */
+static inline bool ct_feed(enum side side, const struct pkt_spec *s,
+			   uint16_t window, const char *filter)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+				   .sll_halen = ETH_ALEN };
+	uint8_t buf[PKT_MAX], *l3 = buf + sizeof(struct ethhdr);
+	uint8_t *l4 = l3 + sizeof(struct iphdr);
+	size_t len = pkt_build(buf, s);
+	bool ok = false;
+	int fd, i;
+
+	l4[14] = window >> 8;
+	l4[15] = window & 0xff;
+	pkt_fill_l4_csum_v4(l3, l4, len - (size_t)(l4 - buf), s);
+	sll.sll_ifindex = if_nametoindex(side == LAN ? "lan0p" : "wan0p");
+	if (write_file("/proc/sys/net/netfilter/nf_conntrack_tcp_be_liberal", "1") ||
+	    sh("nft add table ip xnat_ut_feed && "
+	       "nft add chain ip xnat_ut_feed pre "
+	       "'{ type filter hook prerouting priority 0; }' && "
+	       "nft add rule ip xnat_ut_feed pre ct state established drop && "
+	       "nft add rule ip xnat_ut_feed pre meta l4proto tcp drop"))
+		return false;
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && sll.sll_ifindex &&
+	    sendto(fd, buf, len, 0, (struct sockaddr *)&sll, sizeof(sll)) ==
+		    (ssize_t)len) {
+		for (i = 0; i < 200 && !ok; i++) {
+			ok = ct_timeout(filter) > 1000;
+			if (!ok)
+				usleep(10000);
+		}
+	}
+	if (fd < 0 || !ok)
+		fprintf(stderr, "  conntrack did not see the segment: %s\n",
+			fd < 0 ? strerror(errno) : "entry not refreshed");
+	if (fd >= 0)
+		close(fd);
+	return !sh("nft delete table ip xnat_ut_feed") && ok;
 }
 
 /* Each binary's first test: the offload map, and conntrack(8). */
