@@ -166,6 +166,36 @@ static bool test_blind_rst_fin_dropped(void)
 }
 
 /*
+ * The receiver's window of a FIN or RST on the fast path whose receiver's
+ * direction is not offloaded: conntrack's record of that receiver
+ * (td_maxwin), here 8000 bytes from a real segment conntrack saw, not the
+ * sender's own 64240. A RST one byte beyond it is dropped, one at its edge
+ * obeyed. Were the window taken from the sender, or not judged without
+ * the receiver's entry, the first would go up and end the connection.
+ */
+static bool test_td_maxwin_fallback(void)
+{
+	static const struct fixture reply = { .name = "reply, seen by conntrack",
+		REPLY_ACK(ACK) };
+	static const struct fixture orig = { .name = "orig offloaded",
+		ORIG_ACK(40019, ACK), .verdict = XDP_REDIRECT,
+		.reason = XNAT_FWD_OFFLOAD, ORIG_OUT(ACK) };
+	static const struct fixture beyond = { .name = "rst just beyond 8000",
+		ORIG_AT(40019, TCP_RST | ACK, ORIG_NEXT + 8001),
+		.verdict = XDP_DROP, .reason = XNAT_DROP_TCP_WINDOW };
+	static const struct fixture edge = { .name = "rst at 8000",
+		ORIG_AT(40019, TCP_RST | ACK, ORIG_NEXT + 8000),
+		.verdict = XDP_PASS, .reason = XNAT_PASS_CT_TCP_END };
+	struct pkt_spec in = reply.in;
+	const char *filter = "-p tcp --sport 40019";
+
+	return reset() && ct_tcp(40019, "ESTABLISHED", MARK_ORIG) &&
+	       ct_feed(WAN, &in, 8000, filter) && run_fixture(&orig) &&
+	       flows_are(1) && run_fixture(&beyond) && flows_are(1) &&
+	       ct_established(filter, 1000) && run_handback(&edge);
+}
+
+/*
  * A RST whose own direction the kernel carries while XDP carries the
  * other (only the LAN side is offloaded here) misses the flow table, yet
  * ends the connection as one on the fast path does: the LAN side's entry
@@ -330,6 +360,7 @@ static const struct test tests[] = {
 	{ .name = "blind_rst_fin_dropped", .fn = test_blind_rst_fin_dropped },
 	{ .name = "untracked_entry_not_judged",
 	  .fn = test_untracked_entry_not_judged },
+	{ .name = "td_maxwin_fallback", .fn = test_td_maxwin_fallback },
 	{ .name = "miss_rst_ends_other_half",
 	  .fn = test_miss_rst_ends_other_half },
 	{ .name = "miss_blind_rst_fin_dropped",
