@@ -57,6 +57,21 @@ wait_offloaded() {
 		offloaded_matching "$@"
 }
 
+# Wait (at most 10 s) until the server of tcp_idle_connection PORT has
+# all six writes: from then on the connection is silent until its FIN.
+# A segment after its conntrack entry is deleted would be picked up by
+# conntrack as a new connection (nf_conntrack_tcp_loose), which XDP then
+# offloads again, and the test would see its flow come back.
+wait_idle() {
+	local f=$TB_WORK/idle.$1
+	for _ in $(seq 50); do
+		grep -q x6 "$f" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	echo "the connection on port $1 did not finish its writes: $(cat "$f" 2>/dev/null)"
+	return 1
+}
+
 # An operator's own table drops one LAN host's TCP to one port. In xdp mode
 # such a chain never sees LAN->WAN connections; in offload mode it sees the
 # first packets of each, so its drop holds while the other host's traffic
@@ -119,6 +134,7 @@ test_conntrack_delete() {
 	# address.
 	wait_offloaded -eq 2 "dst=$WAN_HOST4" "dport=$SRV_PORT" ||
 		fail "the connection was not offloaded both ways"
+	wait_idle $SRV_PORT || fail "the connection is not idle"
 	check on_rtr conntrack -D -p tcp --orig-dst "$WAN_HOST4" \
 		--dport "$SRV_PORT"
 	wait_offloaded -eq 0 "dst=$WAN_HOST4" "dport=$SRV_PORT" ||
@@ -127,6 +143,7 @@ test_conntrack_delete() {
 	tcp_idle_connection $((SRV_PORT + 1)) 15
 	wait_offloaded -eq 2 "dst=$WAN_HOST4" "dport=$((SRV_PORT + 1))" ||
 		fail "the second connection was not offloaded both ways"
+	wait_idle $((SRV_PORT + 1)) || fail "the second connection is not idle"
 	check on_rtr conntrack -F
 	wait_offloaded -eq 0 "dst=$WAN_HOST4" "dport=$((SRV_PORT + 1))" ||
 		fail "conntrack -F left the flow on the fast path"
@@ -134,6 +151,7 @@ test_conntrack_delete() {
 	tcp_idle_connection $((SRV_PORT + 2)) 15
 	wait_offloaded -eq 2 "dst=$WAN_HOST4" "dport=$((SRV_PORT + 2))" ||
 		fail "the third connection was not offloaded both ways"
+	wait_idle $((SRV_PORT + 2)) || fail "the third connection is not idle"
 	check on_rtr nft add table inet xnat_test_change
 	check on_rtr nft delete table inet xnat_test_change
 	wait_offloaded -eq 0 "dst=$WAN_HOST4" "dport=$((SRV_PORT + 2))" ||
