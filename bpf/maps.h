@@ -19,10 +19,11 @@
  * visits them: it pops a batch each tick and pushes back the ones still
  * alive. max_entries is set from [flows] max (and a quarter more, for
  * entries whose flow was removed some other way) before load. */
+#define XNAT_EXPIRY_MAX_DEFAULT (65536 + 16384)
 struct {
 	__uint(type, BPF_MAP_TYPE_QUEUE);
 	__type(value, struct expiry_ref);
-	__uint(max_entries, 65536 + 16384);
+	__uint(max_entries, XNAT_EXPIRY_MAX_DEFAULT);
 } xnat_expiry SEC(".maps");
 
 /* The sweeper's timer, and the connections `xnat flows delete` marked:

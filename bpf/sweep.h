@@ -13,6 +13,11 @@
  * its timeout plus one cycle, never before. The fast path only refreshes
  * last_seen_ns, as before.
  *
+ * A live connection's reference, popped, must find room to go back: new
+ * connections are queued only while the count of references (queued,
+ * stale ones included) leaves SWEEP_RESERVE slots free; beyond that
+ * they go to the kernel (pass_table_full), as when the queue is full.
+ *
  * Offload mode keeps its per-entry timers (offload.h): its entries are
  * never queued.
  */
@@ -32,6 +37,15 @@
 #define SWEEP_BATCH_MAX 4096
 /* `xnat flows delete` marks at most this many per tick are ended at once. */
 #define SWEEP_NOW_MAX 256
+/* Slots of xnat_expiry new connections leave free for the sweeper's
+ * push-backs. A reference is counted in queued from before its push to
+ * after its pop, so the sweeper's own are always counted; new connections
+ * check the count then add to it, so those racing on other CPUs can
+ * overshoot it by one each: room for 64 pushing in the same instant. */
+#define SWEEP_RESERVE 64
+
+/* xnat_expiry's capacity: the loader sets both (user/loader.c). */
+const volatile __u32 sweep_queue_max = XNAT_EXPIRY_MAX_DEFAULT;
 
 /* Has this program (this load of it) made the timer call its own
  * callback? A reload's new program takes the pinned timer over with its
@@ -76,9 +90,10 @@ static int sweep_one(__u32 i, void *ctx)
 	if (!flow_is_over(cfg, &ref.key, ov, rv, bpf_ktime_get_ns()) &&
 	    !bpf_map_push_elem(&xnat_expiry, &ref, 0))
 		return 0;
-	/* Over; or alive, but the queue filled while it was out (more
-	 * stale references than its spare quarter): a connection that is
-	 * not queued would never end, so it ends now. */
+	/* Over; or alive, but the queue filled while it was out, which
+	 * SWEEP_RESERVE prevents unless more CPUs than it raced (or
+	 * something pushed past the count): a connection that is not
+	 * queued would never end, so it ends now. */
 	flow_end(cfg, &ref.key, ov, &rkey, rv);
 	__sync_fetch_and_add(&s->queued, (__u64)-1);
 	s->swept++;
@@ -155,19 +170,23 @@ static __noinline void sweep_claim(void)
  * Queue a new connection (its ORIG key, entry created at CREATED) for
  * the sweeper. Called once both entries are in the table: a sweep that
  * found the reference before them would drop it. 0, or -ENOSPC when the
- * queue is full (the caller takes the connection out again).
+ * queue is full but for SWEEP_RESERVE (the caller takes the connection
+ * out again).
  */
 static __always_inline int sweep_track(const struct flow_key *okey,
 				       __u64 created)
 {
 	struct expiry_ref ref = { .key = *okey, .created = (__u32)created };
-	struct flow_sweep *s;
+	struct flow_sweep *s = sweep_get();
 
-	if (bpf_map_push_elem(&xnat_expiry, &ref, 0))
+	if (!s || s->queued + SWEEP_RESERVE >= sweep_queue_max)
 		return -ENOSPC;
-	s = sweep_get();
-	if (s)
-		__sync_fetch_and_add(&s->queued, 1);
+	/* Counted before it is pushed: the sweeper may pop it at once. */
+	__sync_fetch_and_add(&s->queued, 1);
+	if (bpf_map_push_elem(&xnat_expiry, &ref, 0)) {
+		__sync_fetch_and_add(&s->queued, (__u64)-1);
+		return -ENOSPC;
+	}
 	if (!sweep_claimed)
 		sweep_claim();
 	return 0;

@@ -95,6 +95,9 @@ static struct xnat_bpf *skel_open(const struct config *cfg)
 		err = bpf_map__set_max_entries(skel->maps.xnat_expiry,
 					       cfg->flows_max +
 					       cfg->flows_max / 4 + 64);
+	/* The sweeper keeps room in it by this count (bpf/sweep.h). */
+	skel->rodata->sweep_queue_max =
+		bpf_map__max_entries(skel->maps.xnat_expiry);
 	if (err) {
 		xnat_bpf__destroy(skel);
 		errno = -err;
