@@ -53,6 +53,11 @@ struct status {
 	bool config_changed;    /* the file differs from what was loaded */
 	char cfg_err[CONFIG_ERR_LEN];
 	struct table_fill fill;
+	/* xdp mode's expiry queue (bpf/sweep.h): references queued (live
+	 * connections, and ended ones the sweeper has yet to skip), its
+	 * capacity, the connections the sweeper ended. have_sweep: read. */
+	bool have_sweep;
+	unsigned long long sweep_queued, sweep_max, swept;
 	char nat_addr[INET_ADDRSTRLEN];
 	int n_wan_addrs;
 	char wan_addrs[MAX_WAN_ADDRS][INET_ADDRSTRLEN];
@@ -91,6 +96,34 @@ static int flow_table_fill(struct table_fill *t)
 	}
 	close(fd);
 	return 0;
+}
+
+/* The sweeper's queue: its fill from the count the data path keeps in
+ * xnat_sweep (bpf/map_sweep.h struct flow_sweep), its capacity from the
+ * queue map. Missing under a data path from before the sweeper. */
+static void sweep_fill(struct status *s)
+{
+	struct {
+		struct bpf_timer timer;
+		__u64 queued;
+		__u64 swept;
+	} v;
+	struct bpf_map_info qi = {}, si = {};
+	__u32 qlen = sizeof(qi), slen = sizeof(si), zero = 0;
+	int qfd = pins_map_open(MAP_EXPIRY), sfd = pins_map_open(MAP_SWEEP);
+
+	if (qfd >= 0 && sfd >= 0 && !bpf_obj_get_info_by_fd(qfd, &qi, &qlen) &&
+	    !bpf_obj_get_info_by_fd(sfd, &si, &slen) &&
+	    si.value_size == sizeof(v) && !bpf_map_lookup_elem(sfd, &zero, &v)) {
+		s->have_sweep = true;
+		s->sweep_queued = v.queued;
+		s->sweep_max = qi.max_entries;
+		s->swept = v.swept;
+	}
+	if (qfd >= 0)
+		close(qfd);
+	if (sfd >= 0)
+		close(sfd);
 }
 
 static const char *role_of(const char *name, const struct config *cfg)
@@ -271,6 +304,7 @@ static void gather(struct status *s)
 	if (s->st.mode == MODE_XDP) {
 		mem_pinned_bytes(pins_dir(), &s->map_bytes);
 		addr_use(s);
+		sweep_fill(s);
 	}
 }
 
@@ -354,6 +388,13 @@ static void json_tables(const struct status *s)
 	json_u64("max", s->fill.max);
 	json_u64("max_connections", s->fill.max / 2);
 	json_obj_end();
+	if (s->have_sweep) {
+		json_obj_begin("sweep");
+		json_u64("queued", s->sweep_queued);
+		json_u64("max", s->sweep_max);
+		json_u64("ended", s->swept);
+		json_obj_end();
+	}
 	if (s->st.mode != MODE_XDP)
 		return;
 	/* The maps are preallocated whole; timers grow with use. */
@@ -465,6 +506,10 @@ static void print_text(const struct status *s)
 		return;
 	printf("flows:   %lu of %lu entries (two per connection)\n",
 	       s->fill.entries, s->fill.max);
+	if (s->have_sweep)
+		printf("sweep:   %llu of %llu queued for expiry (full: new "
+		       "connections go to the kernel, pass_table_full), %llu "
+		       "ended\n", s->sweep_queued, s->sweep_max, s->swept);
 	printf("memory:  %llu MB of kernel memory in maps (preallocated), up to "
 	       "%llu MB more in timers when full\n", s->map_bytes >> 20,
 	       mem_timers_bytes(s->fill.max / 2) >> 20);

@@ -310,6 +310,34 @@ test_netns_option() {
 		fail "under ip netns exec: not up in mode $TB_MODE"
 }
 
+# XDP only: `xnat status` shows the sweeper's expiry queue (bpf/sweep.h):
+# a UDP connection XDP made is queued, the capacity is [flows] max and a
+# quarter more, plus 64 (user/loader.c), and the text says the same.
+# shellcheck disable=SC2034 # TEST_MODES is read by lib.sh
+TEST_MODES[sweep_status]=xdp
+test_sweep_status() {
+	local tok="xnat-sweep-$RANDOM" q max conns
+
+	echo_server "$NS_WAN" udp $((SRV_PORT + 3)) || fail "no server"
+	check udp_ask "$NS_LAN" "UDP:$WAN_HOST4:$((SRV_PORT + 3))" "$tok"
+	bg_stop "$BG_PID"
+	check xnat status --json
+	q=$(json_q "j['sweep']['queued']" <<<"$CHECK_OUT") ||
+		fail "no sweep.queued in status --json"
+	max=$(json_q "j['sweep']['max']" <<<"$CHECK_OUT") || fail "no sweep.max"
+	json_q "j['sweep']['ended']" <<<"$CHECK_OUT" >/dev/null ||
+		fail "no sweep.ended"
+	conns=$(json_q "j['flows']['max_connections']" <<<"$CHECK_OUT")
+	echo "sweep: $q queued of $max; $conns connections at most"
+	[ "$q" -ge 1 ] && [ "$q" -le "$max" ] ||
+		fail "the UDP connection is not queued ($q of $max)"
+	[ "$max" -eq $((conns + conns / 4 + 64)) ] ||
+		fail "queue capacity $max, expected $((conns + conns / 4 + 64))"
+	check xnat status
+	grep -Eq "^sweep: +[0-9]+ of $max queued for expiry .*pass_table_full" \
+		<<<"$CHECK_OUT" || fail "no sweep line in status"
+}
+
 # XDP only: after TCP and UDP traffic the counters show both paths (the first
 # packet of a flow takes the slow path, the rest the fast path), and the flow
 # table lists the LAN host's connection as SNAT while it is open.
