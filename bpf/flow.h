@@ -131,6 +131,20 @@ static __always_inline struct flow_value *flow_lookup(const struct pkt *p)
 	return v;
 }
 
+/* The other direction's entry of the connection whose entry for P is V,
+ * or NULL. Its key is built in the per-CPU scratch, not on the stack (the
+ * callers' frames are deep). */
+static __always_inline struct flow_value *
+flow_reply_lookup(const struct pkt *p, const struct flow_value *v)
+{
+	struct xnat_tmp *t = xnat_tmp_get();
+
+	if (!t)
+		return NULL;
+	flow_reply_key(&p->key, v, &t->rkey);
+	return bpf_map_lookup_elem(&xnat_flows, &t->rkey);
+}
+
 /* Apply V to the packet: the whole per-packet work of a hit. 0, or
  * -EINVAL when a header is not where the parse put it. */
 static __always_inline int flow_rewrite(struct pkt *p,

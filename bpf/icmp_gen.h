@@ -141,6 +141,22 @@ static __always_inline int icmp_reshape(struct xdp_md *ctx, __u32 l2,
 		       -1 : 0;
 }
 
+/* icmp_reshape(), then the new IP header (and its HDR bytes of IP and
+ * ICMP header, checked against *END, the new end), or NULL. */
+static __always_inline void *icmp_reshape_l3(struct xdp_md *ctx, __u32 l2,
+					     __u32 hdr, __u32 quote, void **end)
+{
+	void *l3;
+
+	if (icmp_reshape(ctx, l2, hdr, quote))
+		return NULL;
+	l3 = (void *)(long)ctx->data + (l2 & 0x1f);
+	*end = (void *)(long)ctx->data_end;
+	if (l3 + hdr > *end)
+		return NULL;
+	return l3;
+}
+
 static __always_inline int icmp_build_v4(struct xdp_md *ctx, __u32 l2,
 					 __be32 src, __u32 kind, __u32 mtu)
 {
@@ -156,14 +172,10 @@ static __always_inline int icmp_build_v4(struct xdp_md *ctx, __u32 l2,
 	dst = ip->saddr;
 	q = bpf_ntohs(ip->tot_len);
 	q = q < ICMP_QUOTE_MAX ? q : ICMP_QUOTE_MAX;
-	if (icmp_reshape(ctx, l2, sizeof(*ip) + sizeof(*ih), q))
+	ip = icmp_reshape_l3(ctx, l2, sizeof(*ip) + sizeof(*ih), q, &end);
+	if (!ip)
 		return -1;
-	data = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	ip = data + (l2 & 0x1f);
 	ih = (void *)(ip + 1);
-	if ((void *)(ih + 1) > end)
-		return -1;
 	ip->version = 4;
 	ip->ihl = 5;
 	ip->tos = 0xc0; /* internetwork control, as Linux's errors */
@@ -208,14 +220,10 @@ static __always_inline int icmp_build_v6(struct xdp_md *ctx, __u32 l2,
 	dst = ip6->saddr;
 	q = sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
 	q = q < ICMP_QUOTE_MAX ? q : ICMP_QUOTE_MAX;
-	if (icmp_reshape(ctx, l2, sizeof(*ip6) + sizeof(*ih), q))
+	ip6 = icmp_reshape_l3(ctx, l2, sizeof(*ip6) + sizeof(*ih), q, &end);
+	if (!ip6)
 		return -1;
-	data = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	ip6 = data + (l2 & 0x1f);
 	ih = (void *)(ip6 + 1);
-	if ((void *)(ih + 1) > end)
-		return -1;
 	*(__be32 *)ip6 = bpf_htonl(6 << 28);
 	ip6->payload_len = bpf_htons(sizeof(*ih) + q);
 	ip6->nexthdr = IPPROTO_ICMPV6;

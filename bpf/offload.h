@@ -232,16 +232,11 @@ static __always_inline int offload_in_window(const struct pkt *p,
 					     __u32 seq)
 {
 	struct flow_value *r;
-	struct xnat_tmp *t;
 	__u32 win;
 
 	if (!(v->tcp_flags_seen & TCP_TRACK_SEEN))
 		return 1;
-	t = xnat_tmp_get();
-	if (!t)
-		return 1;
-	flow_reply_key(&p->key, v, &t->rkey);
-	r = bpf_map_lookup_elem(&xnat_flows, &t->rkey);
+	r = flow_reply_lookup(p, v);
 	if (r && (r->tcp_flags_seen & TCP_TRACK_SEEN)) {
 		win = tcp_win_bytes(r->tcp_win);
 	} else {

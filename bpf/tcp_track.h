@@ -197,7 +197,6 @@ static __always_inline int tcp_track(struct xdp_md *ctx, struct pkt *p,
 {
 	struct tcphdr *th = p->l4;
 	struct flow_value *other;
-	struct xnat_tmp *t;
 	__u8 flags = p->tcp_flags;
 
 	/* Offloaded flows: offload.h tracks them, and judges their FIN
@@ -214,11 +213,7 @@ static __always_inline int tcp_track(struct xdp_md *ctx, struct pkt *p,
 		return 0;
 	}
 
-	t = xnat_tmp_get();
-	if (!t)
-		return 0;
-	flow_reply_key(&p->key, v, &t->rkey);
-	other = bpf_map_lookup_elem(&xnat_flows, &t->rkey);
+	other = flow_reply_lookup(p, v);
 	if (!other) {
 		tcp_track_sender(ctx, v, p, th);
 		return 0;
