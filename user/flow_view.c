@@ -16,26 +16,19 @@ static const char *const tcp_states[] = { "syn_sent", "established",
 int flow_filter_parse(int argc, char **argv, struct flow_filter *f, char *err,
 		      size_t errlen)
 {
-	memset(f, 0, sizeof(*f));
-	for (int i = 0; i < argc; i++) {
-		const char *word = argv[i], *arg;
+	const char *word, *arg;
+	int i = 0, rc;
 
-		if (!strcmp(word, "and"))
-			continue;
-		if (i + 1 >= argc) {
-			snprintf(err, errlen, "filter: '%s' needs a value "
-				 "(host ADDR, port N, proto P, state S)", word);
-			return -EINVAL;
-		}
-		arg = argv[++i];
-		if (!strcmp(word, "host")) {
-			if (filter_host_parse(arg, &f->host, &f->family, err,
-					      errlen))
-				return -EINVAL;
+	memset(f, 0, sizeof(*f));
+	while ((rc = filter_next(argc, argv, &i, &word, &arg, "state S", err,
+				 errlen)) > 0) {
+		rc = filter_host_port(word, arg, &f->host, &f->family, &f->port,
+				      err, errlen);
+		if (rc < 0)
+			return rc;
+		if (rc == FILTER_HOST) {
 			f->match |= FLOW_MATCH_HOST;
-		} else if (!strcmp(word, "port")) {
-			if (filter_port_parse(arg, &f->port, err, errlen))
-				return -EINVAL;
+		} else if (rc == FILTER_PORT) {
 			f->match |= FLOW_MATCH_PORT;
 		} else if (!strcmp(word, "proto")) {
 			if (!strcmp(arg, "tcp"))
@@ -71,7 +64,7 @@ int flow_filter_parse(int argc, char **argv, struct flow_filter *f, char *err,
 			return -EINVAL;
 		}
 	}
-	return 0;
+	return rc;
 }
 
 int flow_sort_parse(const char *s, enum flow_sort *out)

@@ -40,30 +40,21 @@ static int proto_parse(const char *s, __u8 *proto)
 int trace_filter_parse(int argc, char **argv, struct trace_config *tc,
 		       char *err, size_t errlen)
 {
+	const char *word, *arg;
 	__u64 reasons_set = 0;
-	int i;
+	int i = 0, rc;
 
 	memset(tc, 0, sizeof(*tc));
 	tc->rate = TRACE_DEFAULT_RATE;
-	for (i = 0; i < argc; i++) {
-		const char *word = argv[i], *arg;
-
-		if (!strcmp(word, "and"))
-			continue;
-		if (i + 1 >= argc) {
-			snprintf(err, errlen, "filter: '%s' needs a value "
-				 "(host ADDR, port N, proto P, reason GLOB)", word);
-			return -EINVAL;
-		}
-		arg = argv[++i];
-		if (!strcmp(word, "host")) {
-			if (filter_host_parse(arg, &tc->host, &tc->host_family, err,
-					      errlen))
-				return -EINVAL;
+	while ((rc = filter_next(argc, argv, &i, &word, &arg, "reason GLOB",
+				 err, errlen)) > 0) {
+		rc = filter_host_port(word, arg, &tc->host, &tc->host_family,
+				      &tc->port, err, errlen);
+		if (rc < 0)
+			return rc;
+		if (rc == FILTER_HOST) {
 			tc->match |= XNAT_TRACE_HOST;
-		} else if (!strcmp(word, "port")) {
-			if (filter_port_parse(arg, &tc->port, err, errlen))
-				return -EINVAL;
+		} else if (rc == FILTER_PORT) {
 			tc->match |= XNAT_TRACE_PORT;
 		} else if (!strcmp(word, "proto")) {
 			if (proto_parse(arg, &tc->proto)) {
@@ -90,6 +81,8 @@ int trace_filter_parse(int argc, char **argv, struct trace_config *tc,
 			return -EINVAL;
 		}
 	}
+	if (rc < 0)
+		return rc;
 	tc->reasons = reasons_set ? reasons_set : ~0ULL;
 	return 0;
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "filter_words.h"
 
 int filter_host_parse(const char *arg, union xnat_addr *host, __u8 *family,
@@ -35,4 +36,32 @@ int filter_port_parse(const char *arg, __be16 *port, char *err, size_t errlen)
 	}
 	*port = htons(n);
 	return 0;
+}
+
+int filter_next(int argc, char **argv, int *i, const char **word,
+		const char **arg, const char *own, char *err, size_t errlen)
+{
+	while (*i < argc && !strcmp(argv[*i], "and"))
+		(*i)++;
+	if (*i >= argc)
+		return 0;
+	*word = argv[(*i)++];
+	if (*i >= argc) {
+		snprintf(err, errlen, "filter: '%s' needs a value "
+			 "(host ADDR, port N, proto P, %s)", *word, own);
+		return -EINVAL;
+	}
+	*arg = argv[(*i)++];
+	return 1;
+}
+
+int filter_host_port(const char *word, const char *arg, union xnat_addr *host,
+		     __u8 *family, __be16 *port, char *err, size_t errlen)
+{
+	if (!strcmp(word, "host"))
+		return filter_host_parse(arg, host, family, err, errlen) ?:
+			       FILTER_HOST;
+	if (!strcmp(word, "port"))
+		return filter_port_parse(arg, port, err, errlen) ?: FILTER_PORT;
+	return FILTER_OTHER;
 }

@@ -16,4 +16,19 @@ int filter_host_parse(const char *arg, union xnat_addr *host, __u8 *family,
  * reason in ERR. */
 int filter_port_parse(const char *arg, __be16 *port, char *err, size_t errlen);
 
+/* The next "WORD VALUE" of a filter in ARGV from *I on ("and" between
+ * them is skipped), *I moved past it: 1 with *WORD and *ARG set, 0 at the
+ * end, or -EINVAL when a word has no value (OWN names the command's own
+ * words in the message, e.g. "state S"). */
+int filter_next(int argc, char **argv, int *i, const char **word,
+		const char **arg, const char *own, char *err, size_t errlen);
+
+enum filter_word { FILTER_OTHER, FILTER_HOST, FILTER_PORT };
+
+/* "host ADDR" (into HOST and FAMILY) and "port N" (into PORT): which of
+ * them WORD is (FILTER_OTHER: neither, nothing read), or -EINVAL with the
+ * reason in ERR. */
+int filter_host_port(const char *word, const char *arg, union xnat_addr *host,
+		     __u8 *family, __be16 *port, char *err, size_t errlen);
+
 #endif /* XNAT_LIB_FILTER_WORDS_H */
