@@ -127,12 +127,8 @@ static int fwd_up(struct bench *b)
 	int err, fd;
 
 	b->fwd = xnat_fwd_bpf__open_and_load();
-	if (!b->fwd) {
-		err = -errno;
-		pr_warn("xnat bench: failed to load bpf/bench/xnat_fwd.bpf.c: %s\n",
-			strerror(-err));
-		return err;
-	}
+	if (!b->fwd)
+		return pr_warn_errno("xnat bench: failed to load bpf/bench/xnat_fwd.bpf.c");
 	/* A devmap entry names a device of the namespace it is added from. */
 	err = bench_enter(b, NS_RTR);
 	if (err)

@@ -199,12 +199,8 @@ int bench_testbed_up(struct bench *b)
 	}
 
 	b->progs = xnat_bench_bpf__open_and_load();
-	if (!b->progs) {
-		err = -errno;
-		pr_warn("xnat bench: failed to load bpf/bench/xnat_bench.bpf.c: %s\n",
-			strerror(-err));
-		return err;
-	}
+	if (!b->progs)
+		return pr_warn_errno("xnat bench: failed to load bpf/bench/xnat_bench.bpf.c");
 	return 0;
 }
 

@@ -256,12 +256,8 @@ static int gen_load_attach(struct gen *g, const struct gen_config *cfg)
 	int lo, err;
 
 	g->skel = xnat_gen_bpf__open();
-	if (!g->skel) {
-		err = -errno;
-		pr_warn("Failed to open the generator's BPF object: %s\n",
-			strerror(-err));
-		return err;
-	}
+	if (!g->skel)
+		return pr_warn_errno("Failed to open the generator's BPF object");
 	gen_set_rodata(g->skel, cfg);
 	err = xnat_gen_bpf__load(g->skel);
 	if (err) {
@@ -271,9 +267,7 @@ static int gen_load_attach(struct gen *g, const struct gen_config *cfg)
 	}
 	lo = if_nametoindex("lo");
 	if (!lo) {
-		err = -errno;
-		pr_warn("Generator: no lo in this network namespace: %s\n",
-			strerror(-err));
+		err = pr_warn_errno("Generator: no lo in this network namespace");
 		goto err_destroy;
 	}
 	g->link_fd = xdp_link(bpf_program__fd(g->skel->progs.xdp_gen), lo,
@@ -622,9 +616,7 @@ int sink_open_port(struct sink **sp, int ifindex, uint16_t dst_port)
 		return -ENOMEM;
 	s->skel = xnat_sink_bpf__open();
 	if (!s->skel) {
-		err = -errno;
-		pr_warn("Failed to open the sink's BPF object: %s\n",
-			strerror(-err));
+		err = pr_warn_errno("Failed to open the sink's BPF object");
 		goto err_free;
 	}
 	s->skel->rodata->dst_port = htons(dst_port);

@@ -123,12 +123,8 @@ static int load_xnat(struct mb *m)
 	int fds[3], err;
 
 	m->xnat = xnat_bpf__open();
-	if (!m->xnat) {
-		err = -errno;
-		pr_warn("Microbenchmark: failed to open the XDP object: %s\n",
-			strerror(-err));
-		return err;
-	}
+	if (!m->xnat)
+		return pr_warn_errno("Microbenchmark: failed to open the XDP object");
 	err = bpf_map__set_max_entries(m->xnat->maps.xnat_flows, MB_FLOWS_MAX);
 	if (!err)
 		err = xnat_bpf__load(m->xnat);
@@ -173,12 +169,8 @@ static int load_fwd(struct mb *m)
 
 	m->fwd = xnat_fwd_bpf__open_and_load();
 	m->empty = xnat_bench_bpf__open_and_load();
-	if (!m->fwd || !m->empty) {
-		err = -errno;
-		pr_warn("Microbenchmark: failed to load xdp_fwd: %s\n",
-			strerror(-err));
-		return err;
-	}
+	if (!m->fwd || !m->empty)
+		return pr_warn_errno("Microbenchmark: failed to load xdp_fwd");
 	fd = bpf_map__fd(m->fwd->maps.xdp_tx_ports);
 	for (i = 0; i < 2; i++) {
 		if (bpf_map_update_elem(fd, &ports[i], &ports[i], BPF_ANY)) {
@@ -209,12 +201,8 @@ static int load_harness(struct mb *m)
 	_Static_assert(sizeof(m->harness->bss->mb_pkt) >= MB_FRAME_LEN,
 		       "the harness restores the whole frame");
 	m->harness = xnat_mbench_bpf__open_and_load();
-	if (!m->harness) {
-		err = -errno;
-		pr_warn("Microbenchmark: failed to load its harness: %s\n",
-			strerror(-err));
-		return err;
-	}
+	if (!m->harness)
+		return pr_warn_errno("Microbenchmark: failed to load its harness");
 	memcpy(m->harness->bss->mb_pkt, m->pkt, MB_FRAME_LEN);
 	fd = bpf_map__fd(m->harness->maps.mb_progs);
 	for (c = 0; c < MICROBENCH_CASES; c++) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Logging for xnat and libbpf; see log.h. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 #include "log.h"
@@ -49,4 +51,12 @@ void log_print(enum xnat_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
+}
+
+int pr_warn_errno(const char *what)
+{
+	int err = -errno; /* before printing can change errno */
+
+	pr_warn("%s: %s\n", what, strerror(-err));
+	return err;
 }

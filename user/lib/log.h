@@ -19,6 +19,10 @@ void log_setup(int verbosity, int json);
 void log_print(enum xnat_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* After a call that failed and set errno: "WHAT: <its strerror>" warned,
+ * and -errno returned for the caller to pass on. */
+int pr_warn_errno(const char *what);
+
 #define pr_warn(...) log_print(XNAT_LOG_WARN, __VA_ARGS__)
 #define pr_info(...) log_print(XNAT_LOG_INFO, __VA_ARGS__)
 #define pr_debug(...) log_print(XNAT_LOG_DEBUG, __VA_ARGS__)
