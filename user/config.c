@@ -160,20 +160,6 @@ int parse_ipv4(const char *s, uint32_t *addr)
 	return 0;
 }
 
-static int parse_mode(struct parser *p, const struct key_def *k, const char *v)
-{
-	if (!strcmp(v, "xdp"))
-		p->cfg->mode = MODE_XDP;
-	else if (!strcmp(v, "kernel"))
-		p->cfg->mode = MODE_KERNEL;
-	else if (!strcmp(v, "offload"))
-		p->cfg->mode = MODE_OFFLOAD;
-	else
-		return perr(p, p->lineno,
-			    "bad mode '%s': expected offload, xdp or kernel", v);
-	return 0;
-}
-
 /* [offload] ct_mark: exactly two bits of the conntrack mark, in hex or
  * decimal (operators write marks in hex: nft, conntrack -L). */
 static int parse_offload_mark(struct parser *p, const struct key_def *k,
@@ -190,20 +176,6 @@ static int parse_offload_mark(struct parser *p, const struct key_def *k,
 			    "bad ct_mark '%s': expected a 32-bit mask with exactly two bits set, e.g. 0xc0000000",
 			    v);
 	p->cfg->offload_mark = m;
-	return 0;
-}
-
-static int parse_xdp(struct parser *p, const struct key_def *k, const char *v)
-{
-	if (!strcmp(v, "auto"))
-		p->cfg->xdp_attach = XDP_ATTACH_AUTO;
-	else if (!strcmp(v, "native"))
-		p->cfg->xdp_attach = XDP_ATTACH_NATIVE;
-	else if (!strcmp(v, "generic"))
-		p->cfg->xdp_attach = XDP_ATTACH_GENERIC;
-	else
-		return perr(p, p->lineno,
-			    "bad xdp '%s': expected auto, native or generic", v);
 	return 0;
 }
 
@@ -279,10 +251,14 @@ static int parse_u32(struct parser *p, const struct key_def *k, const char *v)
 	  .words = (const struct key_word[]){ __VA_ARGS__, { NULL, 0 } } }
 
 static const struct key_def keys[] = {
-	KEY("router", "mode", parse_mode),
+	WORD_KEY("router", "mode", mode, "offload, xdp or kernel",
+		 { "xdp", MODE_XDP }, { "kernel", MODE_KERNEL },
+		 { "offload", MODE_OFFLOAD }),
 	KEY("router", "wan", parse_wan),
 	KEY("router", "lan", parse_lan),
-	KEY("router", "xdp", parse_xdp),
+	WORD_KEY("router", "xdp", xdp_attach, "auto, native or generic",
+		 { "auto", XDP_ATTACH_AUTO }, { "native", XDP_ATTACH_NATIVE },
+		 { "generic", XDP_ATTACH_GENERIC }),
 	WORD_KEY("router", "fastpath", fastpath, "on or off",
 		 { "on", 1 }, { "off", 0 }),
 	KEY("router", "mss_clamp", parse_mss_clamp),
@@ -308,7 +284,9 @@ static const struct key_def keys[] = {
 		 { "open", IPV6_INBOUND_OPEN }),
 };
 /* parse_word writes an int. */
-_Static_assert(sizeof(((struct config *)0)->fastpath) == sizeof(int) &&
+_Static_assert(sizeof(((struct config *)0)->mode) == sizeof(int) &&
+	       sizeof(((struct config *)0)->xdp_attach) == sizeof(int) &&
+	       sizeof(((struct config *)0)->fastpath) == sizeof(int) &&
 	       sizeof(((struct config *)0)->filter_eif) == sizeof(int) &&
 	       sizeof(((struct config *)0)->inbound_refresh) == sizeof(int) &&
 	       sizeof(((struct config *)0)->offload_shaped) == sizeof(int) &&
