@@ -63,6 +63,34 @@ static int same_layout(int fd, const struct bpf_map *map)
 	       info.max_entries == bpf_map__max_entries(map);
 }
 
+/* The map sizes CFG asks for: 0 or -errno. */
+static int skel_size_maps(struct xnat_bpf *skel, const struct config *cfg)
+{
+	const struct {
+		struct bpf_map *map;
+		__u32 n;
+	} sizes[] = {
+		/* Two entries per connection; at most one mapping, one port
+		 * and (LRU) two peers per connection, or one
+		 * endpoint-dependent binding. */
+		{ skel->maps.xnat_flows, 2 * cfg->flows_max },
+		{ skel->maps.xnat_mappings, cfg->flows_max },
+		{ skel->maps.xnat_ports, cfg->flows_max },
+		{ skel->maps.xnat_peers, 2 * cfg->flows_max },
+		{ skel->maps.xnat_edm_ports, cfg->flows_max },
+		/* One reference per connection, and a quarter more for those
+		 * of connections that ended some other way until the sweeper
+		 * skips them (bpf/sweep.h). */
+		{ skel->maps.xnat_expiry,
+		  cfg->flows_max + cfg->flows_max / 4 + 64 },
+	};
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && !err; i++)
+		err = bpf_map__set_max_entries(sizes[i].map, sizes[i].n);
+	return err;
+}
+
 /* Open the object with the map sizes CFG asks for. */
 static struct xnat_bpf *skel_open(const struct config *cfg)
 {
@@ -71,30 +99,7 @@ static struct xnat_bpf *skel_open(const struct config *cfg)
 
 	if (!skel)
 		return NULL;
-	/* Two entries per connection; at most one mapping, one port and
-	 * (LRU) two peers per connection, or one endpoint-dependent
-	 * binding. */
-	err = bpf_map__set_max_entries(skel->maps.xnat_flows,
-				       2 * cfg->flows_max);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.xnat_mappings,
-					       cfg->flows_max);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.xnat_ports,
-					       cfg->flows_max);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.xnat_peers,
-					       2 * cfg->flows_max);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.xnat_edm_ports,
-					       cfg->flows_max);
-	/* One reference per connection, and a quarter more for those of
-	 * connections that ended some other way until the sweeper skips
-	 * them (bpf/sweep.h). */
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.xnat_expiry,
-					       cfg->flows_max +
-					       cfg->flows_max / 4 + 64);
+	err = skel_size_maps(skel, cfg);
 	/* The sweeper keeps room in it by this count (bpf/sweep.h). */
 	skel->rodata->sweep_queue_max =
 		bpf_map__max_entries(skel->maps.xnat_expiry);

@@ -97,37 +97,37 @@ unsigned long long mem_object_bytes(struct bpf_object *obj, const char *pin_dir)
 	return sum;
 }
 
-long long mem_available(void)
+/* The number FMT (one %lld) reads from the first line of PATH it
+ * matches; -errno, or -ENOENT when no line matches. */
+static long long proc_scan(const char *path, const char *fmt)
 {
-	FILE *f = fopen("/proc/meminfo", "r");
+	FILE *f = fopen(path, "r");
 	char line[128];
-	long long kb = -1;
+	long long n = -1;
 
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
+		if (sscanf(line, fmt, &n) == 1)
 			break;
 	fclose(f);
-	return kb < 0 ? -ENOENT : kb * 1024;
+	return n < 0 ? -ENOENT : n;
+}
+
+long long mem_available(void)
+{
+	long long kb = proc_scan("/proc/meminfo", "MemAvailable: %lld kB");
+
+	return kb < 0 ? kb : kb * 1024;
 }
 
 /* The "memlock:" line the kernel writes in a map fd's fdinfo. */
 static long long fd_memlock(int fd)
 {
-	char path[64], line[128];
-	long long bytes = -1;
-	FILE *f;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %lld", &bytes) == 1)
-			break;
-	fclose(f);
-	return bytes;
+	return proc_scan(path, "memlock: %lld");
 }
 
 int mem_pinned_bytes(const char *pin_dir, unsigned long long *bytes)
