@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * What every command shares beyond its options: the one way to report an
- * error (cmd.h). Here rather than in main.c so that the commands depend on
+ * error (cmd.h), opening the router's maps, the --watch interval. Here rather than in main.c so that the commands depend on
  * it without depending on the command table that calls them.
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 #include "cmd.h"
+#include "config.h"
 #include "json.h"
+#include "pins.h"
+#include "state.h"
 
 int fail(const struct opts *o, int code, const char *fmt, ...)
 {
@@ -26,4 +30,25 @@ int fail(const struct opts *o, int code, const char *fmt, ...)
 		fprintf(stderr, "xnat: %s\n", msg);
 	}
 	return code;
+}
+
+int cmd_map_open(const struct opts *o, const char *name, const char *missing)
+{
+	struct xnat_state st;
+	int fd;
+
+	if (!state_load(&st) && st.mode == MODE_KERNEL)
+		return MAP_OPEN_KERNEL_MODE;
+	fd = pins_map_open(name);
+	if (fd < 0) {
+		fail(o, EXIT_SYSTEM, "%s", missing);
+		return -1;
+	}
+	return fd;
+}
+
+void watch_interval(const struct opts *o)
+{
+	fflush(stdout);
+	usleep((useconds_t)(o->watch * 1e6));
 }

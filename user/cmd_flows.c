@@ -413,7 +413,6 @@ int cmd_flows(const struct opts *o)
 	struct flow_filter f;
 	enum flow_sort by = FLOW_SORT_NONE;
 	int is_delete = o->nargs && !strcmp(o->args[0], "delete");
-	struct xnat_state st;
 	char err[256];
 	int fd, ret;
 
@@ -424,12 +423,12 @@ int cmd_flows(const struct opts *o)
 		return fail(o, EXIT_USAGE, "flows: --sort '%s': expected bytes, "
 			    "packets, age or idle", o->sort);
 	/* Kernel mode: conntrack is the flow table. */
-	if (!state_load(&st) && st.mode == MODE_KERNEL)
+	fd = cmd_map_open(o, MAP_FLOWS,
+			  "no flow table: xnat is not up in xdp mode here");
+	if (fd == MAP_OPEN_KERNEL_MODE)
 		return flows_kernel(o);
-	fd = pins_map_open(MAP_FLOWS);
 	if (fd < 0)
-		return fail(o, EXIT_SYSTEM,
-			    "no flow table: xnat is not up in xdp mode here");
+		return EXIT_SYSTEM;
 	if (is_delete) {
 		ret = delete(o, fd, &f);
 		close(fd);
@@ -441,8 +440,7 @@ int cmd_flows(const struct opts *o)
 		ret = show(o, fd, &f, by);
 		if (ret || o->watch <= 0)
 			break;
-		fflush(stdout);
-		usleep((useconds_t)(o->watch * 1e6));
+		watch_interval(o);
 		if (!o->json && !isatty(STDOUT_FILENO))
 			printf("\n");
 	}

@@ -153,6 +153,14 @@ static void print_kernel_text(const struct nft_rule_counter *r, int n,
 	       proc_sys_ll("/proc/sys/net/netfilter/nf_conntrack_max"));
 }
 
+/* --watch: text screens apart by a blank line. */
+static void stats_wait(const struct opts *o)
+{
+	watch_interval(o);
+	if (!o->json)
+		printf("\n");
+}
+
 /* Kernel mode: the counters of xnat's nft rules. */
 static int stats_kernel(const struct opts *o)
 {
@@ -176,10 +184,7 @@ static int stats_kernel(const struct opts *o)
 		n_prev = n;
 		if (o->watch <= 0)
 			break;
-		fflush(stdout);
-		usleep((useconds_t)(o->watch * 1e6));
-		if (!o->json)
-			printf("\n");
+		stats_wait(o);
 	}
 	free(prev);
 	return EXIT_OK;
@@ -187,7 +192,6 @@ static int stats_kernel(const struct opts *o)
 
 int cmd_stats(const struct opts *o)
 {
-	struct xnat_state st;
 	struct xnat_counter sum[XNAT_REASON_MAX], prev[XNAT_REASON_MAX];
 	int fd, first = 1;
 
@@ -203,13 +207,12 @@ int cmd_stats(const struct opts *o)
 		j.format = NULL;
 		return cmd_stats(&j);
 	}
-	if (!state_load(&st) && st.mode == MODE_KERNEL)
+	fd = cmd_map_open(o, MAP_STATS,
+			  "no counters: xnat is not up in xdp or offload mode here");
+	if (fd == MAP_OPEN_KERNEL_MODE)
 		return stats_kernel(o);
-	fd = pins_map_open(MAP_STATS);
-
 	if (fd < 0)
-		return fail(o, EXIT_SYSTEM,
-			    "no counters: xnat is not up in xdp or offload mode here");
+		return EXIT_SYSTEM;
 	for (;;) {
 		if (read_counters(fd, sum)) {
 			close(fd);
@@ -223,10 +226,7 @@ int cmd_stats(const struct opts *o)
 			break;
 		memcpy(prev, sum, sizeof(sum));
 		first = 0;
-		fflush(stdout);
-		usleep((useconds_t)(o->watch * 1e6));
-		if (!o->json)
-			printf("\n");
+		stats_wait(o);
 	}
 	close(fd);
 	return EXIT_OK;
