@@ -212,6 +212,25 @@ char *trim(char *s)
 	return s;
 }
 
+int parse_list(struct parser *p, const char *v, size_t max, const char *what,
+	       int (*item)(struct parser *p, char *s, const char *v))
+{
+	char buf[1024], *s, *comma;
+
+	if (strlen(v) >= max || strlen(v) >= sizeof(buf))
+		return perr(p, p->lineno, "%s list too long", what);
+	strcpy(buf, v);
+	for (s = buf; ; s = comma + 1) {
+		comma = strchr(s, ',');
+		if (comma)
+			*comma = '\0';
+		if (item(p, s, v))
+			return -1;
+		if (!comma)
+			return 0;
+	}
+}
+
 /* One of the key's words (key_def.words), setting its int field. */
 static int parse_word(struct parser *p, const struct key_def *k, const char *v)
 {

@@ -65,22 +65,14 @@ static int add_lan(struct parser *p, char *name)
 	return 0;
 }
 
+static int lan_item(struct parser *p, char *s, const char *v)
+{
+	return add_lan(p, trim(s));
+}
+
 int parse_lan(struct parser *p, const struct key_def *k, const char *v)
 {
-	char buf[256], *s, *comma;
-
-	if (strlen(v) >= sizeof(buf))
-		return perr(p, p->lineno, "lan list too long");
-	strcpy(buf, v);
-	for (s = buf; ; s = comma + 1) {
-		comma = strchr(s, ',');
-		if (comma)
-			*comma = '\0';
-		if (add_lan(p, trim(s)))
-			return -1;
-		if (!comma)
-			return 0;
-	}
+	return parse_list(p, v, 256, "lan", lan_item);
 }
 
 static int find_lan(const struct config *cfg, const char *name)

@@ -62,7 +62,6 @@ static int add_pool_item(struct parser *p, char *item, const char *whole)
 int parse_address(struct parser *p, const struct key_def *k, const char *v)
 {
 	struct config *cfg = p->cfg;
-	char buf[1024], *s, *comma;
 
 	cfg->nat_addr_line = p->lineno;
 	cfg->n_pool = 0;
@@ -71,18 +70,8 @@ int parse_address(struct parser *p, const struct key_def *k, const char *v)
 		cfg->nat_addr = 0;
 		return 0;
 	}
-	if (strlen(v) >= sizeof(buf))
-		return perr(p, p->lineno, "address list too long");
-	strcpy(buf, v);
-	for (s = buf; ; s = comma + 1) {
-		comma = strchr(s, ',');
-		if (comma)
-			*comma = '\0';
-		if (add_pool_item(p, s, v))
-			return -1;
-		if (!comma)
-			break;
-	}
+	if (parse_list(p, v, 1024, "address", add_pool_item))
+		return -1;
 	cfg->nat_addr = cfg->pool[0];
 	cfg->nat_addr_auto = 0;
 	return 0;

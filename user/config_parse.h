@@ -67,6 +67,11 @@ int parse_port(const char *s, unsigned long min, uint16_t *port);
 int parse_ipv4(const char *s, uint32_t *addr);
 /* S without its leading and trailing white space (cut in place). */
 char *trim(char *s);
+/* Each item of the comma-separated list V (at most MAX - 1 characters,
+ * else "WHAT list too long") through ITEM, which gets it cut in place and
+ * V whole: 0, or -1 once an error was reported. */
+int parse_list(struct parser *p, const char *v, size_t max, const char *what,
+	       int (*item)(struct parser *p, char *s, const char *v));
 
 /* [nat] and [forward] (config_nat.c). */
 int parse_address(struct parser *p, const struct key_def *k, const char *v);
