@@ -29,6 +29,7 @@
 #include <bpf/libbpf.h>
 #include "cmd.h"
 #include "config.h"
+#include "fsutil.h"
 #include "json.h"
 #include "loader.h"
 #include "names.h"
@@ -454,12 +455,9 @@ static void catch_signals(void)
 
 static void close_fds(int rb_fd, int cpu_fd, int cfg_fd)
 {
-	if (rb_fd >= 0)
-		close(rb_fd);
-	if (cpu_fd >= 0)
-		close(cpu_fd);
-	if (cfg_fd >= 0)
-		close(cfg_fd);
+	close_fd(rb_fd);
+	close_fd(cpu_fd);
+	close_fd(cfg_fd);
 }
 
 int cmd_trace(const struct opts *o)

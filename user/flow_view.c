@@ -8,6 +8,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "filter_words.h"
+#include "grow.h"
 #include "flow_view.h"
 
 static const char *const tcp_states[] = { "syn_sent", "established",
@@ -195,16 +196,9 @@ int conns_read(int fd, struct conn **out, size_t *n)
 		if (v.dir != FLOW_DIR_ORIG && !bpf_map_lookup_elem(fd, &other, &ov) &&
 		    ov.dir == FLOW_DIR_ORIG)
 			continue; /* listed with its ORIG entry */
-		if (len == cap) {
-			struct conn *bigger;
-
-			cap = cap ? 2 * cap : 256;
-			bigger = realloc(list, cap * sizeof(*list));
-			if (!bigger) {
-				free(list);
-				return -ENOMEM;
-			}
-			list = bigger;
+		if (grow_for(&list, sizeof(*list), len, &cap, 256)) {
+			free(list);
+			return -ENOMEM;
 		}
 		c = &list[len++];
 		memset(c, 0, sizeof(*c));

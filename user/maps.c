@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <net/if.h>
 #include <bpf/bpf.h>
+#include "fsutil.h"
+#include "grow.h"
 #include "iface.h"
 #include "log.h"
 #include "maps.h"
@@ -224,8 +226,9 @@ typedef int (*flow_match_fn)(const struct flow_key *k,
 static int flush_flows(flow_match_fn match, __u32 arg)
 {
 	int ffd = pins_map_open(MAP_FLOWS), mfd = pins_map_open(MAP_MAPPINGS);
-	int pfd = pins_map_open(MAP_PORTS), n = 0, cap = 0, err = 0, i;
-	struct flow_key cur, next, *keys = NULL, *grown;
+	int pfd = pins_map_open(MAP_PORTS), n = 0, err = 0, i;
+	struct flow_key cur, next, *keys = NULL;
+	size_t cap = 0;
 	struct nat_endpoint ep;
 	struct flow_value v;
 	void *prev = NULL;
@@ -237,15 +240,9 @@ static int flush_flows(flow_match_fn match, __u32 arg)
 		prev = &cur;
 		if (bpf_map_lookup_elem(ffd, &cur, &v) || !match(&cur, &v, arg))
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 256;
-			grown = realloc(keys, cap * sizeof(*keys));
-			if (!grown) {
-				err = -ENOMEM;
-				break;
-			}
-			keys = grown;
-		}
+		err = grow_for(&keys, sizeof(*keys), n, &cap, 256);
+		if (err)
+			break;
 		keys[n++] = cur;
 		if (mapping_of(&cur, &v, &ep))
 			drop_mapping(mfd, pfd, &ep);
@@ -253,12 +250,9 @@ static int flush_flows(flow_match_fn match, __u32 arg)
 	for (i = 0; i < n; i++)
 		bpf_map_delete_elem(ffd, &keys[i]);
 	free(keys);
-	if (ffd >= 0)
-		close(ffd);
-	if (mfd >= 0)
-		close(mfd);
-	if (pfd >= 0)
-		close(pfd);
+	close_fd(ffd);
+	close_fd(mfd);
+	close_fd(pfd);
 	return err ? err : n;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include "grow.h"
 #include "nft_table.h"
 
 #define LIST_CMD "list table inet xnat"
@@ -121,10 +122,10 @@ int nft_table_expected(const char *cmds, char **out)
 
 int nft_table_counters(struct nft_rule_counter **out)
 {
-	struct nft_rule_counter *rules = NULL, *r, *bigger;
+	struct nft_rule_counter *rules = NULL, *r;
 	char *listing, *line, *next, *c, chain[32] = "";
-	int n = 0, cap = 0, ret;
-	size_t head;
+	size_t head, cap = 0;
+	int n = 0, ret;
 
 	ret = nft_table_list(false, &listing);
 	if (ret)
@@ -140,15 +141,9 @@ int nft_table_counters(struct nft_rule_counter **out)
 		c = strstr(line, " counter packets ");
 		if (!c)
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 16;
-			bigger = realloc(rules, cap * sizeof(*rules));
-			if (!bigger) {
-				ret = -ENOMEM;
-				goto fail;
-			}
-			rules = bigger;
-		}
+		ret = grow_for(&rules, sizeof(*rules), n, &cap, 16);
+		if (ret)
+			goto fail;
 		r = &rules[n];
 		memset(r, 0, sizeof(*r));
 		snprintf(r->chain, sizeof(r->chain), "%s", chain);
