@@ -4,6 +4,7 @@
  * every sample with the router's counters, the aggregated results and
  * ratios, the new-flow and TCP tests and the microbenchmark.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include "bench_aggregate.h"
 #include "json.h"
@@ -21,6 +22,33 @@ static void json_agg(struct json_writer *w, const char *key, struct agg a)
 	jsonw_double(w, "max", a.max);
 	jsonw_i64(w, "n", a.n);
 	jsonw_obj_end(w);
+}
+
+/* A sample's object: opened with its repetition and mode, closed with
+ * whether it was verified (OK_KEY) and its note. */
+static void json_sample_begin(struct json_writer *w, int rep, int mode)
+{
+	jsonw_obj_begin(w, NULL);
+	jsonw_i64(w, "rep", rep);
+	jsonw_str(w, "mode", bench_mode_names[mode]);
+}
+
+static void json_sample_end(struct json_writer *w, const char *ok_key, bool ok,
+			    const char *note)
+{
+	jsonw_bool(w, ok_key, ok);
+	jsonw_str(w, "note", note);
+	jsonw_obj_end(w);
+}
+
+/* A figure that was not measured (negative) is null. */
+static void json_double_or_null(struct json_writer *w, const char *key,
+				double v)
+{
+	if (v >= 0)
+		jsonw_double(w, key, v);
+	else
+		jsonw_null(w, key);
 }
 
 /* xnat's counters that moved, by their stats names. */
@@ -74,9 +102,7 @@ static void json_samples(struct json_writer *w, const struct bench_plan *p,
 		const struct bench_sample *s = &r->samples[i];
 		const struct bench_router_counters *c = &s->router;
 
-		jsonw_obj_begin(w, NULL);
-		jsonw_i64(w, "rep", s->rep);
-		jsonw_str(w, "mode", bench_mode_names[s->mode]);
+		json_sample_begin(w, s->rep, s->mode);
 		jsonw_str(w, "profile", p->profiles[s->profile].name);
 		jsonw_str(w, "kind", s->kind);
 		jsonw_double(w, "target_pps", s->target_pps);
@@ -95,10 +121,7 @@ static void json_samples(struct json_writer *w, const struct bench_plan *p,
 			jsonw_obj_end(w);
 		}
 		jsonw_arr_end(w);
-		if (s->gen_waited_s >= 0)
-			jsonw_double(w, "gen_waited_s", s->gen_waited_s);
-		else
-			jsonw_null(w, "gen_waited_s");
+		json_double_or_null(w, "gen_waited_s", s->gen_waited_s);
 		jsonw_i64(w, "disturbed_retries", s->disturbed_retries);
 		jsonw_obj_begin(w, "router");
 		jsonw_u64(w, "fwd_fast", c->fwd_fast);
@@ -114,9 +137,7 @@ static void json_samples(struct json_writer *w, const struct bench_plan *p,
 			jsonw_null(w, "conntrack");
 		json_reasons(w, c);
 		jsonw_obj_end(w);
-		jsonw_bool(w, "verified", s->verified);
-		jsonw_str(w, "note", s->note);
-		jsonw_obj_end(w);
+		json_sample_end(w, "verified", s->verified, s->note);
 	}
 	jsonw_arr_end(w);
 }
@@ -183,9 +204,7 @@ static void json_newflow(struct json_writer *w, const struct bench_plan *p,
 	for (int i = 0; i < r->n_newflow; i++) {
 		const struct bench_newflow *n = &r->newflow[i];
 
-		jsonw_obj_begin(w, NULL);
-		jsonw_i64(w, "rep", n->rep);
-		jsonw_str(w, "mode", bench_mode_names[n->mode]);
+		json_sample_begin(w, n->rep, n->mode);
 		jsonw_u64(w, "flows_offered", n->flows_offered);
 		jsonw_u64(w, "flows_set_up", n->flows_set_up);
 		jsonw_u64(w, "forwarded", n->forwarded);
@@ -200,9 +219,7 @@ static void json_newflow(struct json_writer *w, const struct bench_plan *p,
 		jsonw_u64(w, "dropped", n->router.dropped);
 		json_reasons(w, &n->router);
 		jsonw_obj_end(w);
-		jsonw_bool(w, "verified", n->verified);
-		jsonw_str(w, "note", n->note);
-		jsonw_obj_end(w);
+		json_sample_end(w, "verified", n->verified, n->note);
 	}
 	jsonw_arr_end(w);
 	jsonw_arr_begin(w, "results");
@@ -229,29 +246,19 @@ static void json_tcp(struct json_writer *w, const struct bench_plan *p,
 	for (int i = 0; i < r->n_tcp; i++) {
 		const struct bench_tcp *t = &r->tcp[i];
 
-		jsonw_obj_begin(w, NULL);
-		jsonw_i64(w, "rep", t->rep);
-		jsonw_str(w, "mode", bench_mode_names[t->mode]);
+		json_sample_begin(w, t->rep, t->mode);
 		jsonw_str(w, "test", bench_tcp_names[t->test]);
 		jsonw_double(w, "seconds", t->seconds);
 		jsonw_double(w, "mbps", t->mbps);
 		jsonw_double(w, "mbps_down", t->mbps_down);
 		jsonw_double(w, "mbps_up", t->mbps_up);
-		if (t->ping_median_ms >= 0)
-			jsonw_double(w, "ping_median_ms", t->ping_median_ms);
-		else
-			jsonw_null(w, "ping_median_ms");
+		json_double_or_null(w, "ping_median_ms", t->ping_median_ms);
 		jsonw_i64(w, "ping_sent", t->ping_sent);
 		jsonw_i64(w, "ping_received", t->ping_recv);
-		if (t->udp_median_ms >= 0)
-			jsonw_double(w, "udp_median_ms", t->udp_median_ms);
-		else
-			jsonw_null(w, "udp_median_ms");
+		json_double_or_null(w, "udp_median_ms", t->udp_median_ms);
 		jsonw_i64(w, "udp_sent", t->udp_sent);
 		jsonw_i64(w, "udp_received", t->udp_recv);
-		jsonw_bool(w, "ok", t->ok);
-		jsonw_str(w, "note", t->note);
-		jsonw_obj_end(w);
+		json_sample_end(w, "ok", t->ok, t->note);
 	}
 	jsonw_arr_end(w);
 	jsonw_arr_begin(w, "results");
