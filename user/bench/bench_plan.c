@@ -65,11 +65,12 @@ static bool in_list(const char *list, const char *tok)
 	return false;
 }
 
-/* Every token of LIST must be one of KNOWN (NULL-terminated). */
-static const char *unknown_token(const char *list, const char *const *known)
+/* Every token of LIST must be one of KNOWN (NULL-terminated): 0, or -1
+ * with "WHAT 'TOKEN' (HELP)" in ERR for the first that is not. */
+static int tokens_known(const char *list, const char *const *known,
+			const char *what, const char *help, char *err,
+			size_t errlen)
 {
-	static char tok[32];
-
 	for (const char *p = list; p && *p;) {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -78,12 +79,13 @@ static const char *unknown_token(const char *list, const char *const *known)
 		for (int i = 0; known[i] && !ok; i++)
 			ok = strlen(known[i]) == len && !strncmp(p, known[i], len);
 		if (!ok) {
-			snprintf(tok, sizeof(tok), "%.*s", (int)(len < 31 ? len : 31), p);
-			return tok;
+			snprintf(err, errlen, "%s '%.*s' (%s)", what,
+				 (int)(len < 31 ? len : 31), p, help);
+			return -1;
 		}
 		p = end ? end + 1 : NULL;
 	}
-	return NULL;
+	return 0;
 }
 
 static const char *const size_tok[BS_MAX] = { "64", "500", "1500", "imix" };
@@ -112,7 +114,7 @@ static void plan_defaults(struct bench_plan *plan, bool quick, int reps)
 static int plan_modes(struct bench_plan *plan, const char *modes, char *err,
 		      size_t errlen)
 {
-	const char *names[BM_MAX + 1], *bad;
+	const char *names[BM_MAX + 1];
 
 	plan->modes = 0;
 	if (!modes) {
@@ -122,13 +124,10 @@ static int plan_modes(struct bench_plan *plan, const char *modes, char *err,
 	for (int m = 0; m < BM_MAX; m++)
 		names[m] = bench_mode_names[m];
 	names[BM_MAX] = NULL;
-	bad = unknown_token(modes, names);
-	if (bad) {
-		snprintf(err, errlen, "--modes: unknown mode '%s' (kernel-fwd, "
-			 "kernel-nat, xdp-nat, xdp-nat-slow, xdp-offload, xdp-fwd, drop)",
-			 bad);
+	if (tokens_known(modes, names, "--modes: unknown mode",
+			 "kernel-fwd, kernel-nat, xdp-nat, xdp-nat-slow, "
+			 "xdp-offload, xdp-fwd, drop", err, errlen))
 		return -1;
-	}
 	for (int m = 0; m < BM_MAX; m++)
 		if (in_list(modes, bench_mode_names[m]))
 			plan->modes |= 1U << m;
@@ -235,20 +234,15 @@ int bench_plan_init(struct bench_plan *plan, bool quick, int reps,
 		"64", "500", "1500", "imix", "1", "10k", "100k", "1M", "up", "both",
 		"udp", "newflow", "tcp", "micro", NULL
 	};
-	const char *bad;
 
 	plan_defaults(plan, quick, reps);
 	if (plan_modes(plan, modes, err, errlen))
 		return -1;
-	if (profiles) {
-		bad = unknown_token(profiles, profile_tokens);
-		if (bad) {
-			snprintf(err, errlen, "--profiles: unknown '%s' (sizes 64, 500, "
-				 "1500, imix; flows 1, 10k, 100k, 1M; up, both; udp, newflow, tcp, micro)",
-				 bad);
-			return -1;
-		}
-	}
+	if (profiles &&
+	    tokens_known(profiles, profile_tokens, "--profiles: unknown",
+			 "sizes 64, 500, 1500, imix; flows 1, 10k, 100k, 1M; "
+			 "up, both; udp, newflow, tcp, micro", err, errlen))
+		return -1;
 	plan_kinds(plan, profiles);
 	plan_profiles(plan, profiles);
 	if (!plan->modes) {
