@@ -17,21 +17,22 @@ static const char *const tcp_states[] = { "syn_sent", "established",
 int flow_filter_parse(int argc, char **argv, struct flow_filter *f, char *err,
 		      size_t errlen)
 {
+	const struct filter_host_port hp = {
+		&f->host, &f->family, &f->port, &f->match, FLOW_MATCH_HOST,
+		FLOW_MATCH_PORT
+	};
 	const char *word, *arg;
 	int i = 0, rc;
 
 	memset(f, 0, sizeof(*f));
 	while ((rc = filter_next(argc, argv, &i, &word, &arg, "state S", err,
 				 errlen)) > 0) {
-		rc = filter_host_port(word, arg, &f->host, &f->family, &f->port,
-				      err, errlen);
+		rc = filter_host_port(word, arg, &hp, err, errlen);
 		if (rc < 0)
 			return rc;
-		if (rc == FILTER_HOST) {
-			f->match |= FLOW_MATCH_HOST;
-		} else if (rc == FILTER_PORT) {
-			f->match |= FLOW_MATCH_PORT;
-		} else if (!strcmp(word, "proto")) {
+		if (rc)
+			continue;
+		if (!strcmp(word, "proto")) {
 			if (!strcmp(arg, "tcp"))
 				f->proto = IPPROTO_TCP;
 			else if (!strcmp(arg, "udp"))

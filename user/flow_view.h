@@ -27,7 +27,7 @@ struct conn {
 #define FLOW_MATCH_STATE (1U << 3)
 
 struct flow_filter {
-	unsigned int match;      /* FLOW_MATCH_* terms, ANDed */
+	__u32 match;             /* FLOW_MATCH_* terms, ANDed */
 	union xnat_addr host;    /* either address, either direction, before
 				    or after NAT */
 	__u8 family;

@@ -40,6 +40,10 @@ static int proto_parse(const char *s, __u8 *proto)
 int trace_filter_parse(int argc, char **argv, struct trace_config *tc,
 		       char *err, size_t errlen)
 {
+	const struct filter_host_port hp = {
+		&tc->host, &tc->host_family, &tc->port, &tc->match,
+		XNAT_TRACE_HOST, XNAT_TRACE_PORT
+	};
 	const char *word, *arg;
 	__u64 reasons_set = 0;
 	int i = 0, rc;
@@ -48,15 +52,12 @@ int trace_filter_parse(int argc, char **argv, struct trace_config *tc,
 	tc->rate = TRACE_DEFAULT_RATE;
 	while ((rc = filter_next(argc, argv, &i, &word, &arg, "reason GLOB",
 				 err, errlen)) > 0) {
-		rc = filter_host_port(word, arg, &tc->host, &tc->host_family,
-				      &tc->port, err, errlen);
+		rc = filter_host_port(word, arg, &hp, err, errlen);
 		if (rc < 0)
 			return rc;
-		if (rc == FILTER_HOST) {
-			tc->match |= XNAT_TRACE_HOST;
-		} else if (rc == FILTER_PORT) {
-			tc->match |= XNAT_TRACE_PORT;
-		} else if (!strcmp(word, "proto")) {
+		if (rc)
+			continue;
+		if (!strcmp(word, "proto")) {
 			if (proto_parse(arg, &tc->proto)) {
 				snprintf(err, errlen, "filter: proto '%s' is not "
 					 "tcp, udp, icmp, icmpv6 or a number", arg);

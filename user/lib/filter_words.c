@@ -55,13 +55,21 @@ int filter_next(int argc, char **argv, int *i, const char **word,
 	return 1;
 }
 
-int filter_host_port(const char *word, const char *arg, union xnat_addr *host,
-		     __u8 *family, __be16 *port, char *err, size_t errlen)
+int filter_host_port(const char *word, const char *arg,
+		     const struct filter_host_port *hp, char *err,
+		     size_t errlen)
 {
-	if (!strcmp(word, "host"))
-		return filter_host_parse(arg, host, family, err, errlen) ?:
-			       FILTER_HOST;
-	if (!strcmp(word, "port"))
-		return filter_port_parse(arg, port, err, errlen) ?: FILTER_PORT;
-	return FILTER_OTHER;
+	if (!strcmp(word, "host")) {
+		if (filter_host_parse(arg, hp->host, hp->family, err, errlen))
+			return -EINVAL;
+		*hp->match |= hp->host_bit;
+		return 1;
+	}
+	if (!strcmp(word, "port")) {
+		if (filter_port_parse(arg, hp->port, err, errlen))
+			return -EINVAL;
+		*hp->match |= hp->port_bit;
+		return 1;
+	}
+	return 0;
 }

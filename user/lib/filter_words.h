@@ -23,12 +23,20 @@ int filter_port_parse(const char *arg, __be16 *port, char *err, size_t errlen);
 int filter_next(int argc, char **argv, int *i, const char **word,
 		const char **arg, const char *own, char *err, size_t errlen);
 
-enum filter_word { FILTER_OTHER, FILTER_HOST, FILTER_PORT };
+/* Where a filter keeps the host and port words: the values, and the bits
+ * of its MATCH mask that say they were given. */
+struct filter_host_port {
+	union xnat_addr *host;
+	__u8 *family;
+	__be16 *port;
+	__u32 *match;
+	__u32 host_bit, port_bit;
+};
 
-/* "host ADDR" (into HOST and FAMILY) and "port N" (into PORT): which of
- * them WORD is (FILTER_OTHER: neither, nothing read), or -EINVAL with the
- * reason in ERR. */
-int filter_host_port(const char *word, const char *arg, union xnat_addr *host,
-		     __u8 *family, __be16 *port, char *err, size_t errlen);
+/* "host ADDR" and "port N" into HP: 1 when WORD was one of them, 0 when
+ * neither (nothing read), or -EINVAL with the reason in ERR. */
+int filter_host_port(const char *word, const char *arg,
+		     const struct filter_host_port *hp, char *err,
+		     size_t errlen);
 
 #endif /* XNAT_LIB_FILTER_WORDS_H */
