@@ -32,19 +32,20 @@ int fail(const struct opts *o, int code, const char *fmt, ...)
 	return code;
 }
 
-int cmd_map_open(const struct opts *o, const char *name, const char *missing)
+int cmd_map_open(const struct opts *o, const char *name, const char *missing,
+		 int (*kernel_mode)(const struct opts *o), int *ret)
 {
 	struct xnat_state st;
 	int fd;
 
-	if (!state_load(&st) && st.mode == MODE_KERNEL)
-		return MAP_OPEN_KERNEL_MODE;
-	fd = pins_map_open(name);
-	if (fd < 0) {
-		fail(o, EXIT_SYSTEM, "%s", missing);
+	if (!state_load(&st) && st.mode == MODE_KERNEL) {
+		*ret = kernel_mode(o);
 		return -1;
 	}
-	return fd;
+	fd = pins_map_open(name);
+	if (fd < 0)
+		*ret = fail(o, EXIT_SYSTEM, "%s", missing);
+	return fd < 0 ? -1 : fd;
 }
 
 void watch_interval(const struct opts *o)

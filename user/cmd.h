@@ -66,13 +66,13 @@ int cmd_metrics(const struct opts *o);
 int fail(const struct opts *o, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* What the read-only commands (flows, stats) do when the router is in
- * kernel mode: no maps, the kernel's own state is read instead. */
-#define MAP_OPEN_KERNEL_MODE (-2)
-
-/* The router's pinned map NAME: its fd; MAP_OPEN_KERNEL_MODE; or -1 once
- * fail() reported MISSING (no router in xdp or offload mode here). */
-int cmd_map_open(const struct opts *o, const char *name, const char *missing);
+/* The router's pinned map NAME, for the read-only commands (flows,
+ * stats): its fd; or -1 with *RET the exit code, that of KERNEL_MODE(O)
+ * when the router runs in kernel mode (no maps: the kernel's own state is
+ * read instead), else EXIT_SYSTEM once fail() reported MISSING (no router
+ * in xdp or offload mode here). */
+int cmd_map_open(const struct opts *o, const char *name, const char *missing,
+		 int (*kernel_mode)(const struct opts *o), int *ret);
 
 /* --watch: the screen out, then the interval. */
 void watch_interval(const struct opts *o);

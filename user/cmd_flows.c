@@ -423,12 +423,10 @@ int cmd_flows(const struct opts *o)
 		return fail(o, EXIT_USAGE, "flows: --sort '%s': expected bytes, "
 			    "packets, age or idle", o->sort);
 	/* Kernel mode: conntrack is the flow table. */
-	fd = cmd_map_open(o, MAP_FLOWS,
-			  "no flow table: xnat is not up in xdp mode here");
-	if (fd == MAP_OPEN_KERNEL_MODE)
-		return flows_kernel(o);
+	fd = cmd_map_open(o, MAP_FLOWS, "no flow table: xnat is not up in xdp "
+			  "mode here", flows_kernel, &ret);
 	if (fd < 0)
-		return EXIT_SYSTEM;
+		return ret;
 	if (is_delete) {
 		ret = delete(o, fd, &f);
 		close(fd);

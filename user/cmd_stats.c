@@ -193,7 +193,7 @@ static int stats_kernel(const struct opts *o)
 int cmd_stats(const struct opts *o)
 {
 	struct xnat_counter sum[XNAT_REASON_MAX], prev[XNAT_REASON_MAX];
-	int fd, first = 1;
+	int fd, ret, first = 1;
 
 	if (o->format && !strcmp(o->format, "prometheus"))
 		return stats_prometheus(o);
@@ -207,12 +207,10 @@ int cmd_stats(const struct opts *o)
 		j.format = NULL;
 		return cmd_stats(&j);
 	}
-	fd = cmd_map_open(o, MAP_STATS,
-			  "no counters: xnat is not up in xdp or offload mode here");
-	if (fd == MAP_OPEN_KERNEL_MODE)
-		return stats_kernel(o);
+	fd = cmd_map_open(o, MAP_STATS, "no counters: xnat is not up in xdp or "
+			  "offload mode here", stats_kernel, &ret);
 	if (fd < 0)
-		return EXIT_SYSTEM;
+		return ret;
 	for (;;) {
 		if (read_counters(fd, sum)) {
 			close(fd);
