@@ -251,6 +251,30 @@ static __always_inline int offload_in_window(const struct pkt *p,
 }
 
 /*
+ * The verdict on an offloaded connection's FIN or RST, IN its receiver's
+ * window or not (offload_tcp_end, offload_miss_end): conntrack's entry CT
+ * (if any; released here) closed first for a RST in window, the
+ * connection (KEY's entry V and the other direction's) taken off the fast
+ * path and the packet up; outside the window, dropped.
+ */
+static __always_inline int offload_end_verdict(struct pkt *p,
+					       struct nf_conn *ct, int in,
+					       const struct flow_key *key,
+					       const struct flow_value *v,
+					       const struct xnat_config *cfg)
+{
+	if (ct) {
+		if (in && (p->tcp_flags & XNAT_TCP_RST))
+			ct_close(ct, cfg->timeout_tcp_trans);
+		bpf_ct_release(ct);
+	}
+	if (!in)
+		return pkt_stop(p, XDP_DROP, XNAT_DROP_TCP_WINDOW);
+	offload_remove(key, v, FLOWLOG_WHY_TCP_END);
+	return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_END);
+}
+
+/*
  * A FIN, RST or SYN of a connection XDP carries: conntrack must see every
  * state change, so the connection goes back to the kernel for good, as
  * nf_flow_table does (a SYN on an established connection is a new one
@@ -282,15 +306,7 @@ static __always_inline int offload_tcp_end(struct xdp_md *ctx, struct pkt *p,
 		ct = ct_lookup(ctx, p, &dir);
 		in = offload_in_window(p, v, ct, dir, bpf_ntohl(th->seq));
 	}
-	if (ct) {
-		if (in && (p->tcp_flags & XNAT_TCP_RST))
-			ct_close(ct, cfg->timeout_tcp_trans);
-		bpf_ct_release(ct);
-	}
-	if (!in)
-		return pkt_stop(p, XDP_DROP, XNAT_DROP_TCP_WINDOW);
-	offload_remove(&p->key, v, FLOWLOG_WHY_TCP_END);
-	return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_END);
+	return offload_end_verdict(p, ct, in, &p->key, v, cfg);
 }
 
 /* A packet of an offloaded flow: forward it (XNAT_CONTINUE) or hand it
@@ -405,13 +421,7 @@ static __noinline int offload_miss_end(struct xdp_md *ctx, struct pkt *p,
 	if ((r->tcp_flags_seen & TCP_TRACK_SEEN) && s->td_maxwin)
 		in = tcp_seq_in_window(s->td_end, tcp_win_bytes(r->tcp_win),
 				       bpf_ntohl(th->seq));
-	if (in && (p->tcp_flags & XNAT_TCP_RST))
-		ct_close(ct, cfg->timeout_tcp_trans);
-	bpf_ct_release(ct);
-	if (!in)
-		return pkt_stop(p, XDP_DROP, XNAT_DROP_TCP_WINDOW);
-	offload_remove(&nf->rkey, r, FLOWLOG_WHY_TCP_END);
-	return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_END);
+	return offload_end_verdict(p, ct, in, &nf->rkey, r, cfg);
 }
 
 /*
