@@ -25,13 +25,8 @@ int flow_filter_parse(int argc, char **argv, struct flow_filter *f, char *err,
 	int i = 0, rc;
 
 	memset(f, 0, sizeof(*f));
-	while ((rc = filter_next(argc, argv, &i, &word, &arg, "state S", err,
-				 errlen)) > 0) {
-		rc = filter_host_port(word, arg, &hp, err, errlen);
-		if (rc < 0)
-			return rc;
-		if (rc)
-			continue;
+	while ((rc = filter_next(argc, argv, &i, &hp, &word, &arg, "state S",
+				 err, errlen)) > 0) {
 		if (!strcmp(word, "proto")) {
 			if (!strcmp(arg, "tcp"))
 				f->proto = IPPROTO_TCP;

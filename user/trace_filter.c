@@ -50,13 +50,8 @@ int trace_filter_parse(int argc, char **argv, struct trace_config *tc,
 
 	memset(tc, 0, sizeof(*tc));
 	tc->rate = TRACE_DEFAULT_RATE;
-	while ((rc = filter_next(argc, argv, &i, &word, &arg, "reason GLOB",
+	while ((rc = filter_next(argc, argv, &i, &hp, &word, &arg, "reason GLOB",
 				 err, errlen)) > 0) {
-		rc = filter_host_port(word, arg, &hp, err, errlen);
-		if (rc < 0)
-			return rc;
-		if (rc)
-			continue;
 		if (!strcmp(word, "proto")) {
 			if (proto_parse(arg, &tc->proto)) {
 				snprintf(err, errlen, "filter: proto '%s' is not "

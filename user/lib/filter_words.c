@@ -38,23 +38,6 @@ int filter_port_parse(const char *arg, __be16 *port, char *err, size_t errlen)
 	return 0;
 }
 
-int filter_next(int argc, char **argv, int *i, const char **word,
-		const char **arg, const char *own, char *err, size_t errlen)
-{
-	while (*i < argc && !strcmp(argv[*i], "and"))
-		(*i)++;
-	if (*i >= argc)
-		return 0;
-	*word = argv[(*i)++];
-	if (*i >= argc) {
-		snprintf(err, errlen, "filter: '%s' needs a value "
-			 "(host ADDR, port N, proto P, %s)", *word, own);
-		return -EINVAL;
-	}
-	*arg = argv[(*i)++];
-	return 1;
-}
-
 int filter_host_port(const char *word, const char *arg,
 		     const struct filter_host_port *hp, char *err,
 		     size_t errlen)
@@ -72,4 +55,27 @@ int filter_host_port(const char *word, const char *arg,
 		return 1;
 	}
 	return 0;
+}
+
+int filter_next(int argc, char **argv, int *i,
+		const struct filter_host_port *hp, const char **word,
+		const char **arg, const char *own, char *err, size_t errlen)
+{
+	int rc;
+
+	do {
+		while (*i < argc && !strcmp(argv[*i], "and"))
+			(*i)++;
+		if (*i >= argc)
+			return 0;
+		*word = argv[(*i)++];
+		if (*i >= argc) {
+			snprintf(err, errlen, "filter: '%s' needs a value "
+				 "(host ADDR, port N, proto P, %s)", *word, own);
+			return -EINVAL;
+		}
+		*arg = argv[(*i)++];
+		rc = filter_host_port(*word, *arg, hp, err, errlen);
+	} while (rc > 0);
+	return rc < 0 ? rc : 1;
 }

@@ -16,13 +16,6 @@ int filter_host_parse(const char *arg, union xnat_addr *host, __u8 *family,
  * reason in ERR. */
 int filter_port_parse(const char *arg, __be16 *port, char *err, size_t errlen);
 
-/* The next "WORD VALUE" of a filter in ARGV from *I on ("and" between
- * them is skipped), *I moved past it: 1 with *WORD and *ARG set, 0 at the
- * end, or -EINVAL when a word has no value (OWN names the command's own
- * words in the message, e.g. "state S"). */
-int filter_next(int argc, char **argv, int *i, const char **word,
-		const char **arg, const char *own, char *err, size_t errlen);
-
 /* Where a filter keeps the host and port words: the values, and the bits
  * of its MATCH mask that say they were given. */
 struct filter_host_port {
@@ -38,5 +31,15 @@ struct filter_host_port {
 int filter_host_port(const char *word, const char *arg,
 		     const struct filter_host_port *hp, char *err,
 		     size_t errlen);
+
+/* The next "WORD VALUE" of a filter in ARGV from *I on ("and" between
+ * them is skipped), *I moved past it, that is not host or port: those are
+ * read into HP on the way (filter_host_port). 1 with *WORD and *ARG set,
+ * 0 at the end, or -EINVAL with the reason in ERR (OWN names the
+ * command's own words in the message of a word without a value, e.g.
+ * "state S"). */
+int filter_next(int argc, char **argv, int *i,
+		const struct filter_host_port *hp, const char **word,
+		const char **arg, const char *own, char *err, size_t errlen);
 
 #endif /* XNAT_LIB_FILTER_WORDS_H */
