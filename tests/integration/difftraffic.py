@@ -178,21 +178,21 @@ def steps():
 
     big = b"x" * 600
     # Normal traffic, both directions; flows the later steps use.
-    add("udp4_out", WAN, "arrives",
-        (LAN, v4(LAN4, WAN4, 17, udp(LAN4, WAN4, 40000, UDP_ECHO, m("udp4_out")))))
-    add("tcp4_out_syn", WAN, "arrives",
-        (LAN, v4(LAN4, WAN4, 6, tcp(LAN4, WAN4, 40001, TCP_LISTEN, SYN, 1000,
-                                    data=m("tcp4_out_syn")))))
-    add("icmp4_echo_out", WAN, "arrives",
-        (LAN, v4(LAN4, WAN4, 1, echo(LAN4, WAN4, 40002, 1, m("icmp4_echo_out")))))
-    add("udp6_out", WAN, "arrives",
-        (LAN, v6(LAN6, WAN6, 17, udp(LAN6, WAN6, 40003, UDP_ECHO, m("udp6_out")))))
-    add("tcp6_out_syn", WAN, "arrives",
-        (LAN, v6(LAN6, WAN6, 6, tcp(LAN6, WAN6, 40004, TCP_LISTEN, SYN, 2000,
-                                    data=m("tcp6_out_syn")))))
-    add("icmp6_echo_out", WAN, "arrives",
-        (LAN, v6(LAN6, WAN6, 58, echo(LAN6, WAN6, 40005, 1, m("icmp6_echo_out"),
-                                      v6=True))))
+    # The same three per family: UDP, a TCP SYN, an echo request.
+    for fam, ip, lan, wan, icmp_nh, port, isn in (
+            ("4", v4, LAN4, WAN4, 1, 40000, 1000),
+            ("6", v6, LAN6, WAN6, 58, 40003, 2000)):
+        name = "udp%s_out" % fam
+        add(name, WAN, "arrives",
+            (LAN, ip(lan, wan, 17, udp(lan, wan, port, UDP_ECHO, m(name)))))
+        name = "tcp%s_out_syn" % fam
+        add(name, WAN, "arrives",
+            (LAN, ip(lan, wan, 6, tcp(lan, wan, port + 1, TCP_LISTEN, SYN, isn,
+                                      data=m(name)))))
+        name = "icmp%s_echo_out" % fam
+        add(name, WAN, "arrives",
+            (LAN, ip(lan, wan, icmp_nh, echo(lan, wan, port + 2, 1, m(name),
+                                          v6=fam == "6"))))
     add("udp4_in_reply", LAN, "arrives",
         (WAN, v4(WAN4, NAT4, 17, udp(WAN4, NAT4, UDP_ECHO, 40000, m("udp4_in_reply")))))
     add("fwd_tcp_syn", LAN, "arrives",
