@@ -785,6 +785,15 @@ print(json.dumps(r) if isinstance(r, (dict, list, bool)) or r is None else r)
 
 # Modes each test runs in, set by the test file: TEST_MODES[name]="xdp".
 declare -A TEST_MODES=()
+
+# TEST_MODES for several tests at once: test_modes MODES NAME...
+test_modes() {
+	local modes=$1 t
+	shift
+	for t; do
+		TEST_MODES[$t]=$modes
+	done
+}
 DEFAULT_MODES="xdp kernel offload"
 
 # test_* functions of the sourcing file, in the order they are written

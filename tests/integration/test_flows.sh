@@ -14,10 +14,7 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-TEST_MODES[flows_connections]="xdp"
-TEST_MODES[flows_filter_sort]="xdp"
-TEST_MODES[flows_delete]="xdp"
-TEST_MODES[flows_watch]="xdp"
+test_modes xdp flows_connections flows_filter_sort flows_delete flows_watch
 
 # An established TCP connection LAN -> WAN that stays open for SECS.
 tcp_open() {

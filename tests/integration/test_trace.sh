@@ -14,12 +14,9 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-TEST_MODES[trace_ping]="xdp"
-TEST_MODES[trace_filter]="xdp"
-TEST_MODES[trace_lost_counted]="xdp"
-TEST_MODES[trace_kernel_mode]="kernel"
-TEST_MODES[trace_one_at_a_time]="xdp"
-TEST_MODES[trace_offload]="offload"
+test_modes xdp trace_ping trace_filter trace_lost_counted trace_one_at_a_time
+test_modes kernel trace_kernel_mode
+test_modes offload trace_offload
 
 trace_cfg_pin() { echo "/sys/fs/bpf/xnat/$TB_RTR_INO/xnat_trace_cfg"; }
 
