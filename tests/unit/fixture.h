@@ -134,67 +134,83 @@ struct fixture {
 
 /* ---- Packets the tests of several files send ------------------------- */
 
-/* A packet on one line: UDP or TCP from the MAC pair M (FROM_LAN...),
- * SA:SP -> DA:DP, then any other fields of struct pkt_spec. */
-#define UDP_PKT(m, sa, da, sp, dp, ...)                                      \
-	{ m, .saddr = sa, .daddr = da, .proto = IPPROTO_UDP, .sport = sp,     \
+/* A packet on one line: UDP or TCP SA:SP -> DA:DP, then the MAC pair
+ * (FROM_LAN...) and any other fields of struct pkt_spec. (The MACs come
+ * last: expanded, they hold commas, which only a variadic argument can
+ * pass on to another macro.) */
+#define UDP_PKT(sa, da, sp, dp, ...)                                         \
+	{ .saddr = sa, .daddr = da, .proto = IPPROTO_UDP, .sport = sp,        \
 	  .dport = dp, __VA_ARGS__ }
-#define TCP_PKT(m, sa, da, sp, dp, ...)                                      \
-	{ m, .saddr = sa, .daddr = da, .proto = IPPROTO_TCP, .sport = sp,     \
+#define TCP_PKT(sa, da, sp, dp, ...)                                         \
+	{ .saddr = sa, .daddr = da, .proto = IPPROTO_TCP, .sport = sp,        \
 	  .dport = dp, __VA_ARGS__ }
 
 /* UDP from the LAN host to the WAN gateway and as NAT sends it on; a
  * reply from the gateway and as NAT delivers it. */
 #define UDP_OUT(sp, dp) .ingress = LAN,                                      \
-	.in = UDP_PKT(FROM_LAN, LAN_HOST, WAN_GW, sp, dp, .ttl = 64, .ip_id = 0x1234)
+	.in = UDP_PKT(LAN_HOST, WAN_GW, sp, dp, FROM_LAN, .ttl = 64, .ip_id = 0x1234)
 #define UDP_OUT_NAT(sp, dp) .has_out = true,                                 \
-	.out = UDP_PKT(TO_WAN, NAT_ADDR, WAN_GW, sp, dp, .ttl = 63, .ip_id = 0x1234)
+	.out = UDP_PKT(NAT_ADDR, WAN_GW, sp, dp, TO_WAN, .ttl = 63, .ip_id = 0x1234)
 #define UDP_REPLY(sp, dp) .ingress = WAN,                                    \
-	.in = UDP_PKT(FROM_WAN, WAN_GW, NAT_ADDR, sp, dp, .ttl = 57, .ip_id = 0xbeef)
+	.in = UDP_PKT(WAN_GW, NAT_ADDR, sp, dp, FROM_WAN, .ttl = 57, .ip_id = 0xbeef)
 #define UDP_REPLY_NAT(sp, dp) .has_out = true,                               \
-	.out = UDP_PKT(TO_LAN, WAN_GW, LAN_HOST, sp, dp, .ttl = 56, .ip_id = 0xbeef)
+	.out = UDP_PKT(WAN_GW, LAN_HOST, sp, dp, TO_LAN, .ttl = 56, .ip_id = 0xbeef)
+
+/* A LAN->WAN UDP packet forwarded as REASON (SLOW, FAST...) with source
+ * port NSP, and a reply the other way delivered to the LAN host's LDP. */
+#define UDP_NAT(sp, dp, reason, nsp)                                         \
+	UDP_OUT(sp, dp), FWD(reason), UDP_OUT_NAT(nsp, dp)
+#define UDP_UNNAT(sp, dp, reason, ldp)                                       \
+	UDP_REPLY(sp, dp), FWD(reason), UDP_REPLY_NAT(sp, ldp)
 
 #define TCP_OUT(sp, flags, sq, ak) .ingress = LAN,                           \
-	.in = TCP_PKT(FROM_LAN, LAN_HOST, WAN_GW, sp, 443, .tcp_flags = flags,  \
+	.in = TCP_PKT(LAN_HOST, WAN_GW, sp, 443, FROM_LAN, .tcp_flags = flags, \
 		      .seq = sq, .ack_seq = ak, .ttl = 64, .ip_id = 0x0101)
 #define TCP_OUT_NAT(sp, flags, sq, ak) .has_out = true,                      \
-	.out = TCP_PKT(TO_WAN, NAT_ADDR, WAN_GW, sp, 443, .tcp_flags = flags,   \
+	.out = TCP_PKT(NAT_ADDR, WAN_GW, sp, 443, TO_WAN, .tcp_flags = flags, \
 		       .seq = sq, .ack_seq = ak, .ttl = 63, .ip_id = 0x0101)
 
 /* An ICMP echo request from the LAN host, and as NAT sends it on. */
-#define ECHO_PKT(m, sa, da, id, sq, t)                                       \
-	{ m, .saddr = sa, .daddr = da, .proto = IPPROTO_ICMP,                 \
-	  .icmp_type = ICMP_ECHO, .icmp_id = id, .icmp_seq = sq, .ttl = t }
+#define ECHO_PKT(sa, da, id, sq, t, ...)                                     \
+	{ .saddr = sa, .daddr = da, .proto = IPPROTO_ICMP,                    \
+	  .icmp_type = ICMP_ECHO, .icmp_id = id, .icmp_seq = sq, .ttl = t,    \
+	  __VA_ARGS__ }
 #define ECHO_OUT(id, sq)                                                     \
-	.ingress = LAN, .in = ECHO_PKT(FROM_LAN, LAN_HOST, WAN_GW, id, sq, 64)
+	.ingress = LAN, .in = ECHO_PKT(LAN_HOST, WAN_GW, id, sq, 64, FROM_LAN)
 #define ECHO_OUT_NAT(sq)                                                     \
 	.has_out = true,                                                      \
-	.out = ECHO_PKT(TO_WAN, NAT_ADDR, WAN_GW, LEARNED, sq, 63)
+	.out = ECHO_PKT(NAT_ADDR, WAN_GW, LEARNED, sq, 63, TO_WAN)
 
 /* IPv6 UDP from the LAN host, routed without NAT (TTL t in, t - 1 out). */
 #define UDP6_OUT(sp, dp, t)                                                  \
 	.ingress = LAN,                                                       \
-	.in = UDP_PKT(FROM_LAN, LAN6_HOST, WAN6_GW, sp, dp, .ttl = t)
+	.in = UDP_PKT(LAN6_HOST, WAN6_GW, sp, dp, FROM_LAN, .ttl = t)
 #define UDP6_OUT_ROUTED(sp, dp, t)                                           \
 	.has_out = true,                                                      \
-	.out = UDP_PKT(TO_WAN, LAN6_HOST, WAN6_GW, sp, dp, .ttl = (t) - 1)
+	.out = UDP_PKT(LAN6_HOST, WAN6_GW, sp, dp, TO_WAN, .ttl = (t) - 1)
 
 /* The first SYN of a port-forwarded connection (configs: 8080 -> the LAN
  * host's 80), as the WAN sends it and as the LAN server gets it. */
 #define FWD_SYN                                                               \
 	.ingress = WAN,                                                       \
-	.in = TCP_PKT(FROM_WAN, WAN_GW, NAT_ADDR, 33333, 8080,                \
+	.in = TCP_PKT(WAN_GW, NAT_ADDR, 33333, 8080, FROM_WAN, \
 		      .tcp_flags = TCP_SYN, .seq = 42, .ttl = 60, .ip_id = 7), \
 	.verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .has_out = true,    \
-	.out = TCP_PKT(TO_LAN, WAN_GW, LAN_HOST, 33333, 80,                   \
+	.out = TCP_PKT(WAN_GW, LAN_HOST, 33333, 80, TO_LAN, \
 		       .tcp_flags = TCP_SYN, .seq = 42, .ttl = 59, .ip_id = 7)
 
 /* A well-formed packet that the malformed tests then break. */
-#define MAL_UDP4 .in = UDP_PKT(FROM_LAN, LAN_HOST, WAN_GW, 40000, 53)
+#define MAL_UDP4 .in = UDP_PKT(LAN_HOST, WAN_GW, 40000, 53, FROM_LAN)
 #define MAL_TCP4                                                              \
-	.in = TCP_PKT(FROM_LAN, LAN_HOST, WAN_GW, 40000, 443, .tcp_flags = TCP_SYN)
-#define MAL_UDP6 .in = UDP_PKT(FROM_LAN, LAN6_HOST, WAN6_GW, 40000, 53)
+	.in = TCP_PKT(LAN_HOST, WAN_GW, 40000, 443, FROM_LAN, .tcp_flags = TCP_SYN)
+#define MAL_UDP6 .in = UDP_PKT(LAN6_HOST, WAN6_GW, 40000, 53, FROM_LAN)
 #define MALFORMED .verdict = XDP_DROP, .reason = XNAT_DROP_MALFORMED
+
+/* A verdict and its reason counter on one line: PASS(TTL) is XDP_PASS
+ * counted as XNAT_PASS_TTL. */
+#define PASS(r) .verdict = XDP_PASS, .reason = XNAT_PASS_##r
+#define DROP(r) .verdict = XDP_DROP, .reason = XNAT_DROP_##r
+#define FWD(r) .verdict = XDP_REDIRECT, .reason = XNAT_FWD_##r
 
 /* Not forwarded, whichever of XDP_PASS/XDP_DROP and reason the program
  * picks (what a kernel router never forwards). */

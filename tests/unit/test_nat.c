@@ -16,35 +16,23 @@
 
 
 static const struct fixture fx_udp_slow[] = {
-	{ .name = "udp lan->wan, new flow", UDP_OUT(40000, 53),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
-	  UDP_OUT_NAT(40000, 53) },
+	{ "udp lan->wan, new flow", UDP_NAT(40000, 53, SLOW, 40000) },
 };
 
 static const struct fixture fx_udp_fast[] = {
-	{ .name = "udp lan->wan, same flow", UDP_OUT(40000, 53),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-	  UDP_OUT_NAT(40000, 53) },
+	{ "udp lan->wan, same flow", UDP_NAT(40000, 53, FAST, 40000) },
 };
 
 static const struct fixture fx_udp_reply[] = {
-	{ .name = "udp wan->lan reply", UDP_REPLY(53, 40000),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-	  UDP_REPLY_NAT(53, 40000) },
+	{ "udp wan->lan reply", UDP_UNNAT(53, 40000, FAST, 40000) },
 };
 
 /* ---- Inside port outside the range ------------------------------------- */
 
 static const struct fixture fx_udp_port_map[] = {
-	{ .name = "udp from port 1234", UDP_OUT(1234, 53),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
-	  UDP_OUT_NAT(LEARNED, 53) },
-	{ .name = "udp from port 1234 again", UDP_OUT(1234, 53),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-	  UDP_OUT_NAT(LEARNED, 53) },
-	{ .name = "reply to the mapped port", UDP_REPLY(53, LEARNED),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-	  UDP_REPLY_NAT(53, 1234) },
+	{ "udp from port 1234", UDP_NAT(1234, 53, SLOW, LEARNED), .learn = true },
+	{ "udp from port 1234 again", UDP_NAT(1234, 53, FAST, LEARNED) },
+	{ "reply to the mapped port", UDP_UNNAT(53, LEARNED, FAST, 1234) },
 };
 
 /* ---- TCP --------------------------------------------------------------- */
@@ -79,64 +67,43 @@ static bool check_tcp_fin_seen(const uint8_t *out, size_t len)
 static const char tcp_data[] = "GET / HTTP/1.0\r\n\r\n";
 
 static const struct fixture fx_tcp[] = {
-	{ .name = "tcp SYN lan->wan", TCP_OUT(40100, TCP_SYN, 1000, 0),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+	{ "tcp SYN lan->wan", TCP_OUT(40100, TCP_SYN, 1000, 0), FWD(SLOW),
 	  TCP_OUT_NAT(40100, TCP_SYN, 1000, 0) },
-	{ .name = "tcp ACK without flow", TCP_OUT(40101, TCP_ACK, 5000, 77),
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_TCP_MIDSTREAM },
-	{ .name = "tcp SYN-ACK from lan without flow",
-	  TCP_OUT(40102, TCP_SYN | TCP_ACK, 5000, 77),
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_TCP_MIDSTREAM },
-	{ .name = "tcp SYN+RST from lan without flow",
-	  TCP_OUT(40103, TCP_SYN | TCP_RST, 5000, 0),
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_TCP_MIDSTREAM },
-	{ .name = "tcp SYN-ACK wan->lan", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_TCP, .sport = 443, .dport = 40100,
-		  .tcp_flags = TCP_SYN | TCP_ACK, .seq = 9000, .ack_seq = 1001,
-		  .ttl = 50 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
-	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,
-		   .proto = IPPROTO_TCP, .sport = 443, .dport = 40100,
-		   .tcp_flags = TCP_SYN | TCP_ACK, .seq = 9000,
-		   .ack_seq = 1001, .ttl = 49 } },
-	{ .name = "tcp ACK with data on the flow",
-	  .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_TCP, .sport = 40100, .dport = 443,
-		  .tcp_flags = TCP_ACK | TCP_PSH, .seq = 1001, .ack_seq = 9001,
-		  .ttl = 64, .payload = tcp_data,
-		  .payload_len = sizeof(tcp_data) - 1 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
-	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
-		   .proto = IPPROTO_TCP, .sport = 40100, .dport = 443,
-		   .tcp_flags = TCP_ACK | TCP_PSH, .seq = 1001,
-		   .ack_seq = 9001, .ttl = 63, .payload = tcp_data,
-		   .payload_len = sizeof(tcp_data) - 1 } },
-	{ .name = "tcp FIN on the flow",
-	  TCP_OUT(40100, TCP_FIN | TCP_ACK, 1019, 9001),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-	  TCP_OUT_NAT(40100, TCP_FIN | TCP_ACK, 1019, 9001),
-	  .check = check_tcp_fin_seen },
+	{ "tcp ACK without flow", TCP_OUT(40101, TCP_ACK, 5000, 77), PASS(TCP_MIDSTREAM) },
+	{ "tcp SYN-ACK from lan without flow", TCP_OUT(40102, TCP_SYN | TCP_ACK, 5000, 77),
+	  PASS(TCP_MIDSTREAM) },
+	{ "tcp SYN+RST from lan without flow", TCP_OUT(40103, TCP_SYN | TCP_RST, 5000, 0),
+	  PASS(TCP_MIDSTREAM) },
+	{ "tcp SYN-ACK wan->lan", WAN,
+	  TCP_PKT(WAN_GW, NAT_ADDR, 443, 40100, FROM_WAN, .tcp_flags = TCP_SYN | TCP_ACK, .seq = 9000,
+		  .ack_seq = 1001, .ttl = 50),
+	  FWD(FAST), .has_out = true,
+	  .out = TCP_PKT(WAN_GW, LAN_HOST, 443, 40100, TO_LAN, .tcp_flags = TCP_SYN | TCP_ACK,
+			 .seq = 9000, .ack_seq = 1001, .ttl = 49) },
+	{ "tcp ACK with data on the flow", LAN,
+	  TCP_PKT(LAN_HOST, WAN_GW, 40100, 443, FROM_LAN, .tcp_flags = TCP_ACK | TCP_PSH, .seq = 1001,
+		  .ack_seq = 9001, .ttl = 64, .payload = tcp_data, .payload_len = sizeof(tcp_data) - 1),
+	  FWD(FAST), .has_out = true,
+	  .out = TCP_PKT(NAT_ADDR, WAN_GW, 40100, 443, TO_WAN, .tcp_flags = TCP_ACK | TCP_PSH,
+			 .seq = 1001, .ack_seq = 9001, .ttl = 63, .payload = tcp_data,
+			 .payload_len = sizeof(tcp_data) - 1) },
+	{ "tcp FIN on the flow", TCP_OUT(40100, TCP_FIN | TCP_ACK, 1019, 9001), FWD(FAST),
+	  TCP_OUT_NAT(40100, TCP_FIN | TCP_ACK, 1019, 9001), .check = check_tcp_fin_seen },
 };
 
 /* ---- ICMP echo --------------------------------------------------------- */
 
+/* An echo reply of ID, SEQ, TTL between the given addresses. */
+#define ECHO_REPLY_PKT(sa, da, id, sq, t, ...)                               \
+	{ .saddr = sa, .daddr = da, .proto = IPPROTO_ICMP,                    \
+	  .icmp_type = ICMP_ECHOREPLY, .icmp_id = id, .icmp_seq = sq,         \
+	  .ttl = t, __VA_ARGS__ }
+
 static const struct fixture fx_icmp[] = {
-	{ .name = "echo request lan->wan id 7", ECHO_OUT(7, 1),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
-	  ECHO_OUT_NAT(1) },
-	{ .name = "echo reply wan->lan", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHOREPLY,
-		  .icmp_id = LEARNED, .icmp_seq = 1, .ttl = 64 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
-	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,
-		   .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHOREPLY,
-		   .icmp_id = 7, .icmp_seq = 1, .ttl = 63 } },
-	{ .name = "second echo request", ECHO_OUT(7, 2),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-	  ECHO_OUT_NAT(2) },
+	{ "echo request lan->wan id 7", ECHO_OUT(7, 1), FWD(SLOW), .learn = true, ECHO_OUT_NAT(1) },
+	{ "echo reply wan->lan", WAN, ECHO_REPLY_PKT(WAN_GW, NAT_ADDR, LEARNED, 1, 64, FROM_WAN),
+	  FWD(FAST), .has_out = true, .out = ECHO_REPLY_PKT(WAN_GW, LAN_HOST, 7, 1, 63, TO_LAN) },
+	{ "second echo request", ECHO_OUT(7, 2), FWD(FAST), ECHO_OUT_NAT(2) },
 };
 
 /* Echo id 0 keys a request and a reply alike: an echo reply with id 0
@@ -145,80 +112,49 @@ static const struct fixture fx_icmp[] = {
  * id unchanged, its checksum broken); it goes up as any reply without a
  * flow. */
 static const struct fixture fx_icmp_id0[] = {
-	{ .name = "echo request id 0", ECHO_OUT(0, 1),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
-	  ECHO_OUT_NAT(1) },
-	{ .name = "echo reply id 0 from the lan", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHOREPLY,
-		  .icmp_id = 0, .icmp_seq = 1, .ttl = 64 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_ECHO_REPLY },
-	{ .name = "second echo request id 0", ECHO_OUT(0, 2),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-	  ECHO_OUT_NAT(2) },
+	{ "echo request id 0", ECHO_OUT(0, 1), FWD(SLOW), .learn = true, ECHO_OUT_NAT(1) },
+	{ "echo reply id 0 from the lan", LAN, ECHO_REPLY_PKT(LAN_HOST, WAN_GW, 0, 1, 64, FROM_LAN),
+	  PASS(ECHO_REPLY) },
+	{ "second echo request id 0", ECHO_OUT(0, 2), FWD(FAST), ECHO_OUT_NAT(2) },
 };
 
 /* ---- Unsolicited and kernel ports from the WAN ------------------------- */
 
 static const struct fixture fx_unsolicited[] = {
-	{ .name = "wan udp to nat addr port 30000, no flow", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_UDP, .sport = 53, .dport = 30000 },
-	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
-	{ .name = "wan udp straight to the lan host", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = LAN_HOST,
-		  .proto = IPPROTO_UDP, .sport = 53, .dport = 40000 },
-	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
-	{ .name = "wan ipv6 udp to the lan host, no flow", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN6_GW, .daddr = LAN6_HOST,
-		  .proto = IPPROTO_UDP, .sport = 53, .dport = 40000 },
-	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
-	{ .name = "wan tcp SYN to nat addr port 30000", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_TCP, .sport = 4444, .dport = 30000,
-		  .tcp_flags = TCP_SYN },
-	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
+	{ "wan udp to nat addr port 30000, no flow", WAN, UDP_PKT(WAN_GW, NAT_ADDR, 53, 30000, FROM_WAN),
+	  DROP(UNSOLICITED) },
+	{ "wan udp straight to the lan host", WAN, UDP_PKT(WAN_GW, LAN_HOST, 53, 40000, FROM_WAN),
+	  DROP(UNSOLICITED) },
+	{ "wan ipv6 udp to the lan host, no flow", WAN, UDP_PKT(WAN6_GW, LAN6_HOST, 53, 40000, FROM_WAN),
+	  DROP(UNSOLICITED) },
+	{ "wan tcp SYN to nat addr port 30000", WAN,
+	  TCP_PKT(WAN_GW, NAT_ADDR, 4444, 30000, FROM_WAN, .tcp_flags = TCP_SYN), DROP(UNSOLICITED) },
 };
 
 static const struct fixture fx_wan_in[] = {
-	{ .name = "wan udp to nat addr port 5000", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_UDP, .sport = 53, .dport = 5000 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_WAN_IN },
+	{ "wan udp to nat addr port 5000", WAN, UDP_PKT(WAN_GW, NAT_ADDR, 53, 5000, FROM_WAN), PASS(WAN_IN) },
 };
 
 /* ---- Port forward ------------------------------------------------------ */
 
 static const struct fixture fx_forward[] = {
 	{ .name = "wan SYN to 8080", FWD_SYN },
-	{ .name = "lan server SYN-ACK", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_TCP, .sport = 80, .dport = 33333,
-		  .tcp_flags = TCP_SYN | TCP_ACK, .seq = 700, .ack_seq = 43,
-		  .ttl = 64, .ip_id = 8 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
-	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
-		   .proto = IPPROTO_TCP, .sport = 8080, .dport = 33333,
-		   .tcp_flags = TCP_SYN | TCP_ACK, .seq = 700, .ack_seq = 43,
-		   .ttl = 63, .ip_id = 8 } },
-	{ .name = "wan ACK on the forward", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_TCP, .sport = 33333, .dport = 8080,
-		  .tcp_flags = TCP_ACK, .seq = 43, .ack_seq = 701, .ttl = 60 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
-	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,
-		   .proto = IPPROTO_TCP, .sport = 33333, .dport = 80,
-		   .tcp_flags = TCP_ACK, .seq = 43, .ack_seq = 701,
-		   .ttl = 59 } },
-	{ .name = "wan ACK to 8080 without flow", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_TCP, .sport = 33334, .dport = 8080,
-		  .tcp_flags = TCP_ACK },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_TCP_MIDSTREAM },
-	{ .name = "wan udp to 8080 (forward is tcp only)", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_UDP, .sport = 33333, .dport = 8080 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_WAN_IN },
+	{ "lan server SYN-ACK", LAN,
+	  TCP_PKT(LAN_HOST, WAN_GW, 80, 33333, FROM_LAN, .tcp_flags = TCP_SYN | TCP_ACK, .seq = 700,
+		  .ack_seq = 43, .ttl = 64, .ip_id = 8),
+	  FWD(FAST), .has_out = true,
+	  .out = TCP_PKT(NAT_ADDR, WAN_GW, 8080, 33333, TO_WAN, .tcp_flags = TCP_SYN | TCP_ACK,
+			 .seq = 700, .ack_seq = 43, .ttl = 63, .ip_id = 8) },
+	{ "wan ACK on the forward", WAN,
+	  TCP_PKT(WAN_GW, NAT_ADDR, 33333, 8080, FROM_WAN, .tcp_flags = TCP_ACK, .seq = 43,
+		  .ack_seq = 701, .ttl = 60),
+	  FWD(FAST), .has_out = true,
+	  .out = TCP_PKT(WAN_GW, LAN_HOST, 33333, 80, TO_LAN, .tcp_flags = TCP_ACK, .seq = 43,
+			 .ack_seq = 701, .ttl = 59) },
+	{ "wan ACK to 8080 without flow", WAN,
+	  TCP_PKT(WAN_GW, NAT_ADDR, 33334, 8080, FROM_WAN, .tcp_flags = TCP_ACK), PASS(TCP_MIDSTREAM) },
+	{ "wan udp to 8080 (forward is tcp only)", WAN, UDP_PKT(WAN_GW, NAT_ADDR, 33333, 8080, FROM_WAN),
+	  PASS(WAN_IN) },
 };
 
 
@@ -228,60 +164,38 @@ static const struct fixture fx_forward[] = {
  * through the router), and the client the NAT address and forwarded port.
  */
 static const struct fixture fx_hairpin[] = {
-	{ .name = "host 2 SYN to nat addr:8080", .ingress = LAN,
-	  .in = { FROM_LAN2, .saddr = LAN_HOST2, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_TCP, .sport = 5555, .dport = 8080,
-		  .tcp_flags = TCP_SYN, .seq = 1, .ttl = 64 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
-	  .has_out = true,
-	  .out = { TO_LAN, .saddr = NAT_ADDR, .daddr = LAN_HOST,
-		   .proto = IPPROTO_TCP, .sport = LEARNED, .dport = 80,
-		   .tcp_flags = TCP_SYN, .seq = 1, .ttl = 63 } },
-	{ .name = "server SYN-ACK to nat addr", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_TCP, .sport = 80, .dport = LEARNED,
-		  .tcp_flags = TCP_SYN | TCP_ACK, .seq = 500, .ack_seq = 2,
-		  .ttl = 64 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
-	  .out = { TO_LAN2, .saddr = NAT_ADDR, .daddr = LAN_HOST2,
-		   .proto = IPPROTO_TCP, .sport = 8080, .dport = 5555,
-		   .tcp_flags = TCP_SYN | TCP_ACK, .seq = 500, .ack_seq = 2,
-		   .ttl = 63 } },
-	{ .name = "host 2 ACK", .ingress = LAN,
-	  .in = { FROM_LAN2, .saddr = LAN_HOST2, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_TCP, .sport = 5555, .dport = 8080,
-		  .tcp_flags = TCP_ACK, .seq = 2, .ack_seq = 501, .ttl = 64 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
-	  .out = { TO_LAN, .saddr = NAT_ADDR, .daddr = LAN_HOST,
-		   .proto = IPPROTO_TCP, .sport = LEARNED, .dport = 80,
-		   .tcp_flags = TCP_ACK, .seq = 2, .ack_seq = 501, .ttl = 63 } },
+	{ "host 2 SYN to nat addr:8080", LAN,
+	  TCP_PKT(LAN_HOST2, NAT_ADDR, 5555, 8080, FROM_LAN2, .tcp_flags = TCP_SYN, .seq = 1, .ttl = 64),
+	  FWD(SLOW), .learn = true, .has_out = true,
+	  .out = TCP_PKT(NAT_ADDR, LAN_HOST, LEARNED, 80, TO_LAN, .tcp_flags = TCP_SYN, .seq = 1,
+			 .ttl = 63) },
+	{ "server SYN-ACK to nat addr", LAN,
+	  TCP_PKT(LAN_HOST, NAT_ADDR, 80, LEARNED, FROM_LAN, .tcp_flags = TCP_SYN | TCP_ACK, .seq = 500,
+		  .ack_seq = 2, .ttl = 64),
+	  FWD(FAST), .has_out = true,
+	  .out = TCP_PKT(NAT_ADDR, LAN_HOST2, 8080, 5555, TO_LAN2, .tcp_flags = TCP_SYN | TCP_ACK,
+			 .seq = 500, .ack_seq = 2, .ttl = 63) },
+	{ "host 2 ACK", LAN,
+	  TCP_PKT(LAN_HOST2, NAT_ADDR, 5555, 8080, FROM_LAN2, .tcp_flags = TCP_ACK, .seq = 2,
+		  .ack_seq = 501, .ttl = 64),
+	  FWD(FAST), .has_out = true,
+	  .out = TCP_PKT(NAT_ADDR, LAN_HOST, LEARNED, 80, TO_LAN, .tcp_flags = TCP_ACK, .seq = 2,
+			 .ack_seq = 501, .ttl = 63) },
 };
 
 /* ---- Port range edges, port collisions, padding ---------------------- */
 
 static const struct fixture fx_port_bounds[] = {
 	/* First, with no mapping at all: the range decides whose port. */
-	{ .name = "wan to 19999, no flow: kernel's port", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_UDP, .sport = 99, .dport = 19999 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_WAN_IN },
-	{ .name = "wan to 20000, no mapping: XDP's port", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_UDP, .sport = 99, .dport = 20000 },
-	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
-	{ .name = "wan to 65535, no mapping: XDP's port", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_UDP, .sport = 99, .dport = 65535 },
-	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
-	{ .name = "inside port 20000 (range start) kept", UDP_OUT(20000, 53),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
-	  UDP_OUT_NAT(20000, 53) },
-	{ .name = "inside port 65535 (range end) kept", UDP_OUT(65535, 53),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
-	  UDP_OUT_NAT(65535, 53) },
-	{ .name = "inside port 19999 mapped into the range", UDP_OUT(19999, 53),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
-	  UDP_OUT_NAT(LEARNED, 53) },
+	{ "wan to 19999, no flow: kernel's port", WAN, UDP_PKT(WAN_GW, NAT_ADDR, 99, 19999, FROM_WAN),
+	  PASS(WAN_IN) },
+	{ "wan to 20000, no mapping: XDP's port", WAN, UDP_PKT(WAN_GW, NAT_ADDR, 99, 20000, FROM_WAN),
+	  DROP(UNSOLICITED) },
+	{ "wan to 65535, no mapping: XDP's port", WAN, UDP_PKT(WAN_GW, NAT_ADDR, 99, 65535, FROM_WAN),
+	  DROP(UNSOLICITED) },
+	{ "inside port 20000 (range start) kept", UDP_NAT(20000, 53, SLOW, 20000) },
+	{ "inside port 65535 (range end) kept", UDP_NAT(65535, 53, SLOW, 65535) },
+	{ "inside port 19999 mapped into the range", UDP_NAT(19999, 53, SLOW, LEARNED), .learn = true },
 };
 
 /*
@@ -291,28 +205,13 @@ static const struct fixture fx_port_bounds[] = {
  * from any port, another address only with endpoint-independent filtering.
  */
 static const struct fixture fx_eim_adf[] = {
-	{ .name = "host:40000 to gw:53", UDP_OUT(40000, 53),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
-	  UDP_OUT_NAT(40000, 53) },
-	{ .name = "host:1234 to gw:53 (port mapped)", UDP_OUT(1234, 53),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
-	  UDP_OUT_NAT(LEARNED, 53) },
-	{ .name = "host:1234 to gw:54 keeps the mapping", UDP_OUT(1234, 54),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
-	  UDP_OUT_NAT(LEARNED, 54) },
-	{ .name = "gw:99 to the mapping: address known, let in", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_UDP, .sport = 99, .dport = 40000,
-		  .ttl = 57, .ip_id = 0xbeef },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
-	  UDP_REPLY_NAT(99, 40000) },
-	{ .name = "host answers gw:99 on that flow", UDP_OUT(40000, 99),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-	  UDP_OUT_NAT(40000, 99) },
-	{ .name = "198.19.0.7 never contacted: filtered", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = "198.19.0.7", .daddr = NAT_ADDR,
-		  .proto = IPPROTO_UDP, .sport = 53, .dport = 40000 },
-	  .verdict = XDP_DROP, .reason = XNAT_DROP_FILTERED },
+	{ "host:40000 to gw:53", UDP_NAT(40000, 53, SLOW, 40000) },
+	{ "host:1234 to gw:53 (port mapped)", UDP_NAT(1234, 53, SLOW, LEARNED), .learn = true },
+	{ "host:1234 to gw:54 keeps the mapping", UDP_NAT(1234, 54, SLOW, LEARNED) },
+	{ "gw:99 to the mapping: address known, let in", UDP_UNNAT(99, 40000, SLOW, 40000) },
+	{ "host answers gw:99 on that flow", UDP_NAT(40000, 99, FAST, 40000) },
+	{ "198.19.0.7 never contacted: filtered", WAN, UDP_PKT("198.19.0.7", NAT_ADDR, 53, 40000, FROM_WAN),
+	  DROP(FILTERED) },
 };
 
 
@@ -352,55 +251,30 @@ static bool check_not_40000(const uint8_t *out, size_t len)
 
 /* Two inside hosts, same source port, same destination. */
 static const struct fixture fx_collision[] = {
-	{ .name = "host 1 from 40000", UDP_OUT(40000, 53),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
-	  UDP_OUT_NAT(40000, 53) },
-	{ .name = "host 2 from 40000", .ingress = LAN,
-	  .in = { FROM_LAN2, .saddr = LAN_HOST2, .daddr = WAN_GW,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53,
-		  .ttl = 64, .ip_id = 0x1234 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
-	  .check = check_not_40000, UDP_OUT_NAT(LEARNED, 53) },
-	{ .name = "reply to host 2", UDP_REPLY(53, LEARNED),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
-	  .out = { TO_LAN2, .saddr = WAN_GW, .daddr = LAN_HOST2,
-		   .proto = IPPROTO_UDP, .sport = 53, .dport = 40000,
-		   .ttl = 56, .ip_id = 0xbeef } },
-	{ .name = "reply to host 1", UDP_REPLY(53, 40000),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-	  UDP_REPLY_NAT(53, 40000) },
+	{ "host 1 from 40000", UDP_NAT(40000, 53, SLOW, 40000) },
+	{ "host 2 from 40000", LAN,
+	  UDP_PKT(LAN_HOST2, WAN_GW, 40000, 53, FROM_LAN2, .ttl = 64, .ip_id = 0x1234), FWD(SLOW),
+	  .learn = true, .check = check_not_40000, UDP_OUT_NAT(LEARNED, 53) },
+	{ "reply to host 2", UDP_REPLY(53, LEARNED), FWD(FAST), .has_out = true,
+	  .out = UDP_PKT(WAN_GW, LAN_HOST2, 53, 40000, TO_LAN2, .ttl = 56, .ip_id = 0xbeef) },
+	{ "reply to host 1", UDP_UNNAT(53, 40000, FAST, 40000) },
 };
 
 /* Minimum-size frames: Ethernet padding after the IP packet is kept and
  * not counted in the IP or UDP lengths. */
+#define PADDED(pl, n) .payload = pl, .payload_len = n, .pad_to = 60
 static const struct fixture fx_padded[] = {
-	{ .name = "padded udp lan->wan, new flow", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_UDP, .sport = 40400, .dport = 53,
-		  .payload = "", .payload_len = 0, .pad_to = 60 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .has_out = true,
-	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
-		   .proto = IPPROTO_UDP, .sport = 40400, .dport = 53,
-		   .ttl = 63, .payload = "", .payload_len = 0, .pad_to = 60 } },
-	{ .name = "padded udp lan->wan, same flow", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_UDP, .sport = 40400, .dport = 53,
-		  .payload = "ab", .payload_len = 2, .pad_to = 60 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
-	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
-		   .proto = IPPROTO_UDP, .sport = 40400, .dport = 53,
-		   .ttl = 63, .payload = "ab", .payload_len = 2,
-		   .pad_to = 60 } },
-	{ .name = "padded tcp SYN lan->wan", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_TCP, .sport = 40401, .dport = 443,
-		  .tcp_flags = TCP_SYN, .payload = "", .payload_len = 0,
-		  .pad_to = 60 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .has_out = true,
-	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
-		   .proto = IPPROTO_TCP, .sport = 40401, .dport = 443,
-		   .tcp_flags = TCP_SYN, .ttl = 63, .payload = "",
-		   .payload_len = 0, .pad_to = 60 } },
+	{ "padded udp lan->wan, new flow", LAN, UDP_PKT(LAN_HOST, WAN_GW, 40400, 53, FROM_LAN, PADDED("", 0)),
+	  FWD(SLOW), .has_out = true,
+	  .out = UDP_PKT(NAT_ADDR, WAN_GW, 40400, 53, TO_WAN, .ttl = 63, PADDED("", 0)) },
+	{ "padded udp lan->wan, same flow", LAN,
+	  UDP_PKT(LAN_HOST, WAN_GW, 40400, 53, FROM_LAN, PADDED("ab", 2)), FWD(FAST), .has_out = true,
+	  .out = UDP_PKT(NAT_ADDR, WAN_GW, 40400, 53, TO_WAN, .ttl = 63, PADDED("ab", 2)) },
+	{ "padded tcp SYN lan->wan", LAN,
+	  TCP_PKT(LAN_HOST, WAN_GW, 40401, 443, FROM_LAN, .tcp_flags = TCP_SYN, PADDED("", 0)),
+	  FWD(SLOW), .has_out = true,
+	  .out = TCP_PKT(NAT_ADDR, WAN_GW, 40401, 443, TO_WAN, .tcp_flags = TCP_SYN, .ttl = 63,
+			 PADDED("", 0)) },
 };
 
 /* ---- Tests with their own logic --------------------------------------- */

@@ -9,6 +9,8 @@
 
 /* ---- Handed to the kernel ---------------------------------------------- */
 
+#define MAC_BCAST { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }
+
 
 /* IPv6 carrying a Fragment header (44) where UDP was. */
 static size_t mut_ip6_nexthdr_frag(uint8_t *buf, size_t len)
@@ -17,110 +19,47 @@ static size_t mut_ip6_nexthdr_frag(uint8_t *buf, size_t len)
 	return len;
 }
 
+/* UDP 40000 -> 53 (and ICMP of type T) between the case's addresses. */
+#define DNS(sa, da, ...) UDP_PKT(sa, da, 40000, 53, __VA_ARGS__)
+#define ECHO_TYPE(sa, da, t, ...)                                            \
+	{ .saddr = sa, .daddr = da, .proto = IPPROTO_ICMP, .icmp_type = t,    \
+	  __VA_ARGS__ }
+
 static const struct fixture fx_pass[] = {
-	{ .name = "pass_arp", .ingress = LAN, .build = pkt_build_arp,
-	  .in = { .smac = MAC_LAN_HOST, .dmac = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
-		  .saddr = LAN_HOST, .daddr = LAN_ROUTER },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_NOT_IP },
-	{ .name = "pass_vlan", .ingress = LAN, .build = pkt_build_vlan_v4_udp,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_VLAN },
-	{ .name = "pass_ip_options", .ingress = LAN,
-	  .build = pkt_build_v4_opts_udp,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_IP_OPTIONS },
+	{ "pass_arp", LAN, { .smac = MAC_LAN_HOST, .dmac = MAC_BCAST, .saddr = LAN_HOST, .daddr = LAN_ROUTER },
+	  .build = pkt_build_arp, PASS(NOT_IP) },
+	{ "pass_vlan", LAN, DNS(LAN_HOST, WAN_GW, FROM_LAN), .build = pkt_build_vlan_v4_udp, PASS(VLAN) },
+	{ "pass_ip_options", LAN, DNS(LAN_HOST, WAN_GW, FROM_LAN), .build = pkt_build_v4_opts_udp, PASS(IP_OPTIONS) },
 	/* A later fragment whose first one never passed: the kernel's. */
-	{ .name = "pass_fragment_offset", .ingress = LAN,
-	  .mutate = mut_frag_offset,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_FRAGMENT },
-	{ .name = "pass_ttl_1", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53, .ttl = 1 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_TTL },
-	{ .name = "pass_gre", .ingress = LAN, .build = pkt_build_v4_gre,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_PROTO },
+	{ "pass_fragment_offset", LAN, DNS(LAN_HOST, WAN_GW, FROM_LAN), .mutate = mut_frag_offset, PASS(FRAGMENT) },
+	{ "pass_ttl_1", LAN, DNS(LAN_HOST, WAN_GW, FROM_LAN, .ttl = 1), PASS(TTL) },
+	{ "pass_gre", LAN, { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW }, .build = pkt_build_v4_gre, PASS(PROTO) },
 	/* Its body (the default payload) is no IPv4 header: nothing the
 	 * data path could have sent, so nothing to translate. */
-	{ .name = "pass_icmp_dest_unreach", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_DEST_UNREACH,
-		  .icmp_code = ICMP_PORT_UNREACH },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_PROTO },
-	{ .name = "pass_local_lan_router", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = LAN_ROUTER,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_LOCAL },
-	{ .name = "pass_local_wan_echo_request", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO, .icmp_id = 99 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_LOCAL },
-	{ .name = "pass_no_neigh", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_NONEIGH,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_NO_NEIGH },
-	{ .name = "pass_ipv6_multicast", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = "ff02::1",
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_LOCAL },
-	{ .name = "pass_ipv6_link_local", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = "fe80::10", .daddr = "fe80::1",
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_LOCAL },
-	{ .name = "pass_ipv6_hop_limit_1", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53, .ttl = 1 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_TTL },
-	{ .name = "pass_no_route", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = "198.18.200.5",
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_NO_ROUTE },
-	{ .name = "pass_mtu_new_flow", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53,
-		  .payload = big_payload, .payload_len = sizeof(big_payload) },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_MTU },
-	{ .name = "pass_egress_hairpin", .ingress = LAN,
-	  .in = { FROM_LAN2, .saddr = LAN_HOST2, .daddr = LAN_HOST,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_EGRESS },
-	{ .name = "pass_ingress_not_xnat_port", .ingress = LO,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_EGRESS },
-	{ .name = "pass_egress_not_xnat_port", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = "198.18.100.2",
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_EGRESS },
-	{ .name = "pass_egress_wan_hairpin", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = "198.19.0.7", .daddr = WAN_GW,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_EGRESS },
-	{ .name = "pass_ipv6_fragment_header", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  .mutate = mut_ip6_nexthdr_frag,
-	  /* The UDP header read as a fragment header: a later fragment
-	   * (offset 48) of an unknown datagram. */
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_FRAGMENT },
-	{ .name = "pass_ipv6_local_wan_router", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN6_GW, .daddr = "2001:2:0:2::1",
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_LOCAL },
-	{ .name = "pass_echo_reply_from_lan", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHOREPLY,
-		  .icmp_id = 5 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_ECHO_REPLY },
-	{ .name = "pass_echo_reply_from_wan_no_flow", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHOREPLY,
-		  .icmp_id = 30000 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_WAN_IN },
+	{ "pass_icmp_dest_unreach", WAN,
+	  ECHO_TYPE(WAN_GW, NAT_ADDR, ICMP_DEST_UNREACH, FROM_WAN, .icmp_code = ICMP_PORT_UNREACH), PASS(PROTO) },
+	{ "pass_local_lan_router", LAN, DNS(LAN_HOST, LAN_ROUTER, FROM_LAN), PASS(LOCAL) },
+	{ "pass_local_wan_echo_request", WAN, ECHO_TYPE(WAN_GW, NAT_ADDR, ICMP_ECHO, FROM_WAN, .icmp_id = 99), PASS(LOCAL) },
+	{ "pass_no_neigh", LAN, DNS(LAN_HOST, WAN_NONEIGH, FROM_LAN), PASS(NO_NEIGH) },
+	{ "pass_ipv6_multicast", LAN, DNS(LAN6_HOST, "ff02::1", FROM_LAN), PASS(LOCAL) },
+	{ "pass_ipv6_link_local", LAN, DNS("fe80::10", "fe80::1", FROM_LAN), PASS(LOCAL) },
+	{ "pass_ipv6_hop_limit_1", LAN, DNS(LAN6_HOST, WAN6_GW, FROM_LAN, .ttl = 1), PASS(TTL) },
+	{ "pass_no_route", LAN, DNS(LAN_HOST, "198.18.200.5", FROM_LAN), PASS(NO_ROUTE) },
+	{ "pass_mtu_new_flow", LAN,
+	  DNS(LAN_HOST, WAN_GW, FROM_LAN, .payload = big_payload, .payload_len = sizeof(big_payload)), PASS(MTU) },
+	{ "pass_egress_hairpin", LAN, DNS(LAN_HOST2, LAN_HOST, FROM_LAN2), PASS(EGRESS) },
+	{ "pass_ingress_not_xnat_port", LO, DNS(LAN_HOST, WAN_GW, FROM_LAN), PASS(EGRESS) },
+	{ "pass_egress_not_xnat_port", LAN, DNS(LAN_HOST, "198.18.100.2", FROM_LAN), PASS(EGRESS) },
+	{ "pass_egress_wan_hairpin", WAN, DNS("198.19.0.7", WAN_GW, FROM_WAN), PASS(EGRESS) },
+	/* The UDP header read as a fragment header: a later fragment (offset
+	 * 48) of an unknown datagram. */
+	{ "pass_ipv6_fragment_header", LAN, DNS(LAN6_HOST, WAN6_GW, FROM_LAN), .mutate = mut_ip6_nexthdr_frag,
+	  PASS(FRAGMENT) },
+	{ "pass_ipv6_local_wan_router", WAN, DNS(WAN6_GW, "2001:2:0:2::1", FROM_WAN), PASS(LOCAL) },
+	{ "pass_echo_reply_from_lan", LAN, ECHO_TYPE(LAN_HOST, WAN_GW, ICMP_ECHOREPLY, FROM_LAN, .icmp_id = 5),
+	  PASS(ECHO_REPLY) },
+	{ "pass_echo_reply_from_wan_no_flow", WAN,
+	  ECHO_TYPE(WAN_GW, NAT_ADDR, ICMP_ECHOREPLY, FROM_WAN, .icmp_id = 30000), PASS(WAN_IN) },
 };
 
 /* ---- What a kernel router never forwards ------------------------------ */
@@ -132,71 +71,34 @@ static const struct fixture fx_pass[] = {
  * before any lookup must be caught by the program itself. These tests add
  * the default routes for their duration.
  */
-#define MAC_BCAST { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }
-
 /* IPv4 multicast and limited broadcast are for the router (mDNS, SSDP,
  * DHCP DISCOVER), as IPv6 multicast is; never NATed out of the WAN. */
+#define MAC_MCAST(a, b, c) .smac = MAC_LAN_HOST, .dmac = { 0x01, 0x00, 0x5e, a, b, c }
 static const struct fixture fx_v4_group_dst[] = {
-	{ .name = "mDNS to 224.0.0.251", .ingress = LAN,
-	  .in = { .smac = MAC_LAN_HOST, .dmac = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0xfb },
-		  .saddr = LAN_HOST, .daddr = "224.0.0.251",
-		  .proto = IPPROTO_UDP, .sport = 5353, .dport = 5353, .ttl = 255 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_LOCAL },
-	{ .name = "SSDP to 239.255.255.250", .ingress = LAN,
-	  .in = { .smac = MAC_LAN_HOST, .dmac = { 0x01, 0x00, 0x5e, 0x7f, 0xff, 0xfa },
-		  .saddr = LAN_HOST, .daddr = "239.255.255.250",
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 1900, .ttl = 4 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_LOCAL },
-	{ .name = "DHCP DISCOVER 0.0.0.0 to 255.255.255.255", .ingress = LAN,
-	  .in = { .smac = MAC_LAN_HOST, .dmac = MAC_BCAST,
-		  .saddr = "0.0.0.0", .daddr = "255.255.255.255",
-		  .proto = IPPROTO_UDP, .sport = 68, .dport = 67 },
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_LOCAL },
-	{ .name = "to 0.0.0.0 (martian destination)", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = "0.0.0.0",
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  NOT_FWD },
+	{ "mDNS to 224.0.0.251", LAN,
+	  UDP_PKT(LAN_HOST, "224.0.0.251", 5353, 5353, MAC_MCAST(0, 0, 0xfb), .ttl = 255), PASS(LOCAL) },
+	{ "SSDP to 239.255.255.250", LAN,
+	  UDP_PKT(LAN_HOST, "239.255.255.250", 40000, 1900, MAC_MCAST(0x7f, 0xff, 0xfa), .ttl = 4), PASS(LOCAL) },
+	{ "DHCP DISCOVER 0.0.0.0 to 255.255.255.255", LAN,
+	  UDP_PKT("0.0.0.0", "255.255.255.255", 68, 67, .smac = MAC_LAN_HOST, .dmac = MAC_BCAST), PASS(LOCAL) },
+	{ "to 0.0.0.0 (martian destination)", LAN, DNS(LAN_HOST, "0.0.0.0", FROM_LAN), NOT_FWD },
 };
 
 /* Martian sources (RFC 1812 5.3.7; the kernel drops them as such). */
 static const struct fixture fx_v4_martian_src[] = {
-	{ .name = "from 127.0.0.1", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = "127.0.0.1", .daddr = "198.19.99.1",
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  NOT_FWD },
-	{ .name = "from 0.0.0.0 to a unicast address", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = "0.0.0.0", .daddr = "198.19.99.1",
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  NOT_FWD },
-	{ .name = "from multicast 224.0.0.9", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = "224.0.0.9", .daddr = "198.19.99.1",
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  NOT_FWD },
-	{ .name = "from 255.255.255.255", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = "255.255.255.255", .daddr = "198.19.99.1",
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  NOT_FWD },
-	{ .name = "from the router's own LAN address", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_ROUTER, .daddr = "198.19.99.1",
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  NOT_FWD },
-	{ .name = "WAN SYN to the port forward from 127.0.0.1", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = "127.0.0.1", .daddr = NAT_ADDR,
-		  .proto = IPPROTO_TCP, .sport = 40000, .dport = 8080,
-		  .tcp_flags = TCP_SYN },
-	  NOT_FWD },
+	{ "from 127.0.0.1", LAN, DNS("127.0.0.1", "198.19.99.1", FROM_LAN), NOT_FWD },
+	{ "from 0.0.0.0 to a unicast address", LAN, DNS("0.0.0.0", "198.19.99.1", FROM_LAN), NOT_FWD },
+	{ "from multicast 224.0.0.9", LAN, DNS("224.0.0.9", "198.19.99.1", FROM_LAN), NOT_FWD },
+	{ "from 255.255.255.255", LAN, DNS("255.255.255.255", "198.19.99.1", FROM_LAN), NOT_FWD },
+	{ "from the router's own LAN address", LAN, DNS(LAN_ROUTER, "198.19.99.1", FROM_LAN), NOT_FWD },
+	{ "WAN SYN to the port forward from 127.0.0.1", WAN,
+	  TCP_PKT("127.0.0.1", NAT_ADDR, 40000, 8080, FROM_WAN, .tcp_flags = TCP_SYN), NOT_FWD },
 };
 
 /* IPv6: loopback and multicast sources (RFC 4291 2.5.3, 2.7). */
 static const struct fixture fx_v6_martian_src[] = {
-	{ .name = "from ::1", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = "::1", .daddr = "2001:2:0:99::1",
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  NOT_FWD },
-	{ .name = "from multicast ff0e::1", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = "ff0e::1", .daddr = "2001:2:0:99::1",
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  NOT_FWD },
+	{ "from ::1", LAN, DNS("::1", "2001:2:0:99::1", FROM_LAN), NOT_FWD },
+	{ "from multicast ff0e::1", LAN, DNS("ff0e::1", "2001:2:0:99::1", FROM_LAN), NOT_FWD },
 };
 
 /* RFC 1812 5.3.4: a unicast IP packet in a link-layer broadcast, or in a
@@ -204,16 +106,10 @@ static const struct fixture fx_v6_martian_src[] = {
  * not the router's to forward; the kernel drops both (ip_forward() wants
  * PACKET_HOST). No default route needed. */
 static const struct fixture fx_l2_not_for_us[] = {
-	{ .name = "unicast IP in a broadcast frame", .ingress = LAN,
-	  .in = { .smac = MAC_LAN_HOST, .dmac = MAC_BCAST,
-		  .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  NOT_FWD },
-	{ .name = "frame for another host's MAC", .ingress = LAN,
-	  .in = { .smac = MAC_LAN_HOST, .dmac = { 0x02, 0, 0, 0, 0x01, 0x99 },
-		  .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_UDP, .sport = 40000, .dport = 53 },
-	  NOT_FWD },
+	{ "unicast IP in a broadcast frame", LAN,
+	  DNS(LAN_HOST, WAN_GW, .smac = MAC_LAN_HOST, .dmac = MAC_BCAST), NOT_FWD },
+	{ "frame for another host's MAC", LAN,
+	  DNS(LAN_HOST, WAN_GW, .smac = MAC_LAN_HOST, .dmac = { 0x02, 0, 0, 0, 0x01, 0x99 }), NOT_FWD },
 };
 
 /* RFC 1812 5.2.2: a router MUST verify the IPv4 header checksum and
