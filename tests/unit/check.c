@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The one definition of check.h's state, its failure report and the setup
- * helpers sh() and write_file(). */
+ * helpers sh(), write_file() and router_ports(). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+
 #include "check.h"
 
 const char *cur_test = "setup";
@@ -44,4 +46,18 @@ int write_file(const char *path, const char *val)
 	if (err)
 		fprintf(stderr, "setup: writing %s failed\n", path);
 	return err ? -1 : 0;
+}
+
+int router_ports(const char *a, int *ia, const char *b, int *ib)
+{
+	if (write_file("/proc/sys/net/ipv4/ip_forward", "1") ||
+	    write_file("/proc/sys/net/ipv6/conf/all/forwarding", "1"))
+		return -1;
+	*ia = if_nametoindex(a);
+	*ib = if_nametoindex(b);
+	if (!*ia || !*ib) {
+		fprintf(stderr, "setup: %s/%s missing\n", a, b);
+		return -1;
+	}
+	return 0;
 }

@@ -25,6 +25,9 @@ void check_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int sh(const char *cmd);
 /* VAL into the file PATH (a sysctl), a failure reported: 0 or -1. */
 int write_file(const char *path, const char *val);
+/* A test router's forwarding on (IPv4 and IPv6) and the ifindexes of its
+ * ports A and B, which must exist; a failure reported: 0 or -1. */
+int router_ports(const char *a, int *ia, const char *b, int *ib);
 
 #define ASSERT_EQ(actual, expected, name)                                    \
 	({                                                                   \

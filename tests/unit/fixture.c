@@ -508,20 +508,16 @@ bool udp_out(uint16_t sport, uint16_t dport, int verdict, int reason)
 /* IPv4 fragments made from a built UDP frame (frag.h's cases). */
 size_t mut_frag_mf(uint8_t *buf, size_t len)
 {
-	struct pkt_v4_udp *p = (void *)buf;
-
-	p->ip.frag_off = htons(0x2000); /* MF, offset 0 */
-	pkt_ipv4_fix_csum(&p->ip);
-	return len;
+	/* MF, offset 0 */
+	((struct pkt_v4_udp *)buf)->ip.frag_off = htons(0x2000);
+	return pkt_ipv4_refix(buf, len);
 }
 
 size_t mut_frag_offset(uint8_t *buf, size_t len)
 {
-	struct pkt_v4_udp *p = (void *)buf;
-
-	p->ip.frag_off = htons(185); /* last fragment, offset 1480 */
-	pkt_ipv4_fix_csum(&p->ip);
-	return len;
+	/* The last fragment, offset 1480 */
+	((struct pkt_v4_udp *)buf)->ip.frag_off = htons(185);
+	return pkt_ipv4_refix(buf, len);
 }
 
 /* Run F and copy its output to OUT. */

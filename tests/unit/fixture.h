@@ -134,17 +134,6 @@ struct fixture {
 
 /* ---- Packets the tests of several files send ------------------------- */
 
-/* A packet on one line: UDP or TCP SA:SP -> DA:DP, then the MAC pair
- * (FROM_LAN...) and any other fields of struct pkt_spec. (The MACs come
- * last: expanded, they hold commas, which only a variadic argument can
- * pass on to another macro.) */
-#define UDP_PKT(sa, da, sp, dp, ...)                                         \
-	{ .saddr = sa, .daddr = da, .proto = IPPROTO_UDP, .sport = sp,        \
-	  .dport = dp, __VA_ARGS__ }
-#define TCP_PKT(sa, da, sp, dp, ...)                                         \
-	{ .saddr = sa, .daddr = da, .proto = IPPROTO_TCP, .sport = sp,        \
-	  .dport = dp, __VA_ARGS__ }
-
 /* UDP from the LAN host to the WAN gateway and as NAT sends it on; a
  * reply from the gateway and as NAT delivers it. */
 #define UDP_OUT(sp, dp) .ingress = LAN,                                      \
@@ -155,6 +144,10 @@ struct fixture {
 	.in = UDP_PKT(WAN_GW, NAT_ADDR, sp, dp, FROM_WAN, .ttl = 57, .ip_id = 0xbeef)
 #define UDP_REPLY_NAT(sp, dp) .has_out = true,                               \
 	.out = UDP_PKT(WAN_GW, LAN_HOST, sp, dp, TO_LAN, .ttl = 56, .ip_id = 0xbeef)
+
+/* Ingress and packet of UDP from the WAN gateway to the NAT address. */
+#define UDP_WAN_IN(sp, dp, ...)                                              \
+	WAN, UDP_PKT(WAN_GW, NAT_ADDR, sp, dp, FROM_WAN, __VA_ARGS__)
 
 /* A LAN->WAN UDP packet forwarded as REASON (SLOW, FAST...) with source
  * port NSP, and a reply the other way delivered to the LAN host's LDP. */
@@ -204,6 +197,7 @@ struct fixture {
 #define MAL_TCP4                                                              \
 	.in = TCP_PKT(LAN_HOST, WAN_GW, 40000, 443, FROM_LAN, .tcp_flags = TCP_SYN)
 #define MAL_UDP6 .in = UDP_PKT(LAN6_HOST, WAN6_GW, 40000, 53, FROM_LAN)
+#define MAL_ICMP4 .in = ECHO_PKT(LAN_HOST, WAN_GW, 7, 0, 0, FROM_LAN)
 #define MALFORMED .verdict = XDP_DROP, .reason = XNAT_DROP_MALFORMED
 
 /* A verdict and its reason counter on one line: PASS(TTL) is XDP_PASS

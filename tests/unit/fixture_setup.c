@@ -88,15 +88,8 @@ static int setup_netns(void)
 	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (sh(cmds[i]))
 			return -1;
-	if (write_file("/proc/sys/net/ipv4/ip_forward", "1") ||
-	    write_file("/proc/sys/net/ipv6/conf/all/forwarding", "1"))
+	if (router_ports("lan0", &if_lan, "wan0", &if_wan))
 		return -1;
-	if_lan = if_nametoindex("lan0");
-	if_wan = if_nametoindex("wan0");
-	if (!if_lan || !if_wan) {
-		fprintf(stderr, "setup: lan0/wan0 missing\n");
-		return -1;
-	}
 	if (check_mac("lan0", mac_lan0) || check_mac("wan0", mac_wan0))
 		return -1;
 	return 0;

@@ -152,6 +152,17 @@ struct pkt_spec {
 				   the real size */
 };
 
+/* A packet on one line: UDP or TCP SA:SP -> DA:DP, then the MAC pair
+ * (FROM_LAN...) and any other fields of struct pkt_spec. (The MACs come
+ * last: expanded, they hold commas, which only a variadic argument can
+ * pass on to another macro.) */
+#define UDP_PKT(sa, da, sp, dp, ...)                                         \
+	{ .saddr = sa, .daddr = da, .proto = IPPROTO_UDP, .sport = sp,        \
+	  .dport = dp, __VA_ARGS__ }
+#define TCP_PKT(sa, da, sp, dp, ...)                                         \
+	{ .saddr = sa, .daddr = da, .proto = IPPROTO_TCP, .sport = sp,        \
+	  .dport = dp, __VA_ARGS__ }
+
 /* Odd length on purpose: the checksum's padding byte is exercised. */
 static const char pkt_default_payload[] = "xnat unit test payload!";
 #define PKT_DEFAULT_PAYLOAD_LEN (sizeof(pkt_default_payload) - 1)
@@ -174,6 +185,14 @@ static inline void pkt_ipv4_fix_csum(void *ip)
 
 	b[10] = b[11] = 0;
 	csum_put16(b + 10, csum_oracle_ipv4_hdr(b));
+}
+
+/* The same for an untagged frame at BUF, returning LEN: the end of a
+ * mutator (struct fixture's mutate) that edited the IPv4 header. */
+static inline size_t pkt_ipv4_refix(uint8_t *buf, size_t len)
+{
+	pkt_ipv4_fix_csum(buf + sizeof(struct ethhdr));
+	return len;
 }
 
 static inline void pkt_fill_eth(void *dst, const struct pkt_spec *s,

@@ -10,31 +10,17 @@
 
 /* ---- UDP without checksum ---------------------------------------------- */
 
+/* UDP without a checksum, between SA:SP and DA:DP, TTL T. */
+#define UDP_NOCSUM(sa, da, sp, dp, t, ...)                                   \
+	UDP_PKT(sa, da, sp, dp, __VA_ARGS__, .ttl = t, .udp_csum_zero = true)
+
 static const struct fixture fx_udp_csum0[] = {
-	{ .name = "udp csum 0 lan->wan, new flow", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_UDP, .sport = 40002, .dport = 53, .ttl = 64,
-		  .udp_csum_zero = true },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .has_out = true,
-	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
-		   .proto = IPPROTO_UDP, .sport = 40002, .dport = 53,
-		   .ttl = 63, .udp_csum_zero = true } },
-	{ .name = "udp csum 0 lan->wan, same flow", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_UDP, .sport = 40002, .dport = 53, .ttl = 64,
-		  .udp_csum_zero = true },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
-	  .out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,
-		   .proto = IPPROTO_UDP, .sport = 40002, .dport = 53,
-		   .ttl = 63, .udp_csum_zero = true } },
-	{ .name = "udp csum 0 wan->lan reply", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_UDP, .sport = 53, .dport = 40002, .ttl = 64,
-		  .udp_csum_zero = true },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
-	  .out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,
-		   .proto = IPPROTO_UDP, .sport = 53, .dport = 40002,
-		   .ttl = 63, .udp_csum_zero = true } },
+	{ "udp csum 0 lan->wan, new flow", LAN, UDP_NOCSUM(LAN_HOST, WAN_GW, 40002, 53, 64, FROM_LAN),
+	  FWD(SLOW), .has_out = true, .out = UDP_NOCSUM(NAT_ADDR, WAN_GW, 40002, 53, 63, TO_WAN) },
+	{ "udp csum 0 lan->wan, same flow", LAN, UDP_NOCSUM(LAN_HOST, WAN_GW, 40002, 53, 64, FROM_LAN),
+	  FWD(FAST), .has_out = true, .out = UDP_NOCSUM(NAT_ADDR, WAN_GW, 40002, 53, 63, TO_WAN) },
+	{ "udp csum 0 wan->lan reply", WAN, UDP_NOCSUM(WAN_GW, NAT_ADDR, 53, 40002, 64, FROM_WAN),
+	  FWD(FAST), .has_out = true, .out = UDP_NOCSUM(WAN_GW, LAN_HOST, 53, 40002, 63, TO_LAN) },
 };
 
 /* Built-frame checksum (host order) of a spec: IPv4 header or L4. */
@@ -53,6 +39,39 @@ static uint16_t spec_l4_csum(const struct pkt_spec *s)
 
 	pkt_build(buf, s);
 	return csum_get16((uint8_t *)&p->udp + pkt_l4_csum_off(s->proto));
+}
+
+/*
+ * For the input, then the output of F, whose payload is the two bytes at
+ * PL: find the payload that gives an L4 checksum of WANT, and run F so.
+ */
+static bool run_l4_csum_edge(struct fixture *f, uint8_t pl[2], uint16_t want,
+			     const char *proto)
+{
+	char what[64];
+	bool ok = true, found;
+	uint32_t v;
+	int which;
+
+	snprintf(what, sizeof(what), "a payload for %s checksum 0x%04x", proto,
+		 want);
+	for (which = 0; which < 2; which++) {
+		found = false;
+		for (v = 0; v <= 0xffff && !found; v++) {
+			pl[0] = v >> 8;
+			pl[1] = v & 0xff;
+			found = spec_l4_csum(which ? &f->out : &f->in) == want;
+		}
+		if (!ASSERT_TRUE(found, what))
+			return false;
+		if (!run_fixture(f)) {
+			check_fail("%s checksum 0x%04x on %s (payload %02x%02x)",
+				   proto, want, which ? "output" : "input",
+				   pl[0], pl[1]);
+			ok = false;
+		}
+	}
+	return ok;
 }
 
 /*
@@ -95,22 +114,7 @@ static bool test_csum_edges(void)
 	f.in.ip_id = f.out.ip_id = 0x1234;
 
 	/* UDP checksum 0xffff (computed zero) in, then out; then TCP 0. */
-	for (which = 0; which < 2; which++) {
-		found = false;
-		for (v = 0; v <= 0xffff && !found; v++) {
-			pl[0] = v >> 8;
-			pl[1] = v & 0xff;
-			found = spec_l4_csum(which ? &f.out : &f.in) == 0xffff;
-		}
-		if (!ASSERT_TRUE(found, "a payload for UDP checksum 0xffff"))
-			return false;
-		if (!run_fixture(&f)) {
-			check_fail("UDP checksum 0xffff on %s (payload %02x%02x)",
-			     which ? "output" : "input", pl[0], pl[1]);
-			ok = false;
-		}
-	}
-	return ok;
+	return run_l4_csum_edge(&f, pl, 0xffff, "UDP") && ok;
 }
 
 static bool test_csum_edges_tcp(void)
@@ -124,30 +128,12 @@ static bool test_csum_edges_tcp(void)
 			       .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
 			       TCP_OUT_NAT(40950, TCP_SYN, 0, 0) };
 	uint8_t pl[2];
-	bool ok = true, found;
-	uint32_t v;
-	int which;
 
 	if (!run_fixture(&syn))
 		return false;
 	f.in.payload = f.out.payload = pl;
 	f.in.payload_len = f.out.payload_len = sizeof(pl);
-	for (which = 0; which < 2; which++) {
-		found = false;
-		for (v = 0; v <= 0xffff && !found; v++) {
-			pl[0] = v >> 8;
-			pl[1] = v & 0xff;
-			found = spec_l4_csum(which ? &f.out : &f.in) == 0;
-		}
-		if (!ASSERT_TRUE(found, "a payload for TCP checksum 0"))
-			return false;
-		if (!run_fixture(&f)) {
-			check_fail("TCP checksum 0x0000 on %s (payload %02x%02x)",
-			     which ? "output" : "input", pl[0], pl[1]);
-			ok = false;
-		}
-	}
-	return ok;
+	return run_l4_csum_edge(&f, pl, 0, "TCP");
 }
 
 /* Deterministic xorshift, so a failure reproduces. */

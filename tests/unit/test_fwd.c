@@ -53,62 +53,33 @@ struct fwd_case {
 	uint32_t trunc;         /* cut the frame to this many bytes */
 };
 
+/* The sender's and the next hop's addresses; UDP 1000 -> 53 between
+ * them as sent and as forwarded. */
+#define SND4 "198.18.10.10"
+#define SND6 "2001:2:0:10::10"
+#define HOP4 "198.19.10.2"
+#define HOP6 "2001:2:0:11::2"
+#define SENT_UDP(sa, da, ...) UDP_PKT(sa, da, 1000, 53, FROM_SENDER, __VA_ARGS__)
+#define OUT_UDP(sa, da, ...) UDP_PKT(sa, da, 1000, 53, TO_NEXTHOP, __VA_ARGS__)
+
 static const struct fwd_case fwd_cases[] = {
-	{ .name = "ipv4 udp forwarded",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 64 },
-	  .verdict = XDP_REDIRECT, .has_out = true,
-	  .out = { TO_NEXTHOP, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 63 } },
-	{ .name = "ipv4 tcp forwarded, TTL 2",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
-	    .proto = IPPROTO_TCP, .sport = 1000, .dport = 80, .ttl = 2,
-	    .tcp_flags = 0x10 },
-	  .verdict = XDP_REDIRECT, .has_out = true,
-	  .out = { TO_NEXTHOP, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
-	    .proto = IPPROTO_TCP, .sport = 1000, .dport = 80, .ttl = 1,
-	    .tcp_flags = 0x10 } },
-	{ .name = "ipv6 udp forwarded",
-	  .in = { FROM_SENDER, .saddr = "2001:2:0:10::10", .daddr = "2001:2:0:11::2",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 64 },
-	  .verdict = XDP_REDIRECT, .has_out = true,
-	  .out = { TO_NEXTHOP, .saddr = "2001:2:0:10::10", .daddr = "2001:2:0:11::2",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 63 } },
-	{ .name = "ipv4 TTL 1 to the kernel",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 1 },
-	  .verdict = XDP_PASS },
-	{ .name = "ipv6 hop limit 1 to the kernel",
-	  .in = { FROM_SENDER, .saddr = "2001:2:0:10::10", .daddr = "2001:2:0:11::2",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53, .ttl = 1 },
-	  .verdict = XDP_PASS },
-	{ .name = "ipv4 unresolved neighbour to the kernel",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.19.10.3",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
-	  .verdict = XDP_PASS },
-	{ .name = "ipv4 for the router itself",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.18.10.1",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
-	  .verdict = XDP_PASS },
-	{ .name = "ipv4 unreachable route to the kernel",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.18.200.1",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
-	  .verdict = XDP_PASS },
-	{ .name = "ipv6 link-local destination",
-	  .in = { FROM_SENDER, .saddr = "2001:2:0:10::10", .daddr = "fe80::1",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
-	  .verdict = XDP_PASS },
-	{ .name = "ipv6 multicast destination",
-	  .in = { FROM_SENDER, .saddr = "2001:2:0:10::10", .daddr = "ff02::1",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
-	  .verdict = XDP_PASS },
-	{ .name = "arp to the kernel",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.18.10.1" },
-	  .verdict = XDP_PASS, .build = pkt_build_arp },
-	{ .name = "truncated ipv4 dropped",
-	  .in = { FROM_SENDER, .saddr = "198.18.10.10", .daddr = "198.19.10.2",
-	    .proto = IPPROTO_UDP, .sport = 1000, .dport = 53 },
-	  .verdict = XDP_DROP, .trunc = 30 },
+	{ "ipv4 udp forwarded", SENT_UDP(SND4, HOP4, .ttl = 64), XDP_REDIRECT, .has_out = true,
+	  .out = OUT_UDP(SND4, HOP4, .ttl = 63) },
+	{ "ipv4 tcp forwarded, TTL 2",
+	  TCP_PKT(SND4, HOP4, 1000, 80, FROM_SENDER, .ttl = 2, .tcp_flags = 0x10), XDP_REDIRECT, .has_out = true,
+	  .out = TCP_PKT(SND4, HOP4, 1000, 80, TO_NEXTHOP, .ttl = 1, .tcp_flags = 0x10) },
+	{ "ipv6 udp forwarded", SENT_UDP(SND6, HOP6, .ttl = 64), XDP_REDIRECT, .has_out = true,
+	  .out = OUT_UDP(SND6, HOP6, .ttl = 63) },
+	{ "ipv4 TTL 1 to the kernel", SENT_UDP(SND4, HOP4, .ttl = 1), .verdict = XDP_PASS },
+	{ "ipv6 hop limit 1 to the kernel", SENT_UDP(SND6, HOP6, .ttl = 1), .verdict = XDP_PASS },
+	{ "ipv4 unresolved neighbour to the kernel", SENT_UDP(SND4, "198.19.10.3"), .verdict = XDP_PASS },
+	{ "ipv4 for the router itself", SENT_UDP(SND4, "198.18.10.1"), .verdict = XDP_PASS },
+	{ "ipv4 unreachable route to the kernel", SENT_UDP(SND4, "198.18.200.1"), .verdict = XDP_PASS },
+	{ "ipv6 link-local destination", SENT_UDP(SND6, "fe80::1"), .verdict = XDP_PASS },
+	{ "ipv6 multicast destination", SENT_UDP(SND6, "ff02::1"), .verdict = XDP_PASS },
+	{ "arp to the kernel", { FROM_SENDER, .saddr = SND4, .daddr = "198.18.10.1" }, XDP_PASS,
+	  .build = pkt_build_arp },
+	{ "truncated ipv4 dropped", SENT_UDP(SND4, HOP4), XDP_DROP, .trunc = 30 },
 };
 
 static bool run_fwd_case(int prog_fd, const struct fwd_case *f)
@@ -231,15 +202,8 @@ static int setup(void)
 	       "ip neigh add 198.19.10.2 lladdr 02:00:00:00:11:02 dev fwdout nud permanent && "
 	       "ip -6 neigh add 2001:2:0:11::2 lladdr 02:00:00:00:11:02 dev fwdout nud permanent && "
 	       "ip route add unreachable 198.18.200.0/24") ||
-	    write_file("/proc/sys/net/ipv4/ip_forward", "1") ||
-	    write_file("/proc/sys/net/ipv6/conf/all/forwarding", "1"))
+	    router_ports("fwdin", &if_fwdin, "fwdout", &if_fwdout))
 		return -1;
-	if_fwdin = if_nametoindex("fwdin");
-	if_fwdout = if_nametoindex("fwdout");
-	if (!if_fwdin || !if_fwdout) {
-		fprintf(stderr, "setup: fwdin/fwdout missing\n");
-		return -1;
-	}
 	return pin_this_cpu() < 0 ? -1 : 0;
 }
 

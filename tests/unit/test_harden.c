@@ -331,26 +331,18 @@ static bool test_forward_in_kernel_range(void)
 /* IPv4 protocol 58 is no ICMPv6: an unknown protocol, the kernel's. */
 static size_t mut_ip4_proto58(uint8_t *buf, size_t len)
 {
-	struct pkt_v4_icmp *p = (void *)buf;
-
-	p->ip.protocol = 58;
-	pkt_ipv4_fix_csum(&p->ip);
-	return len;
+	((struct pkt_v4_icmp *)buf)->ip.protocol = 58;
+	return pkt_ipv4_refix(buf, len);
 }
 
 static const struct fixture fx_small[] = {
-	{ .name = "ipv4_proto_58", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_ICMP, .icmp_type = 128, .icmp_id = 9 },
-	  .mutate = mut_ip4_proto58,
-	  .verdict = XDP_PASS, .reason = XNAT_PASS_PROTO },
+	{ "ipv4_proto_58", LAN,
+	  { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW, .proto = IPPROTO_ICMP, .icmp_type = 128, .icmp_id = 9 },
+	  .mutate = mut_ip4_proto58, PASS(PROTO) },
 	/* rp_filter's job: a LAN source arriving on the WAN port does not
 	 * open the port forward (tcp/8080 to the LAN host). */
-	{ .name = "wan_spoofed_lan_source", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = LAN_HOST2, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_TCP, .sport = 40000, .dport = 8080,
-		  .tcp_flags = TCP_SYN },
-	  .verdict = XDP_DROP, .reason = XNAT_DROP_SPOOFED },
+	{ "wan_spoofed_lan_source", WAN,
+	  TCP_PKT(LAN_HOST2, NAT_ADDR, 40000, 8080, FROM_WAN, .tcp_flags = TCP_SYN), DROP(SPOOFED) },
 };
 
 static const struct test tests[] = {

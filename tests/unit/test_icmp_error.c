@@ -15,45 +15,23 @@
  * its own packet back, byte for byte as it sent it but for that TTL. The
  * quoted L4 checksum is then the one the host computed.
  */
-static const struct pkt_spec q_udp_natted = {
-	TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW, .proto = IPPROTO_UDP,
-	.sport = 40000, .dport = 53, .ttl = 63, .ip_id = 0x1234 };
-static const struct pkt_spec q_udp_orig = {
-	FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW, .proto = IPPROTO_UDP,
-	.sport = 40000, .dport = 53, .ttl = 63, .ip_id = 0x1234 };
+#define QUOTED static const struct pkt_spec
+#define TCP_SYN_Q(sa, da, sp, dp, sq, t, id, ...)                            \
+	TCP_PKT(sa, da, sp, dp, __VA_ARGS__, .tcp_flags = TCP_SYN, .seq = sq, \
+		.ttl = t, .ip_id = id)
+QUOTED q_udp_natted = UDP_PKT(NAT_ADDR, WAN_GW, 40000, 53, TO_WAN, .ttl = 63, .ip_id = 0x1234);
+QUOTED q_udp_orig = UDP_PKT(LAN_HOST, WAN_GW, 40000, 53, FROM_LAN, .ttl = 63, .ip_id = 0x1234);
 /* The reply as the LAN host got it, and as the WAN sent it. */
-static const struct pkt_spec q_reply_lan = {
-	TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST, .proto = IPPROTO_UDP,
-	.sport = 53, .dport = 40000, .ttl = 56, .ip_id = 0xbeef };
-static const struct pkt_spec q_reply_wan = {
-	FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR, .proto = IPPROTO_UDP,
-	.sport = 53, .dport = 40000, .ttl = 56, .ip_id = 0xbeef };
-static const struct pkt_spec q_tcp_natted = {
-	TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW, .proto = IPPROTO_TCP,
-	.sport = 40100, .dport = 443, .tcp_flags = TCP_SYN, .seq = 1000,
-	.ttl = 63, .ip_id = 0x0101 };
-static const struct pkt_spec q_tcp_orig = {
-	FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW, .proto = IPPROTO_TCP,
-	.sport = 40100, .dport = 443, .tcp_flags = TCP_SYN, .seq = 1000,
-	.ttl = 63, .ip_id = 0x0101 };
-static const struct pkt_spec q_echo_natted = {
-	TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW, .proto = IPPROTO_ICMP,
-	.icmp_type = ICMP_ECHO, .icmp_id = LEARNED, .icmp_seq = 1, .ttl = 63 };
-static const struct pkt_spec q_echo_orig = {
-	FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW, .proto = IPPROTO_ICMP,
-	.icmp_type = ICMP_ECHO, .icmp_id = 7, .icmp_seq = 1, .ttl = 63 };
+QUOTED q_reply_lan = UDP_PKT(WAN_GW, LAN_HOST, 53, 40000, TO_LAN, .ttl = 56, .ip_id = 0xbeef);
+QUOTED q_reply_wan = UDP_PKT(WAN_GW, NAT_ADDR, 53, 40000, FROM_WAN, .ttl = 56, .ip_id = 0xbeef);
+QUOTED q_tcp_natted = TCP_SYN_Q(NAT_ADDR, WAN_GW, 40100, 443, 1000, 63, 0x0101, TO_WAN);
+QUOTED q_tcp_orig = TCP_SYN_Q(LAN_HOST, WAN_GW, 40100, 443, 1000, 63, 0x0101, FROM_LAN);
+QUOTED q_echo_natted = ECHO_PKT(NAT_ADDR, WAN_GW, LEARNED, 1, 63, TO_WAN);
+QUOTED q_echo_orig = ECHO_PKT(LAN_HOST, WAN_GW, 7, 1, 63, FROM_LAN);
 /* Port forward: the SYN as the LAN server got it, as the client sent it. */
-static const struct pkt_spec q_fwd_lan = {
-	TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST, .proto = IPPROTO_TCP,
-	.sport = 33333, .dport = 80, .tcp_flags = TCP_SYN, .seq = 42,
-	.ttl = 59, .ip_id = 7 };
-static const struct pkt_spec q_fwd_wan = {
-	FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR, .proto = IPPROTO_TCP,
-	.sport = 33333, .dport = 8080, .tcp_flags = TCP_SYN, .seq = 42,
-	.ttl = 59, .ip_id = 7 };
-static const struct pkt_spec q6_udp = {
-	TO_WAN, .saddr = LAN6_HOST, .daddr = WAN6_GW, .proto = IPPROTO_UDP,
-	.sport = 40000, .dport = 53, .ttl = 63 };
+QUOTED q_fwd_lan = TCP_SYN_Q(WAN_GW, LAN_HOST, 33333, 80, 42, 59, 7, TO_LAN);
+QUOTED q_fwd_wan = TCP_SYN_Q(WAN_GW, NAT_ADDR, 33333, 8080, 42, 59, 7, FROM_WAN);
+QUOTED q6_udp = UDP_PKT(LAN6_HOST, WAN6_GW, 40000, 53, TO_WAN, .ttl = 63);
 
 #define ICMP_ERR(t, c) .icmp_type = t, .icmp_code = c
 #define FWD_ERR .verdict = XDP_REDIRECT, .reason = XNAT_FWD_ICMP_ERROR, \
@@ -81,47 +59,37 @@ static const struct pkt_spec q6_udp = {
 		 ICMP_ERR(type, code) },                                      \
 	.out_quote = qout
 
+/* The peer's errors about the UDP and the TCP flow below, each sent whole
+ * and cut to 28 bytes. */
+#define PORT_UNREACH_UDP                                                      \
+	ERR_FROM_WAN(WAN_GW, 64, ICMP_DEST_UNREACH, ICMP_PORT_UNREACH, 0,     \
+		     &q_udp_natted, &q_udp_orig)
+#define FRAG_NEEDED_TCP                                                       \
+	ERR_FROM_WAN(WAN_GW, 64, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED, 1400,   \
+		     &q_tcp_natted, &q_tcp_orig)
+
 static const struct fixture fx_icmp_err_udp[] = {
-	{ .name = "udp flow", UDP_OUT(40000, 53), .verdict = XDP_REDIRECT,
-	  .reason = XNAT_FWD_SLOW, UDP_OUT_NAT(40000, 53) },
-	{ .name = "port unreachable from the peer, whole packet quoted",
-	  ERR_FROM_WAN(WAN_GW, 64, ICMP_DEST_UNREACH,
-		       ICMP_PORT_UNREACH, 0, &q_udp_natted, &q_udp_orig) },
-	{ .name = "port unreachable, 28-byte quote (RFC 792)",
-	  ERR_FROM_WAN(WAN_GW, 64, ICMP_DEST_UNREACH,
-		       ICMP_PORT_UNREACH, 0, &q_udp_natted, &q_udp_orig),
-	  .quote_len = 28 },
+	{ "udp flow", UDP_NAT(40000, 53, SLOW, 40000) },
+	{ .name = "port unreachable from the peer, whole packet quoted", PORT_UNREACH_UDP },
+	{ .name = "port unreachable, 28-byte quote (RFC 792)", PORT_UNREACH_UDP, .quote_len = 28 },
 	{ .name = "time exceeded from a router further out",
 	  ERR_FROM_WAN("198.19.200.9", 250, ICMP_TIME_EXCEEDED,
 		       ICMP_EXC_TTL, 0, &q_udp_natted, &q_udp_orig) },
-	{ .name = "the flow still works", UDP_OUT(40000, 53),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-	  UDP_OUT_NAT(40000, 53) },
-	{ .name = "reply reaches the host", UDP_REPLY(53, 40000),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-	  UDP_REPLY_NAT(53, 40000) },
+	{ "the flow still works", UDP_NAT(40000, 53, FAST, 40000) },
+	{ "reply reaches the host", UDP_UNNAT(53, 40000, FAST, 40000) },
 	{ .name = "port unreachable from the lan host about the reply",
 	  ERR_FROM_LAN(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH,
 		       &q_reply_lan, &q_reply_wan) },
 };
 
 static const struct fixture fx_icmp_err_tcp[] = {
-	{ .name = "tcp SYN", TCP_OUT(40100, TCP_SYN, 1000, 0),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
-	  TCP_OUT_NAT(40100, TCP_SYN, 1000, 0) },
-	{ .name = "fragmentation needed, whole header quoted",
-	  ERR_FROM_WAN(WAN_GW, 64, ICMP_DEST_UNREACH,
-		       ICMP_FRAG_NEEDED, 1400, &q_tcp_natted, &q_tcp_orig) },
-	{ .name = "fragmentation needed, 28-byte quote",
-	  ERR_FROM_WAN(WAN_GW, 64, ICMP_DEST_UNREACH,
-		       ICMP_FRAG_NEEDED, 1400, &q_tcp_natted, &q_tcp_orig),
-	  .quote_len = 28 },
+	{ "tcp SYN", TCP_OUT(40100, TCP_SYN, 1000, 0), FWD(SLOW), TCP_OUT_NAT(40100, TCP_SYN, 1000, 0) },
+	{ .name = "fragmentation needed, whole header quoted", FRAG_NEEDED_TCP },
+	{ .name = "fragmentation needed, 28-byte quote", FRAG_NEEDED_TCP, .quote_len = 28 },
 };
 
 static const struct fixture fx_icmp_err_echo[] = {
-	{ .name = "echo request id 7", ECHO_OUT(7, 1),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .learn = true,
-	  ECHO_OUT_NAT(1) },
+	{ "echo request id 7", ECHO_OUT(7, 1), FWD(SLOW), .learn = true, ECHO_OUT_NAT(1) },
 	{ .name = "time exceeded quoting the translated request",
 	  ERR_FROM_WAN("198.19.200.9", 250, ICMP_TIME_EXCEEDED,
 		       ICMP_EXC_TTL, 0, &q_echo_natted, &q_echo_orig) },
@@ -158,9 +126,7 @@ static const struct fixture fx_icmp_err_lan_router[] = {
 };
 
 static const struct fixture fx_icmp_err_v6[] = {
-	{ .name = "ipv6 udp lan->wan", UDP6_OUT(40000, 53, 64),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
-	  UDP6_OUT_ROUTED(40000, 53, 64) },
+	{ "ipv6 udp lan->wan", UDP6_OUT(40000, 53, 64), FWD(SLOW), UDP6_OUT_ROUTED(40000, 53, 64) },
 	{ .name = "packet too big from the wan", .ingress = WAN,
 	  .in = { FROM_WAN, .saddr = WAN6_GW, .daddr = LAN6_HOST, .ttl = 64,
 		  ICMP_ERR(ICMPV6_PKT_TOOBIG, 0), .icmp_seq = 1280 },

@@ -74,11 +74,8 @@ static const struct fixture fx_open[] = {
 	  IN6(IPPROTO_TCP, 6000, 22, TCP_ACK),
 	  .verdict = XDP_PASS, .reason = XNAT_PASS_TCP_MIDSTREAM },
 	/* IPv4 is NATed: a WAN host cannot address the LAN host. */
-	{ .name = "open: ipv4 to a lan host still dropped", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = LAN_HOST,
-		  .proto = IPPROTO_TCP, .sport = 6000, .dport = 22,
-		  .tcp_flags = TCP_SYN },
-	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
+	{ "open: ipv4 to a lan host still dropped", WAN,
+	  TCP_PKT(WAN_GW, LAN_HOST, 6000, 22, FROM_WAN, .tcp_flags = TCP_SYN), DROP(UNSOLICITED) },
 };
 
 static bool test_stateful(void)

@@ -23,11 +23,8 @@ static size_t mut_ihl4(uint8_t *buf, size_t len)
 
 static size_t mut_bad_version(uint8_t *buf, size_t len)
 {
-	struct pkt_v4_udp *p = (void *)buf;
-
-	p->ip.version = 6;
-	pkt_ipv4_fix_csum(&p->ip);
-	return len;
+	((struct pkt_v4_udp *)buf)->ip.version = 6;
+	return pkt_ipv4_refix(buf, len);
 }
 
 static size_t mut_totlen_over_frame(uint8_t *buf, size_t len)
@@ -35,17 +32,13 @@ static size_t mut_totlen_over_frame(uint8_t *buf, size_t len)
 	struct pkt_v4_udp *p = (void *)buf;
 
 	p->ip.tot_len = htons(ntohs(p->ip.tot_len) + 1);
-	pkt_ipv4_fix_csum(&p->ip);
-	return len;
+	return pkt_ipv4_refix(buf, len);
 }
 
 static size_t mut_totlen_under_ihl(uint8_t *buf, size_t len)
 {
-	struct pkt_v4_udp *p = (void *)buf;
-
-	p->ip.tot_len = htons(16);
-	pkt_ipv4_fix_csum(&p->ip);
-	return len;
+	((struct pkt_v4_udp *)buf)->ip.tot_len = htons(16);
+	return pkt_ipv4_refix(buf, len);
 }
 
 static size_t mut_doff4(uint8_t *buf, size_t len)
@@ -129,48 +122,32 @@ static size_t mut_ip6_udp_len_over(uint8_t *buf, size_t len)
 }
 
 
+/* A case of this table: NAME, a well-formed packet from the LAN, the
+ * mutator that breaks it; dropped as malformed. */
+#define MAL(n, pkt, mut)                                                     \
+	{ .name = n, .ingress = LAN, pkt, .mutate = mut, MALFORMED }
+
 static const struct fixture fx_malformed[] = {
 	/* 10 bytes in the linear part: dst MAC and half the source. */
 	{ .name = "malformed_eth_short", .ingress = LAN, MAL_UDP4,
 	  .linear = 10, MALFORMED },
-	{ .name = "malformed_ipv4_truncated", .ingress = LAN, MAL_UDP4,
-	  .mutate = mut_ip_truncated, MALFORMED },
-	{ .name = "malformed_ipv4_ihl_4", .ingress = LAN, MAL_UDP4,
-	  .mutate = mut_ihl4, MALFORMED },
-	{ .name = "malformed_ipv4_version", .ingress = LAN, MAL_UDP4,
-	  .mutate = mut_bad_version, MALFORMED },
-	{ .name = "malformed_ipv4_tot_len_over_frame", .ingress = LAN, MAL_UDP4,
-	  .mutate = mut_totlen_over_frame, MALFORMED },
-	{ .name = "malformed_ipv4_tot_len_under_ihl", .ingress = LAN, MAL_UDP4,
-	  .mutate = mut_totlen_under_ihl, MALFORMED },
-	{ .name = "malformed_tcp_doff_4", .ingress = LAN, MAL_TCP4,
-	  .mutate = mut_doff4, MALFORMED },
-	{ .name = "malformed_tcp_doff_beyond_packet", .ingress = LAN, MAL_TCP4,
-	  .mutate = mut_doff_beyond, MALFORMED },
-	{ .name = "malformed_tcp_truncated", .ingress = LAN, MAL_TCP4,
-	  .mutate = mut_tcp_truncated, MALFORMED },
-	{ .name = "malformed_tcp_frame_cut", .ingress = LAN, MAL_TCP4,
-	  .mutate = mut_tcp_frame_cut, MALFORMED },
-	{ .name = "malformed_udp_len_over_available", .ingress = LAN, MAL_UDP4,
-	  .mutate = mut_udp_len_over, MALFORMED },
-	{ .name = "malformed_udp_len_under_8", .ingress = LAN, MAL_UDP4,
-	  .mutate = mut_udp_len_under, MALFORMED },
-	{ .name = "malformed_udp_truncated", .ingress = LAN, MAL_UDP4,
-	  .mutate = mut_udp_truncated, MALFORMED },
-	{ .name = "malformed_icmp_truncated", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_ICMP, .icmp_type = ICMP_ECHO, .icmp_id = 7 },
-	  .mutate = mut_icmp_truncated, MALFORMED },
-	{ .name = "malformed_ipv6_payload_len_over_frame", .ingress = LAN,
-	  MAL_UDP6, .mutate = mut_ip6_plen_over, MALFORMED },
-	{ .name = "malformed_ipv6_truncated", .ingress = LAN, MAL_UDP6,
-	  .mutate = mut_ip6_truncated, MALFORMED },
-	{ .name = "malformed_ipv6_udp_len_over", .ingress = LAN, MAL_UDP6,
-	  .mutate = mut_ip6_udp_len_over, MALFORMED },
-	{ .name = "malformed_from_wan_udp_len", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,
-		  .proto = IPPROTO_UDP, .sport = 53, .dport = 40000 },
-	  .mutate = mut_udp_len_over, MALFORMED },
+	MAL("malformed_ipv4_truncated", MAL_UDP4, mut_ip_truncated),
+	MAL("malformed_ipv4_ihl_4", MAL_UDP4, mut_ihl4),
+	MAL("malformed_ipv4_version", MAL_UDP4, mut_bad_version),
+	MAL("malformed_ipv4_tot_len_over_frame", MAL_UDP4, mut_totlen_over_frame),
+	MAL("malformed_ipv4_tot_len_under_ihl", MAL_UDP4, mut_totlen_under_ihl),
+	MAL("malformed_tcp_doff_4", MAL_TCP4, mut_doff4),
+	MAL("malformed_tcp_doff_beyond_packet", MAL_TCP4, mut_doff_beyond),
+	MAL("malformed_tcp_truncated", MAL_TCP4, mut_tcp_truncated),
+	MAL("malformed_tcp_frame_cut", MAL_TCP4, mut_tcp_frame_cut),
+	MAL("malformed_udp_len_over_available", MAL_UDP4, mut_udp_len_over),
+	MAL("malformed_udp_len_under_8", MAL_UDP4, mut_udp_len_under),
+	MAL("malformed_udp_truncated", MAL_UDP4, mut_udp_truncated),
+	MAL("malformed_icmp_truncated", MAL_ICMP4, mut_icmp_truncated),
+	MAL("malformed_ipv6_payload_len_over_frame", MAL_UDP6, mut_ip6_plen_over),
+	MAL("malformed_ipv6_truncated", MAL_UDP6, mut_ip6_truncated),
+	MAL("malformed_ipv6_udp_len_over", MAL_UDP6, mut_ip6_udp_len_over),
+	{ "malformed_from_wan_udp_len", UDP_WAN_IN(53, 40000), .mutate = mut_udp_len_over, MALFORMED },
 };
 
 static const struct test tests[] = {

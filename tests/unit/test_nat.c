@@ -121,18 +121,17 @@ static const struct fixture fx_icmp_id0[] = {
 /* ---- Unsolicited and kernel ports from the WAN ------------------------- */
 
 static const struct fixture fx_unsolicited[] = {
-	{ "wan udp to nat addr port 30000, no flow", WAN, UDP_PKT(WAN_GW, NAT_ADDR, 53, 30000, FROM_WAN),
-	  DROP(UNSOLICITED) },
-	{ "wan udp straight to the lan host", WAN, UDP_PKT(WAN_GW, LAN_HOST, 53, 40000, FROM_WAN),
-	  DROP(UNSOLICITED) },
-	{ "wan ipv6 udp to the lan host, no flow", WAN, UDP_PKT(WAN6_GW, LAN6_HOST, 53, 40000, FROM_WAN),
-	  DROP(UNSOLICITED) },
+	{ "wan udp to nat addr port 30000, no flow", UDP_WAN_IN(53, 30000), DROP(UNSOLICITED) },
+	{ "wan udp straight to the lan host", WAN,
+	  UDP_PKT(WAN_GW, LAN_HOST, 53, 40000, FROM_WAN), DROP(UNSOLICITED) },
+	{ "wan ipv6 udp to the lan host, no flow", WAN,
+	  UDP_PKT(WAN6_GW, LAN6_HOST, 53, 40000, FROM_WAN), DROP(UNSOLICITED) },
 	{ "wan tcp SYN to nat addr port 30000", WAN,
 	  TCP_PKT(WAN_GW, NAT_ADDR, 4444, 30000, FROM_WAN, .tcp_flags = TCP_SYN), DROP(UNSOLICITED) },
 };
 
 static const struct fixture fx_wan_in[] = {
-	{ "wan udp to nat addr port 5000", WAN, UDP_PKT(WAN_GW, NAT_ADDR, 53, 5000, FROM_WAN), PASS(WAN_IN) },
+	{ "wan udp to nat addr port 5000", UDP_WAN_IN(53, 5000), PASS(WAN_IN) },
 };
 
 /* ---- Port forward ------------------------------------------------------ */
@@ -153,8 +152,7 @@ static const struct fixture fx_forward[] = {
 			 .ack_seq = 701, .ttl = 59) },
 	{ "wan ACK to 8080 without flow", WAN,
 	  TCP_PKT(WAN_GW, NAT_ADDR, 33334, 8080, FROM_WAN, .tcp_flags = TCP_ACK), PASS(TCP_MIDSTREAM) },
-	{ "wan udp to 8080 (forward is tcp only)", WAN, UDP_PKT(WAN_GW, NAT_ADDR, 33333, 8080, FROM_WAN),
-	  PASS(WAN_IN) },
+	{ "wan udp to 8080 (forward is tcp only)", UDP_WAN_IN(33333, 8080), PASS(WAN_IN) },
 };
 
 
@@ -187,12 +185,9 @@ static const struct fixture fx_hairpin[] = {
 
 static const struct fixture fx_port_bounds[] = {
 	/* First, with no mapping at all: the range decides whose port. */
-	{ "wan to 19999, no flow: kernel's port", WAN, UDP_PKT(WAN_GW, NAT_ADDR, 99, 19999, FROM_WAN),
-	  PASS(WAN_IN) },
-	{ "wan to 20000, no mapping: XDP's port", WAN, UDP_PKT(WAN_GW, NAT_ADDR, 99, 20000, FROM_WAN),
-	  DROP(UNSOLICITED) },
-	{ "wan to 65535, no mapping: XDP's port", WAN, UDP_PKT(WAN_GW, NAT_ADDR, 99, 65535, FROM_WAN),
-	  DROP(UNSOLICITED) },
+	{ "wan to 19999, no flow: kernel's port", UDP_WAN_IN(99, 19999), PASS(WAN_IN) },
+	{ "wan to 20000, no mapping: XDP's port", UDP_WAN_IN(99, 20000), DROP(UNSOLICITED) },
+	{ "wan to 65535, no mapping: XDP's port", UDP_WAN_IN(99, 65535), DROP(UNSOLICITED) },
 	{ "inside port 20000 (range start) kept", UDP_NAT(20000, 53, SLOW, 20000) },
 	{ "inside port 65535 (range end) kept", UDP_NAT(65535, 53, SLOW, 65535) },
 	{ "inside port 19999 mapped into the range", UDP_NAT(19999, 53, SLOW, LEARNED), .learn = true },

@@ -9,52 +9,33 @@
 
 /* ---- IPv6, routed without NAT ------------------------------------------ */
 
+/* An ICMPv6 echo of type T, id 7, seq 1, TTL TTL between SA and DA. */
+#define ECHO6(sa, da, type, t, ...)                                          \
+	{ .saddr = sa, .daddr = da, .proto = IPPROTO_ICMPV6, .icmp_type = type, \
+	  .icmp_id = 7, .icmp_seq = 1, .ttl = t, __VA_ARGS__ }
+
 static const struct fixture fx_ipv6[] = {
-	{ .name = "ipv6 udp lan->wan", UDP6_OUT(40000, 53, 64),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
-	  UDP6_OUT_ROUTED(40000, 53, 64) },
-	{ .name = "ipv6 udp wan->lan reply", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN6_GW, .daddr = LAN6_HOST,
-		  .proto = IPPROTO_UDP, .sport = 53, .dport = 40000, .ttl = 64 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
-	  .out = { TO_LAN, .saddr = WAN6_GW, .daddr = LAN6_HOST,
-		   .proto = IPPROTO_UDP, .sport = 53, .dport = 40000,
-		   .ttl = 63 } },
-	{ .name = "ipv6 udp lan->wan again", UDP6_OUT(40000, 53, 2),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-	  UDP6_OUT_ROUTED(40000, 53, 2) },
-	{ .name = "icmpv6 echo request lan->wan", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
-		  .proto = IPPROTO_ICMPV6, .icmp_type = ICMPV6_ECHO_REQUEST,
-		  .icmp_id = 7, .icmp_seq = 1, .ttl = 64 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW, .has_out = true,
-	  .out = { TO_WAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
-		   .proto = IPPROTO_ICMPV6, .icmp_type = ICMPV6_ECHO_REQUEST,
-		   .icmp_id = 7, .icmp_seq = 1, .ttl = 63 } },
-	{ .name = "icmpv6 echo reply wan->lan", .ingress = WAN,
-	  .in = { FROM_WAN, .saddr = WAN6_GW, .daddr = LAN6_HOST,
-		  .proto = IPPROTO_ICMPV6, .icmp_type = ICMPV6_ECHO_REPLY,
-		  .icmp_id = 7, .icmp_seq = 1, .ttl = 64 },
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST, .has_out = true,
-	  .out = { TO_LAN, .saddr = WAN6_GW, .daddr = LAN6_HOST,
-		   .proto = IPPROTO_ICMPV6, .icmp_type = ICMPV6_ECHO_REPLY,
-		   .icmp_id = 7, .icmp_seq = 1, .ttl = 63 } },
+	{ "ipv6 udp lan->wan", UDP6_OUT(40000, 53, 64), FWD(SLOW), UDP6_OUT_ROUTED(40000, 53, 64) },
+	{ "ipv6 udp wan->lan reply", WAN, UDP_PKT(WAN6_GW, LAN6_HOST, 53, 40000, FROM_WAN, .ttl = 64),
+	  FWD(FAST), .has_out = true, .out = UDP_PKT(WAN6_GW, LAN6_HOST, 53, 40000, TO_LAN, .ttl = 63) },
+	{ "ipv6 udp lan->wan again", UDP6_OUT(40000, 53, 2), FWD(FAST), UDP6_OUT_ROUTED(40000, 53, 2) },
+	{ "icmpv6 echo request lan->wan", LAN, ECHO6(LAN6_HOST, WAN6_GW, ICMPV6_ECHO_REQUEST, 64, FROM_LAN),
+	  FWD(SLOW), .has_out = true, .out = ECHO6(LAN6_HOST, WAN6_GW, ICMPV6_ECHO_REQUEST, 63, TO_WAN) },
+	{ "icmpv6 echo reply wan->lan", WAN, ECHO6(WAN6_GW, LAN6_HOST, ICMPV6_ECHO_REPLY, 64, FROM_WAN),
+	  FWD(FAST), .has_out = true, .out = ECHO6(WAN6_GW, LAN6_HOST, ICMPV6_ECHO_REPLY, 63, TO_LAN) },
 };
 
 /* ---- MTU on the fast path --------------------------------------------- */
 
 static const struct fixture fx_mtu_fast[] = {
-	{ .name = "small packet opens the flow", UDP_OUT(40500, 53),
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
-	  UDP_OUT_NAT(40500, 53) },
-	{ .name = "1508-byte packet on the flow", .ingress = LAN,
-	  .in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-		  .proto = IPPROTO_UDP, .sport = 40500, .dport = 53,
-		  .payload = big_payload, .payload_len = sizeof(big_payload) },
-	  /* DF: XDP owes the sender "fragmentation needed"; with no router
-	   * address known here it can only drop (test_harden.c has the
-	   * error itself). */
-	  .verdict = XDP_DROP, .reason = XNAT_DROP_ICMP_LIMIT },
+	{ "small packet opens the flow", UDP_NAT(40500, 53, SLOW, 40500) },
+	/* DF: XDP owes the sender "fragmentation needed"; with no router
+	 * address known here it can only drop (test_harden.c has the error
+	 * itself). */
+	{ "1508-byte packet on the flow", LAN,
+	  UDP_PKT(LAN_HOST, WAN_GW, 40500, 53, FROM_LAN, .payload = big_payload,
+		  .payload_len = sizeof(big_payload)),
+	  DROP(ICMP_LIMIT) },
 };
 
 /* With the fast path off, hits are routed again, same bytes out. */
