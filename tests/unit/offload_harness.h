@@ -51,19 +51,32 @@ static inline bool reset(void)
 	return offload_config(MARK_ORIG, MARK_REPLY, 7440);
 }
 
-/* The kernel's entry of LAN_HOST:SPORT -> WAN_GW:443 masqueraded to
- * NAT_ADDR:EXT_PORT, in STATE, with MARK. */
-static inline bool ct_tcp(uint16_t sport, const char *state, uint32_t mark)
+/* The kernel's entry of PROTO LAN_HOST:SPORT -> WAN_GW:DPORT masqueraded
+ * to NAT_ADDR:EXT_PORT, its timeout 100 s, with MARK; EXTRA: more
+ * options of conntrack -I (the TCP state). */
+static inline bool ct_insert(const char *proto, uint16_t sport,
+			     uint16_t dport, const char *extra, uint32_t mark)
 {
 	char cmd[512];
 
 	snprintf(cmd, sizeof(cmd),
-		 "conntrack -I -p tcp -s %s -d %s --sport %u --dport 443 "
-		 "-r %s -q %s --reply-port-src 443 --reply-port-dst %u "
-		 "--state %s -u SEEN_REPLY,ASSURED -t 100 -m 0x%x >/dev/null 2>&1",
-		 LAN_HOST, WAN_GW, sport, WAN_GW, NAT_ADDR, EXT_PORT, state,
-		 mark);
+		 "conntrack -I -p %s -s %s -d %s --sport %u --dport %u "
+		 "-r %s -q %s --reply-port-src %u --reply-port-dst %u "
+		 "%s -t 100 -m 0x%x >/dev/null 2>&1",
+		 proto, LAN_HOST, WAN_GW, sport, dport, WAN_GW, NAT_ADDR, dport,
+		 EXT_PORT, extra, mark);
 	return !sh(cmd);
+}
+
+/* The TCP entry of LAN_HOST:SPORT -> WAN_GW:443, in STATE, seen both
+ * ways. */
+static inline bool ct_tcp(uint16_t sport, const char *state, uint32_t mark)
+{
+	char extra[96];
+
+	snprintf(extra, sizeof(extra), "--state %s -u SEEN_REPLY,ASSURED",
+		 state);
+	return ct_insert("tcp", sport, 443, extra, mark);
 }
 
 /* The entry's line in `conntrack -L`, for its mark and timeout. */
@@ -126,23 +139,17 @@ static inline bool flows_are(int n)
 /* Packets of the entry ct_tcp() makes, in both directions. */
 #define ORIG_AT(sp, fl, sq)                                                  \
 	.ingress = LAN,                                                       \
-	.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,                 \
-		.proto = IPPROTO_TCP, .sport = sp, .dport = 443,              \
-		.tcp_flags = fl, .seq = sq, .ack_seq = 2000, .ttl = 64,       \
-		.ip_id = 0x0101 }
+	.in = TCP_PKT(LAN_HOST, WAN_GW, sp, 443, FROM_LAN, .tcp_flags = fl,   \
+		      .seq = sq, .ack_seq = 2000, .ttl = 64, .ip_id = 0x0101)
 #define ORIG_ACK(sp, fl) ORIG_AT(sp, fl, 1000)
 #define ORIG_OUT(fl)                                                         \
 	.has_out = true,                                                      \
-	.out = { TO_WAN, .saddr = NAT_ADDR, .daddr = WAN_GW,                  \
-		 .proto = IPPROTO_TCP, .sport = EXT_PORT, .dport = 443,       \
-		 .tcp_flags = fl, .seq = 1000, .ack_seq = 2000, .ttl = 63,    \
-		 .ip_id = 0x0101 }
+	.out = TCP_PKT(NAT_ADDR, WAN_GW, EXT_PORT, 443, TO_WAN, .tcp_flags = fl, \
+		       .seq = 1000, .ack_seq = 2000, .ttl = 63, .ip_id = 0x0101)
 #define REPLY_AT(fl, sq)                                                     \
 	.ingress = WAN,                                                       \
-	.in = { FROM_WAN, .saddr = WAN_GW, .daddr = NAT_ADDR,                 \
-		.proto = IPPROTO_TCP, .sport = 443, .dport = EXT_PORT,        \
-		.tcp_flags = fl, .seq = sq, .ack_seq = 1000, .ttl = 60,       \
-		.ip_id = 0x0202 }
+	.in = TCP_PKT(WAN_GW, NAT_ADDR, 443, EXT_PORT, FROM_WAN, .tcp_flags = fl, \
+		      .seq = sq, .ack_seq = 1000, .ttl = 60, .ip_id = 0x0202)
 #define REPLY_ACK(fl) REPLY_AT(fl, 2000)
 /* After the two segments above (the default payload each), each side's
  * next sequence number; each advertises pkt_build()'s 64240 bytes. */
@@ -151,12 +158,27 @@ static inline bool flows_are(int n)
 #define PEER_WIN 64240
 #define REPLY_OUT(dp, fl)                                                    \
 	.has_out = true,                                                      \
-	.out = { TO_LAN, .saddr = WAN_GW, .daddr = LAN_HOST,                  \
-		 .proto = IPPROTO_TCP, .sport = 443, .dport = dp,             \
-		 .tcp_flags = fl, .seq = 2000, .ack_seq = 1000, .ttl = 59,    \
-		 .ip_id = 0x0202 }
+	.out = TCP_PKT(WAN_GW, LAN_HOST, 443, dp, TO_LAN, .tcp_flags = fl,    \
+		       .seq = 2000, .ack_seq = 1000, .ttl = 59, .ip_id = 0x0202)
 
 #define ACK TCP_ACK
+
+/* The ACK of the connection on SP from the LAN, and of its reply to the
+ * LAN host's DP, forwarded as REASON (OFFLOAD, FAST...). */
+#define ORIG_FWD(sp, reason) ORIG_ACK(sp, ACK), FWD(reason), ORIG_OUT(ACK)
+#define REPLY_FWD(dp, reason) REPLY_ACK(ACK), FWD(reason), REPLY_OUT(dp, ACK)
+
+/* The connection on SPORT, its entry inserted, offloaded both ways: its
+ * first packet each way forwarded as fwd_offload, two flows installed. */
+static inline bool offload_both(uint16_t sport)
+{
+	const struct fixture both[] = {
+		{ .name = "orig offloaded", ORIG_FWD(sport, OFFLOAD) },
+		{ .name = "reply offloaded", REPLY_FWD(sport, OFFLOAD) },
+	};
+
+	return run_fixtures(both, ARRAY_SIZE(both)) && flows_are(2);
+}
 
 /*
  * A hand-back: F goes up untouched, counted once under its reason, and

@@ -22,8 +22,7 @@
 static bool test_no_entry(void)
 {
 	static const struct fixture f = { .name = "ack without entry",
-		ORIG_ACK(40001, ACK), .verdict = XDP_PASS,
-		.reason = XNAT_PASS_CT_NONE };
+		ORIG_ACK(40001, ACK), PASS(CT_NONE) };
 
 	return reset() && run_fixture(&f) && flows_are(0);
 }
@@ -33,12 +32,9 @@ static bool test_no_entry(void)
 static bool test_handshake(void)
 {
 	static const struct fixture f[] = {
-		{ .name = "syn", ORIG_ACK(40002, TCP_SYN), .verdict = XDP_PASS,
-		  .reason = XNAT_PASS_CT_TCP_STATE },
-		{ .name = "ack in syn_recv", ORIG_ACK(40002, ACK),
-		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_TCP_STATE },
-		{ .name = "syn-ack", REPLY_ACK(TCP_SYN | ACK),
-		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_TCP_STATE },
+		{ .name = "syn", ORIG_ACK(40002, TCP_SYN), PASS(CT_TCP_STATE) },
+		{ .name = "ack in syn_recv", ORIG_ACK(40002, ACK), PASS(CT_TCP_STATE) },
+		{ .name = "syn-ack", REPLY_ACK(TCP_SYN | ACK), PASS(CT_TCP_STATE) },
 	};
 
 	return reset() && ct_tcp(40002, "SYN_RECV", MARK_ORIG | MARK_REPLY) &&
@@ -53,22 +49,13 @@ static bool test_handshake(void)
 static bool test_established_one_way_then_both(void)
 {
 	static const struct fixture f1[] = {
-		{ .name = "reply not accepted yet", REPLY_ACK(ACK),
-		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_UNMARKED },
-		{ .name = "orig offloaded", ORIG_ACK(40003, ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  ORIG_OUT(ACK) },
-		{ .name = "orig hit", ORIG_ACK(40003, ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-		  ORIG_OUT(ACK) },
+		{ .name = "reply not accepted yet", REPLY_ACK(ACK), PASS(CT_UNMARKED) },
+		{ .name = "orig offloaded", ORIG_FWD(40003, OFFLOAD) },
+		{ .name = "orig hit", ORIG_FWD(40003, FAST) },
 	};
 	static const struct fixture f2[] = {
-		{ .name = "reply offloaded", REPLY_ACK(ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  REPLY_OUT(40003, ACK) },
-		{ .name = "reply hit", REPLY_ACK(ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-		  REPLY_OUT(40003, ACK) },
+		{ .name = "reply offloaded", REPLY_FWD(40003, OFFLOAD) },
+		{ .name = "reply hit", REPLY_FWD(40003, FAST) },
 	};
 	char cmd[256];
 
@@ -106,15 +93,10 @@ static bool refresh_due(uint16_t sport)
  * flow off the fast path. */
 static bool test_refresh_alive_and_gone(void)
 {
-	static const struct fixture off = { .name = "orig offloaded",
-		ORIG_ACK(40005, ACK), .verdict = XDP_REDIRECT,
-		.reason = XNAT_FWD_OFFLOAD, ORIG_OUT(ACK) };
-	static const struct fixture hit = { .name = "orig hit, refreshed",
-		ORIG_ACK(40005, ACK), .verdict = XDP_REDIRECT,
-		.reason = XNAT_FWD_FAST, ORIG_OUT(ACK) };
+	static const struct fixture off = { .name = "orig offloaded", ORIG_FWD(40005, OFFLOAD) };
+	static const struct fixture hit = { .name = "orig hit, refreshed", ORIG_FWD(40005, FAST) };
 	static const struct fixture gone = { .name = "entry gone",
-		ORIG_ACK(40005, ACK), .verdict = XDP_PASS,
-		.reason = XNAT_PASS_CT_GONE };
+		ORIG_ACK(40005, ACK), PASS(CT_GONE) };
 	long timeout;
 
 	if (!reset() || !offload_config(MARK_ORIG, MARK_REPLY, 10) ||
@@ -135,15 +117,7 @@ static bool test_refresh_alive_and_gone(void)
  * its timeout 100 s, with MARK. */
 static bool ct_udp(uint16_t sport, uint16_t dport, uint32_t mark)
 {
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd),
-		 "conntrack -I -p udp -s %s -d %s --sport %u --dport %u "
-		 "-r %s -q %s --reply-port-src %u --reply-port-dst %u "
-		 "-t 100 -m 0x%x >/dev/null 2>&1",
-		 LAN_HOST, WAN_GW, sport, dport, WAN_GW, NAT_ADDR, dport,
-		 EXT_PORT, mark);
-	return !sh(cmd);
+	return ct_insert("udp", sport, dport, "", mark);
 }
 
 /* UDP one way: an entry that never saw a reply, accepted in the original
@@ -151,14 +125,9 @@ static bool ct_udp(uint16_t sport, uint16_t dport, uint32_t mark)
 static bool test_udp_one_way(void)
 {
 	static const struct fixture f[] = {
-		{ .name = "udp orig offloaded", UDP_OUT(40006, 5000),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  UDP_OUT_NAT(EXT_PORT, 5000) },
-		{ .name = "udp orig hit", UDP_OUT(40006, 5000),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-		  UDP_OUT_NAT(EXT_PORT, 5000) },
-		{ .name = "udp reply not accepted", UDP_REPLY(5000, EXT_PORT),
-		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_UNMARKED },
+		{ .name = "udp orig offloaded", UDP_NAT(40006, 5000, OFFLOAD, EXT_PORT) },
+		{ .name = "udp orig hit", UDP_NAT(40006, 5000, FAST, EXT_PORT) },
+		{ .name = "udp reply not accepted", UDP_REPLY(5000, EXT_PORT), PASS(CT_UNMARKED) },
 	};
 
 	return reset() && ct_udp(40006, 5000, MARK_ORIG) &&
@@ -177,19 +146,16 @@ static bool test_exceptions_go_up(void)
 {
 	static const struct fixture opts = { .name = "udp with options",
 		UDP_OUT(40000, 53), .build = pkt_build_v4_opts_udp,
-		.verdict = XDP_PASS, .reason = XNAT_PASS_IP_OPTIONS };
+		PASS(IP_OPTIONS) };
 	static const struct fixture ttl1 = { .name = "udp ttl 1",
 		.ingress = LAN,
 		.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
 			.proto = IPPROTO_UDP, .sport = 40000, .dport = 53,
 			.ttl = 1, .ip_id = 0x1234 },
-		.verdict = XDP_PASS, .reason = XNAT_PASS_TTL };
+		PASS(TTL) };
 	static const struct fixture off = { .name = "udp offloaded",
-		UDP_OUT(40000, 53), .verdict = XDP_REDIRECT,
-		.reason = XNAT_FWD_OFFLOAD, UDP_OUT_NAT(EXT_PORT, 53) };
-	static const struct fixture hit = { .name = "udp hit",
-		UDP_OUT(40000, 53), .verdict = XDP_REDIRECT,
-		.reason = XNAT_FWD_FAST, UDP_OUT_NAT(EXT_PORT, 53) };
+		UDP_NAT(40000, 53, OFFLOAD, EXT_PORT) };
+	static const struct fixture hit = { .name = "udp hit", UDP_NAT(40000, 53, FAST, EXT_PORT) };
 
 	return reset() && ct_udp(40000, 53, MARK_ORIG) && run_fixture(&opts) &&
 	       run_fixture(&ttl1) && flows_are(0) && run_fixture(&off) &&
@@ -205,14 +171,11 @@ static bool test_exceptions_go_up(void)
 static bool test_dns_timeout(void)
 {
 	static const struct fixture dns_reply = { .name = "dns reply offloaded",
-		UDP_REPLY(53, EXT_PORT), .verdict = XDP_REDIRECT,
-		.reason = XNAT_FWD_OFFLOAD, UDP_REPLY_NAT(53, 40012) };
+		UDP_UNNAT(53, EXT_PORT, OFFLOAD, 40012) };
 	static const struct fixture dns = { .name = "dns offloaded",
-		UDP_OUT(40013, 53), .verdict = XDP_REDIRECT,
-		.reason = XNAT_FWD_OFFLOAD, UDP_OUT_NAT(EXT_PORT, 53) };
+		UDP_NAT(40013, 53, OFFLOAD, EXT_PORT) };
 	static const struct fixture other = { .name = "udp offloaded",
-		UDP_OUT(40014, 5000), .verdict = XDP_REDIRECT,
-		.reason = XNAT_FWD_OFFLOAD, UDP_OUT_NAT(EXT_PORT, 5000) };
+		UDP_NAT(40014, 5000, OFFLOAD, EXT_PORT) };
 	struct xnat_config c;
 	long t1, t2, t3;
 
@@ -250,7 +213,7 @@ static bool test_icmp(void)
 		.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
 			.proto = IPPROTO_ICMP, .icmp_type = 8, .icmp_id = 7,
 			.icmp_seq = 1 },
-		.verdict = XDP_PASS, .reason = XNAT_PASS_CT_PROTO };
+		PASS(CT_PROTO) };
 
 	return reset() && run_fixture(&f) && flows_are(0);
 }
@@ -264,7 +227,7 @@ static bool test_ipv6(void)
 		.in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
 			.proto = IPPROTO_TCP, .sport = 40007, .dport = 443,
 			.tcp_flags = ACK, .seq = 1, .ack_seq = 2, .ttl = 64 },
-		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
+		FWD(OFFLOAD),
 		.has_out = true,
 		.out = { TO_WAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
 			 .proto = IPPROTO_TCP, .sport = 40007, .dport = 443,
@@ -285,8 +248,7 @@ static bool test_ipv6(void)
 static bool test_mark_bits_configured(void)
 {
 	static const struct fixture f = { .name = "other bits",
-		ORIG_ACK(40008, ACK), .verdict = XDP_PASS,
-		.reason = XNAT_PASS_CT_UNMARKED };
+		ORIG_ACK(40008, ACK), PASS(CT_UNMARKED) };
 
 	return reset() && offload_config(0x1, 0x2, 7440) &&
 	       ct_tcp(40008, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
@@ -322,19 +284,13 @@ static bool seen_filter_fresh(void)
 static bool test_first_miss_not_looked_up(void)
 {
 	static const struct fixture known[] = {
-		{ .name = "first miss", UDP_OUT(40009, 5000),
-		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_FIRST },
-		{ .name = "second: offloaded", UDP_OUT(40009, 5000),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  UDP_OUT_NAT(EXT_PORT, 5000) },
+		{ .name = "first miss", UDP_OUT(40009, 5000), PASS(CT_FIRST) },
+		{ .name = "second: offloaded", UDP_NAT(40009, 5000, OFFLOAD, EXT_PORT) },
 	};
 	static const struct fixture unknown[] = {
-		{ .name = "unknown, first", UDP_OUT(40010, 5000),
-		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_FIRST },
-		{ .name = "unknown, second", UDP_OUT(40010, 5000),
-		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_NONE },
-		{ .name = "unknown, third", UDP_OUT(40010, 5000),
-		  .verdict = XDP_PASS, .reason = XNAT_PASS_CT_FIRST },
+		{ .name = "unknown, first", UDP_OUT(40010, 5000), PASS(CT_FIRST) },
+		{ .name = "unknown, second", UDP_OUT(40010, 5000), PASS(CT_NONE) },
+		{ .name = "unknown, third", UDP_OUT(40010, 5000), PASS(CT_FIRST) },
 	};
 
 	return reset() && seen_filter_fresh() && ct_udp(40009, 5000, MARK_ORIG) &&
@@ -348,8 +304,7 @@ static const struct test tests[] = {
 	{ .name = "offload_setup", .fn = offload_setup },
 	{ .name = "no_entry", .fn = test_no_entry },
 	{ .name = "handshake", .fn = test_handshake },
-	{ .name = "established_one_way_then_both",
-	  .fn = test_established_one_way_then_both },
+	{ .name = "established_one_way_then_both", .fn = test_established_one_way_then_both },
 	{ .name = "refresh_alive_and_gone", .fn = test_refresh_alive_and_gone },
 	{ .name = "udp_one_way", .fn = test_udp_one_way },
 	{ .name = "exceptions_go_up", .fn = test_exceptions_go_up },
@@ -357,8 +312,7 @@ static const struct test tests[] = {
 	{ .name = "icmp", .fn = test_icmp },
 	{ .name = "ipv6", .fn = test_ipv6 },
 	{ .name = "mark_bits_configured", .fn = test_mark_bits_configured },
-	{ .name = "first_miss_not_looked_up",
-	  .fn = test_first_miss_not_looked_up },
+	{ .name = "first_miss_not_looked_up", .fn = test_first_miss_not_looked_up },
 	{ .name = "offload_off_again", .fn = offload_off_again },
 };
 

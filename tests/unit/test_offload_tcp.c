@@ -16,32 +16,43 @@
  * the fast path and goes up untouched for conntrack to see. */
 static bool test_fin_rst(void)
 {
-	static const struct fixture both[] = {
-		{ .name = "orig offloaded", ORIG_ACK(40004, ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  ORIG_OUT(ACK) },
-		{ .name = "reply offloaded", REPLY_ACK(ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  REPLY_OUT(40004, ACK) },
-	};
 	static const struct fixture fin = { .name = "fin",
-		ORIG_ACK(40004, TCP_FIN | ACK), .verdict = XDP_PASS,
-		.reason = XNAT_PASS_CT_TCP_END };
+		ORIG_ACK(40004, TCP_FIN | ACK), PASS(CT_TCP_END) };
 	static const struct fixture rst = { .name = "rst",
-		REPLY_ACK(TCP_RST | ACK), .verdict = XDP_PASS,
-		.reason = XNAT_PASS_CT_TCP_END };
+		REPLY_ACK(TCP_RST | ACK), PASS(CT_TCP_END) };
 
 	if (!reset() || !ct_tcp(40004, "ESTABLISHED", MARK_ORIG | MARK_REPLY) ||
-	    !run_fixtures(both, ARRAY_SIZE(both)) || !flows_are(2) ||
-	    !run_handback(&fin))
+	    !offload_both(40004) || !run_handback(&fin))
 		return false;
 	/* The bits were consumed; the kernel would set them again. */
 	if (!ct_mark_is("-p tcp --sport 40004", 0) ||
 	    sh("conntrack -U -s " LAN_HOST " -p tcp --sport 40004 "
 	       "-m 0xc0000000 >/dev/null 2>&1"))
 		return false;
-	return run_fixtures(both, ARRAY_SIZE(both)) && flows_are(2) &&
-	       run_handback(&rst);
+	return offload_both(40004) && run_handback(&rst);
+}
+
+/*
+ * A clean slate with tcp_transitory at 5 s, and the connection on SPORT
+ * offloaded both ways (*OK). False only if the config cannot be read: C
+ * is then not for trans_restore() to set back.
+ */
+static bool trans5_offloaded(struct xnat_config *c, uint16_t sport, bool *ok)
+{
+	if (!reset() || !config_get(c))
+		return false;
+	c->timeout_tcp_trans = 5;
+	*ok = config_set(c) &&
+	      ct_tcp(sport, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
+	      offload_both(sport);
+	return true;
+}
+
+/* tcp_transitory back to its default. */
+static bool trans_restore(struct xnat_config *c)
+{
+	c->timeout_tcp_trans = 240;
+	return config_set(c);
 }
 
 /*
@@ -55,32 +66,18 @@ static bool test_fin_rst(void)
  */
 static bool test_rst_closes(void)
 {
-	static const struct fixture both[] = {
-		{ .name = "orig offloaded", ORIG_ACK(40015, ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  ORIG_OUT(ACK) },
-		{ .name = "reply offloaded", REPLY_ACK(ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  REPLY_OUT(40015, ACK) },
-	};
 	static const struct fixture rst = { .name = "rst from the lan",
-		ORIG_ACK(40015, TCP_RST | ACK), .verdict = XDP_PASS,
-		.reason = XNAT_PASS_CT_TCP_END };
+		ORIG_ACK(40015, TCP_RST | ACK), PASS(CT_TCP_END) };
 	static const struct fixture after = { .name = "segment after the rst",
-		ORIG_ACK(40015, ACK), .verdict = XDP_PASS,
-		.reason = XNAT_PASS_CT_TCP_STATE };
+		ORIG_ACK(40015, ACK), PASS(CT_TCP_STATE) };
 	const char *filter = "-p tcp --sport 40015";
 	long t_rst = -1, t_after = -1;
 	struct xnat_config c;
 	bool ok;
 
-	if (!reset() || !config_get(&c))
+	if (!trans5_offloaded(&c, 40015, &ok))
 		return false;
-	c.timeout_tcp_trans = 5;
-	ok = config_set(&c) &&
-	     ct_tcp(40015, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
-	     run_fixtures(both, ARRAY_SIZE(both)) && flows_are(2) &&
-	     ct_timeout(filter) > 100 && run_handback(&rst);
+	ok = ok && ct_timeout(filter) > 100 && run_handback(&rst);
 	if (ok) {
 		t_rst = ct_timeout(filter);
 		ok = !sh("conntrack -U -s " LAN_HOST " -p tcp --sport 40015 "
@@ -88,8 +85,7 @@ static bool test_rst_closes(void)
 		     run_fixture(&after) && flows_are(0);
 		t_after = ct_timeout(filter);
 	}
-	c.timeout_tcp_trans = 240;
-	if (!config_set(&c) || !ok)
+	if (!trans_restore(&c) || !ok)
 		return false;
 	if (t_rst < 0 || t_rst > 5 || t_after < 0 || t_after > 5) {
 		fprintf(stderr, "  conntrack timeout %ld after the rst, %ld after "
@@ -111,51 +107,34 @@ static bool test_rst_closes(void)
  */
 static bool test_blind_rst_fin_dropped(void)
 {
-	static const struct fixture both[] = {
-		{ .name = "orig offloaded", ORIG_ACK(40016, ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  ORIG_OUT(ACK) },
-		{ .name = "reply offloaded", REPLY_ACK(ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  REPLY_OUT(40016, ACK) },
-	};
 	static const struct fixture blind[] = {
 		{ .name = "forged rst, far off",
 		  REPLY_AT(TCP_RST, REPLY_NEXT + 0x40000000),
-		  .verdict = XDP_DROP, .reason = XNAT_DROP_TCP_WINDOW },
+		  DROP(TCP_WINDOW) },
 		{ .name = "forged rst, just beyond the window",
 		  REPLY_AT(TCP_RST | ACK, REPLY_NEXT + PEER_WIN + 1),
-		  .verdict = XDP_DROP, .reason = XNAT_DROP_TCP_WINDOW },
+		  DROP(TCP_WINDOW) },
 		{ .name = "forged fin from the lan side, far behind",
 		  ORIG_AT(40016, TCP_FIN | ACK, ORIG_NEXT - 0x20000000),
-		  .verdict = XDP_DROP, .reason = XNAT_DROP_TCP_WINDOW },
-		{ .name = "orig still hits", ORIG_ACK(40016, ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-		  ORIG_OUT(ACK) },
-		{ .name = "reply still hits", REPLY_ACK(ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-		  REPLY_OUT(40016, ACK) },
+		  DROP(TCP_WINDOW) },
+		{ .name = "orig still hits", ORIG_FWD(40016, FAST) },
+		{ .name = "reply still hits", REPLY_FWD(40016, FAST) },
 	};
 	static const struct fixture rst = { .name = "rst at the window's edge",
 		REPLY_AT(TCP_RST | ACK, REPLY_NEXT + PEER_WIN),
-		.verdict = XDP_PASS, .reason = XNAT_PASS_CT_TCP_END };
+		PASS(CT_TCP_END) };
 	const char *filter = "-p tcp --sport 40016";
 	struct xnat_config c;
 	long t_rst = -1;
 	bool ok;
 
-	if (!reset() || !config_get(&c))
+	if (!trans5_offloaded(&c, 40016, &ok))
 		return false;
-	c.timeout_tcp_trans = 5;
-	ok = config_set(&c) &&
-	     ct_tcp(40016, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
-	     run_fixtures(both, ARRAY_SIZE(both)) && flows_are(2) &&
-	     run_fixtures(blind, ARRAY_SIZE(blind)) && flows_are(2) &&
+	ok = ok && run_fixtures(blind, ARRAY_SIZE(blind)) && flows_are(2) &&
 	     ct_established(filter, 100) && run_handback(&rst);
 	if (ok)
 		t_rst = ct_timeout(filter);
-	c.timeout_tcp_trans = 240;
-	if (!config_set(&c) || !ok)
+	if (!trans_restore(&c) || !ok)
 		return false;
 	if (t_rst < 0 || t_rst > 5) {
 		fprintf(stderr, "  conntrack timeout %ld after the rst in window, "
@@ -331,21 +310,13 @@ static bool untrack(struct flow_key k)
  */
 static bool test_untracked_entry_not_judged(void)
 {
-	static const struct fixture both[] = {
-		{ .name = "orig offloaded", ORIG_ACK(40017, ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  ORIG_OUT(ACK) },
-		{ .name = "reply offloaded", REPLY_ACK(ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_OFFLOAD,
-		  REPLY_OUT(40017, ACK) },
-	};
 	static const struct fixture rst = { .name = "rst on an untracked entry",
 		REPLY_AT(TCP_RST, REPLY_NEXT + 0x40000000),
-		.verdict = XDP_PASS, .reason = XNAT_PASS_CT_TCP_END };
+		PASS(CT_TCP_END) };
 
 	return reset() &&
 	       ct_tcp(40017, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
-	       run_fixtures(both, ARRAY_SIZE(both)) && flows_are(2) &&
+	       offload_both(40017) &&
 	       untrack(flow_key4(LAN_HOST, 40017, WAN_GW, 443, IPPROTO_TCP,
 				 if_lan)) &&
 	       untrack(flow_key4(WAN_GW, 443, NAT_ADDR, EXT_PORT, IPPROTO_TCP,
@@ -358,15 +329,11 @@ static const struct test tests[] = {
 	{ .name = "fin_rst", .fn = test_fin_rst },
 	{ .name = "rst_closes", .fn = test_rst_closes },
 	{ .name = "blind_rst_fin_dropped", .fn = test_blind_rst_fin_dropped },
-	{ .name = "untracked_entry_not_judged",
-	  .fn = test_untracked_entry_not_judged },
+	{ .name = "untracked_entry_not_judged", .fn = test_untracked_entry_not_judged },
 	{ .name = "td_maxwin_fallback", .fn = test_td_maxwin_fallback },
-	{ .name = "miss_rst_ends_other_half",
-	  .fn = test_miss_rst_ends_other_half },
-	{ .name = "miss_blind_rst_fin_dropped",
-	  .fn = test_miss_blind_rst_fin_dropped },
-	{ .name = "miss_fin_and_nothing_offloaded",
-	  .fn = test_miss_fin_and_nothing_offloaded },
+	{ .name = "miss_rst_ends_other_half", .fn = test_miss_rst_ends_other_half },
+	{ .name = "miss_blind_rst_fin_dropped", .fn = test_miss_blind_rst_fin_dropped },
+	{ .name = "miss_fin_and_nothing_offloaded", .fn = test_miss_fin_and_nothing_offloaded },
 	{ .name = "offload_off_again", .fn = offload_off_again },
 };
 
