@@ -41,6 +41,8 @@ static inline int write_ini(const char *text)
 	return 0;
 }
 
+#define MINIMAL "[router]\nwan = wan0\nlan = lan0\n"
+
 /* Parse TEXT; 0 if it parses, with CFG filled. */
 static inline int parse_ok(const char *text, struct config *cfg)
 {
@@ -50,6 +52,30 @@ static inline int parse_ok(const char *text, struct config *cfg)
 		return 1;
 	if (config_parse(cfg, ini_path, err))
 		return fail("unexpected error: %s", err);
+	return 0;
+}
+
+/* An accepted value of a key: TEXT parses, and the test's getter reads
+ * WANT from the result. */
+struct value_case {
+	const char *text;
+	long long want;
+};
+
+/* The N cases of C in order, each read by GET; 0 when all hold. */
+static inline int parse_values(const struct value_case *c, size_t n,
+			       long long (*get)(const struct config *cfg))
+{
+	struct config cfg;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (parse_ok(c[i].text, &cfg))
+			return 1;
+		if (get(&cfg) != c[i].want)
+			return fail("'%s': read %lld, expected %lld", c[i].text,
+				    get(&cfg), c[i].want);
+	}
 	return 0;
 }
 
@@ -70,6 +96,20 @@ static inline int parse_err(const char *text, int line, const char *msg)
 	if (strcmp(err, want))
 		return fail("got '%s', expected '%s'", err, want);
 	return 0;
+}
+
+/* KEY = VALUE after MINIMAL, in [SECTION] (NULL: in [router]), must fail
+ * with "bad KEY 'VALUE': EXPECTED" at its line. */
+static inline int parse_bad(const char *section, const char *key,
+			    const char *value, const char *expected)
+{
+	char text[512], msg[384];
+
+	snprintf(text, sizeof(text), "%s%s%s%s%s = %s\n", MINIMAL,
+		 section ? "[" : "", section ? section : "",
+		 section ? "]\n" : "", key, value);
+	snprintf(msg, sizeof(msg), "bad %s '%s': %s", key, value, expected);
+	return parse_err(text, section ? 5 : 4, msg);
 }
 
 /* An IPv4 address (dotted quad) in network order. */
@@ -103,7 +143,48 @@ static inline uint32_t ip(const char *s)
 		EXPECT_EQ((f).to_port, (want_to_port));                   \
 	} while (0)
 
-#define MINIMAL "[router]\nwan = wan0\nlan = lan0\n"
+
+/* [router] as parsed: the mode, how XDP attaches, the WAN and the first
+ * LAN port; 0 when they hold. */
+static inline int expect_router(const struct config *cfg, int mode, int xdp,
+				const char *wan, const char *lan0)
+{
+	EXPECT_EQ(cfg->mode, mode);
+	EXPECT_EQ(cfg->xdp_attach, xdp);
+	EXPECT_STR(cfg->wan.name, wan);
+	EXPECT_STR(cfg->lan[0].name, lan0);
+	return 0;
+}
+
+/* [nat] and [flows] as parsed: the address taken from the WAN port or
+ * not, the port range, the flow table's size; 0 when they hold. */
+static inline int expect_nat(const struct config *cfg, int addr_auto,
+			     long long port_min, long long port_max,
+			     long long flows_max)
+{
+	EXPECT_EQ(cfg->nat_addr_auto, addr_auto);
+	EXPECT_EQ(cfg->port_min, port_min);
+	EXPECT_EQ(cfg->port_max, port_max);
+	EXPECT_EQ(cfg->flows_max, flows_max);
+	return 0;
+}
+
+/* [timeouts] as parsed, in seconds: tcp_established, tcp_transitory,
+ * udp, icmp; 0 when they hold. */
+static inline int expect_timeouts(const struct config *cfg,
+				  const long long want[4])
+{
+	static const char *const key[4] = { "tcp_established",
+					    "tcp_transitory", "udp", "icmp" };
+	const long long got[4] = { cfg->timeout_tcp_est, cfg->timeout_tcp_trans,
+				   cfg->timeout_udp, cfg->timeout_icmp };
+
+	for (int i = 0; i < 4; i++)
+		if (got[i] != want[i])
+			return fail("timeout %s is %lld, expected %lld", key[i],
+				    got[i], want[i]);
+	return 0;
+}
 
 struct config_test {
 	const char *name;

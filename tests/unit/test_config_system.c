@@ -153,15 +153,10 @@ static int check_example(const char *path, enum router_mode mode)
 
 	if (config_parse(&cfg, path, err))
 		return fail("%s", err);
-	EXPECT_EQ(cfg.mode, mode);
-	EXPECT_STR(cfg.wan.name, "wan0");
+	if (expect_router(&cfg, mode, XDP_ATTACH_AUTO, "wan0", "lan0") ||
+	    expect_nat(&cfg, 1, 20000, 65535, 65536))
+		return 1;
 	EXPECT_EQ(cfg.n_lan, 1);
-	EXPECT_STR(cfg.lan[0].name, "lan0");
-	EXPECT_EQ(cfg.xdp_attach, XDP_ATTACH_AUTO);
-	EXPECT_EQ(cfg.nat_addr_auto, 1);
-	EXPECT_EQ(cfg.port_min, 20000);
-	EXPECT_EQ(cfg.port_max, 65535);
-	EXPECT_EQ(cfg.flows_max, 65536);
 	EXPECT_EQ(cfg.n_fwd, 2);
 	EXPECT_FWD(cfg.fwd[0], IPPROTO_TCP, 8080, "198.18.1.10", 80);
 	EXPECT_FWD(cfg.fwd[1], IPPROTO_UDP, 5353, "198.18.1.10", 53);

@@ -425,6 +425,33 @@ static bool run_to_sink(struct gen *g, struct sink *sk, struct gen_result *r,
 	return ok;
 }
 
+/* What a live run's generator offered (r) and its sink counted (p frames
+ * of b bytes). */
+struct live {
+	struct gen_result r;
+	uint64_t p, b;
+};
+
+/*
+ * One 0.2 s run of a generator for C into a sink on sink0, both closed
+ * after: L; *OK: the run and the read went well and the run lasted its
+ * duration. False, with nothing run, if either cannot be opened.
+ */
+static bool live_run(struct gen_config *c, struct live *l, bool *ok)
+{
+	struct sink *sk;
+	struct gen *g;
+
+	c->duration_s = 0.2;
+	if (!open_sink_and_gen(c, &sk, &g))
+		return false;
+	*ok &= run_to_sink(g, sk, &l->r, &l->p, &l->b);
+	*ok &= ASSERT_TRUE(l->r.seconds >= c->duration_s, "ran its duration");
+	gen_close(g);
+	sink_close(sk);
+	return true;
+}
+
 /*
  * Paced imix over 100 flows into the sink (counting our UDP port only, so
  * the kernel's own frames do not count): every frame offered arrives, with
@@ -435,23 +462,15 @@ static bool run_to_sink(struct gen *g, struct sink *sk, struct gen_result *r,
 static bool test_live_paced_to_sink(void)
 {
 	struct gen_config c = imix_config(100);
-	struct gen_result r;
-	struct sink *sk;
-	struct gen *g;
-	uint64_t p, b;
+	struct live l;
 	bool ok = true;
 
 	c.rate_pps = 50000;
-	c.duration_s = 0.2;
-	if (!open_sink_and_gen(&c, &sk, &g))
+	if (!live_run(&c, &l, &ok))
 		return false;
-	ok &= run_to_sink(g, sk, &r, &p, &b);
-	ok &= ASSERT_TRUE(r.packets <= 10000, "no more than rate * duration");
-	ok &= ASSERT_TRUE(r.seconds >= c.duration_s, "ran its duration");
-	ok &= ASSERT_EQ(p, r.packets, "sink saw every frame offered");
-	ok &= ASSERT_EQ(b, r.bytes, "sink saw the bytes offered");
-	gen_close(g);
-	sink_close(sk);
+	ok &= ASSERT_TRUE(l.r.packets <= 10000, "no more than rate * duration");
+	ok &= ASSERT_EQ(l.p, l.r.packets, "sink saw every frame offered");
+	ok &= ASSERT_EQ(l.b, l.r.bytes, "sink saw the bytes offered");
 	ok &= ASSERT_TRUE(!xdp_attached(if_lo) && !xdp_attached(if_sink),
 			  "nothing left attached");
 	return ok;
@@ -462,27 +481,19 @@ static bool test_live_paced_to_sink(void)
 static bool test_live_full_speed(void)
 {
 	struct gen_config c = base_config();
-	struct gen_result r;
-	struct sink *sk;
-	struct gen *g;
-	uint64_t p, b;
+	struct live l;
 	bool ok = true;
 
 	c.flows = 1000;
-	c.duration_s = 0.2;
-	if (!open_sink_and_gen(&c, &sk, &g))
+	if (!live_run(&c, &l, &ok))
 		return false;
-	ok &= run_to_sink(g, sk, &r, &p, &b);
-	ok &= ASSERT_EQ(r.bytes, r.packets * 60, "60 bytes per frame");
-	ok &= ASSERT_TRUE(r.seconds >= c.duration_s, "ran its duration");
+	ok &= ASSERT_EQ(l.r.bytes, l.r.packets * 60, "60 bytes per frame");
 	/* A veth receive ring can overflow only if its NAPI ran elsewhere;
 	 * arrivals never exceed what was offered. */
-	ok &= ASSERT_TRUE(p <= r.packets && p > 0, "sink count within offered");
-	ok &= ASSERT_EQ(b, p * 60, "sink bytes");
+	ok &= ASSERT_TRUE(l.p <= l.r.packets && l.p > 0, "sink count within offered");
+	ok &= ASSERT_EQ(l.b, l.p * 60, "sink bytes");
 	fprintf(stderr, "  (info) %s: %.2f Mpps offered over %.3f s on CPU %d\n",
-		cur_test, r.packets / r.seconds / 1e6, r.seconds, c.cpu);
-	gen_close(g);
-	sink_close(sk);
+		cur_test, l.r.packets / l.r.seconds / 1e6, l.r.seconds, c.cpu);
 	return ok;
 }
 

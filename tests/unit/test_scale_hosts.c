@@ -29,6 +29,24 @@ static long host_ports(int hostn)
 }
 
 /*
+ * C with a one-port range (30000) and two ports a host, on a fresh table
+ * (false if it cannot be set); then HOST's first flow takes the range's
+ * port and its second an endpoint-dependent one (*OK).
+ */
+static bool two_ports_taken(struct xnat_config *c, int host, bool *ok)
+{
+	c->port_min = c->port_max = 30000;
+	c->ports_per_host = 2;
+	if (!scale_reset(c))
+		return false;
+	*ok &= out_expect(c, host, 30000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
+			  NULL);
+	*ok &= out_expect(c, host, 1001, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
+			  NULL, NULL);
+	return true;
+}
+
+/*
  * ports_per_host = 4: host .30 gets four mappings, then its own counted
  * refusals (dropped: the kernel must not NAT around the limit), while host
  * .31 still gets ports, and so does .30 through its existing mappings.
@@ -64,14 +82,8 @@ static bool test_host_limit(void)
 	ok &= ASSERT_EQ(host_ports(31), 4, "ports of .31");
 
 	/* Endpoint-dependent ports count against the limit as well. */
-	c.port_min = c.port_max = 30000;
-	c.ports_per_host = 2;
-	if (!scale_reset(&c))
+	if (!two_ports_taken(&c, 32, &ok))
 		return false;
-	ok &= out_expect(&c, 32, 30000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
-			 NULL);
-	ok &= out_expect(&c, 32, 1001, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
-			 NULL, NULL);
 	ok &= out_expect(&c, 32, 1002, 11, XDP_DROP, XNAT_DROP_HOST_LIMIT,
 			 NULL, NULL);
 	ok &= out_expect(&c, 33, 1002, 11, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
@@ -98,15 +110,9 @@ static bool test_expiry_releases(void)
 	struct xnat_config c = scale_cfg;
 	bool ok = true;
 
-	c.port_min = c.port_max = 30000;
-	c.ports_per_host = 2;
 	c.timeout_udp = 1;
-	if (!scale_reset(&c))
+	if (!two_ports_taken(&c, 40, &ok))
 		return false;
-	ok &= out_expect(&c, 40, 30000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
-			 NULL);
-	ok &= out_expect(&c, 40, 1001, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
-			 NULL, NULL);
 	ok &= ASSERT_EQ(host_ports(40), 2, "ports held");
 	ok &= wait_count(bpf_map__fd(skel->maps.xnat_flows), 0, 10, "flows expired");
 	ok &= wait_count(bpf_map__fd(skel->maps.xnat_edm_ports), 0, 10,

@@ -114,6 +114,22 @@ static __be32 ip4(const char *s)
 	return a.s_addr;
 }
 
+/*
+ * Under the tracer on: a new UDP flow from SPORT, HITS more packets on it
+ * and F (*OK: they went as expected); then the tracer off. Whether the
+ * ring holds N events (WHAT).
+ */
+static bool traced(uint16_t sport, int hits, const struct fixture *f, int n,
+		   const char *what, bool *ok)
+{
+	*ok &= udp_out(sport, 53, XDP_REDIRECT, XNAT_FWD_SLOW);
+	for (int i = 0; i < hits; i++)
+		*ok &= udp_out(sport, 53, XDP_REDIRECT, XNAT_FWD_FAST);
+	*ok &= run_fixture(f);
+	trace_off();
+	return ASSERT_EQ(events_read(), n, what);
+}
+
 /* No tracer: packets flow, nothing reaches the ring. */
 static bool test_idle(void)
 {
@@ -129,16 +145,11 @@ static bool test_idle(void)
 static bool test_events(void)
 {
 	static const struct fixture reply = { .name = "reply",
-		UDP_REPLY(53, 41100), .verdict = XDP_REDIRECT,
-		.reason = XNAT_FWD_FAST, UDP_REPLY_NAT(53, 41100) };
+		UDP_UNNAT(53, 41100, FAST, 41100) };
 	const struct trace_event *e = events;
 	bool ok = trace_on(NULL, 100);
 
-	ok &= udp_out(41100, 53, XDP_REDIRECT, XNAT_FWD_SLOW);
-	ok &= udp_out(41100, 53, XDP_REDIRECT, XNAT_FWD_FAST);
-	ok &= run_fixture(&reply);
-	trace_off();
-	if (!ASSERT_EQ(events_read(), 3, "events"))
+	if (!traced(41100, 1, &reply, 3, "events", &ok))
 		return false;
 	ok &= ASSERT_EQ(e[0].reason, XNAT_FWD_SLOW, "0 reason");
 	ok &= ASSERT_EQ(e[0].action, XDP_REDIRECT, "0 action");
@@ -204,14 +215,10 @@ static bool test_filter_reason(void)
 {
 	static const char *const drops[] = { "reason", "drop_*", NULL };
 	static const struct fixture unsolicited = { .name = "unsolicited",
-		UDP_REPLY(53, 42999), .verdict = XDP_DROP,
-		.reason = XNAT_DROP_UNSOLICITED };
+		UDP_REPLY(53, 42999), DROP(UNSOLICITED) };
 	bool ok = trace_on(drops, 100);
 
-	ok &= udp_out(41300, 53, XDP_REDIRECT, XNAT_FWD_SLOW);
-	ok &= run_fixture(&unsolicited);
-	trace_off();
-	if (!ASSERT_EQ(events_read(), 1, "drops only"))
+	if (!traced(41300, 0, &unsolicited, 1, "drops only", &ok))
 		return false;
 	ok &= ASSERT_EQ(events[0].reason, XNAT_DROP_UNSOLICITED, "reason");
 	ok &= ASSERT_TRUE(!strcmp(trace_path(&events[0]), "dropped"), "path");
