@@ -580,6 +580,39 @@ static void run_single(const struct fixture *f)
 	report(f->name, run_fixture(f));
 }
 
+/* The registered tests (FIXTURE_TEST): none in a binary without any. */
+extern const struct test_reg *const __start_xnat_tests[] __attribute__((weak));
+extern const struct test_reg *const __stop_xnat_tests[] __attribute__((weak));
+
+static int reg_line_cmp(const void *a, const void *b)
+{
+	const struct test_reg *x = *(const struct test_reg *const *)a;
+	const struct test_reg *y = *(const struct test_reg *const *)b;
+
+	return x->line - y->line;
+}
+
+int fixture_main_registered(const char *prog, const struct fixture_opts *o)
+{
+	size_t i, n = __stop_xnat_tests - __start_xnat_tests;
+	const struct test_reg **r = calloc(n + 1, sizeof(*r));
+	struct test *t = calloc(n + 1, sizeof(*t));
+	int rc;
+
+	if (!r || !t) {
+		printf("#1 setup:FAIL\n0 passed, 1 failed\n");
+		return 1;
+	}
+	memcpy(r, __start_xnat_tests, n * sizeof(*r));
+	qsort(r, n, sizeof(*r), reg_line_cmp);
+	for (i = 0; i < n; i++)
+		t[i] = r[i]->t;
+	rc = fixture_main_opts(prog, t, n, o);
+	free(r);
+	free(t);
+	return rc;
+}
+
 int fixture_main(const char *prog, const struct test *t, size_t n)
 {
 	return fixture_main_opts(prog, t, n, NULL);

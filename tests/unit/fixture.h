@@ -300,6 +300,38 @@ int fixture_main(const char *prog, const struct test *t, size_t n);
 int fixture_main_opts(const char *prog, const struct test *t, size_t n,
 		      const struct fixture_opts *o);
 
+/*
+ * A test registered where it is written, FIXTURE_TEST(name, clean, ...)
+ * taking struct test's fields, instead of in a table at the end: the
+ * runner (FIXTURE_MAIN_REGISTERED) runs a file's tests in the order of
+ * their lines. A pointer to each goes to the section xnat_tests, as the
+ * kernel's initcalls do.
+ */
+struct test_reg {
+	int line;
+	struct test t;
+};
+
+#define FIXTURE_CAT(a, b) a##b
+#define FIXTURE_REG_VAR(l) FIXTURE_CAT(fixture_test_, l)
+#define FIXTURE_REG_PTR(l) FIXTURE_CAT(fixture_test_ptr_, l)
+#define FIXTURE_TEST(...)                                                     \
+	static const struct test_reg FIXTURE_REG_VAR(__LINE__) = {            \
+		__LINE__, { __VA_ARGS__ }                                     \
+	};                                                                    \
+	static const struct test_reg *const FIXTURE_REG_PTR(__LINE__)         \
+		__attribute__((section("xnat_tests"), used)) =                \
+			&FIXTURE_REG_VAR(__LINE__)
+
+/* fixture_main_opts() over the registered tests, in line order. */
+int fixture_main_registered(const char *prog, const struct fixture_opts *o);
+
+#define FIXTURE_MAIN_REGISTERED()                                             \
+	int main(void)                                                        \
+	{                                                                     \
+		return fixture_main_registered(__FILE__, NULL);               \
+	}
+
 #define FIXTURE_MAIN(table)                                                   \
 	int main(void)                                                        \
 	{                                                                     \

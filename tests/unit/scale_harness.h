@@ -31,6 +31,12 @@ extern struct xnat_config scale_cfg;
 /* The testbed for fixture_main_opts(). */
 extern const struct fixture_opts scale_opts;
 
+#define SCALE_MAIN_REGISTERED()                                               \
+	int main(void)                                                        \
+	{                                                                     \
+		return fixture_main_registered(__FILE__, &scale_opts);        \
+	}
+
 #define SCALE_MAIN(table)                                                     \
 	int main(void)                                                        \
 	{                                                                     \

@@ -64,6 +64,7 @@ static bool test_fragments(void)
 		check_fail("fragments of a NATed flow");
 	return ok;
 }
+FIXTURE_TEST("ipv4_fragments", true, .fn = test_fragments);
 
 
 /* Set the IPv4 fragment offset (bytes, multiple of 8) and MF of a frame. */
@@ -143,6 +144,7 @@ static bool test_frag_overlap(void)
 	}
 	return ok && frag_tries(&in, expired, ARRAY_SIZE(expired));
 }
+FIXTURE_TEST("frag_overlap", true, .fn = test_frag_overlap);
 
 /* An IPv6 fragment header (RFC 8200 4.5) of NH with offset OFF and M. */
 static size_t frag6_build(uint8_t *frame, const struct pkt_spec *s,
@@ -196,6 +198,7 @@ static bool test_ipv6_fragments(void)
 			      &got_len);
 	return ok;
 }
+FIXTURE_TEST("ipv6_fragments", true, .fn = test_ipv6_fragments);
 
 /* ---- Overlaps among all of a datagram's fragments ------------------------ */
 
@@ -315,6 +318,7 @@ static bool test_frag_spans_v4(void)
 	       RUN_DATAGRAM(in, if_lan, 1003, teardrop) &
 	       RUN_DATAGRAM(in, if_lan, 1004, many_holes);
 }
+FIXTURE_TEST("frag_spans_ipv4", true, .fn = test_frag_spans_v4);
 
 static bool test_frag_spans_v6(void)
 {
@@ -332,13 +336,6 @@ static bool test_frag_spans_v6(void)
 	       RUN_DATAGRAM(&reply, if_wan, 2003, teardrop) &
 	       RUN_DATAGRAM(&reply, if_wan, 2004, many_holes);
 }
+FIXTURE_TEST("frag_spans_ipv6", true, .fn = test_frag_spans_v6);
 
-static const struct test tests[] = {
-	{ "ipv4_fragments", true, .fn = test_fragments },
-	{ "frag_overlap", true, .fn = test_frag_overlap },
-	{ "ipv6_fragments", true, .fn = test_ipv6_fragments },
-	{ "frag_spans_ipv4", true, .fn = test_frag_spans_v4 },
-	{ "frag_spans_ipv6", true, .fn = test_frag_spans_v6 },
-};
-
-FIXTURE_MAIN(tests)
+FIXTURE_MAIN_REGISTERED()

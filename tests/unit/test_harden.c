@@ -158,6 +158,7 @@ static bool test_frag_needed(void)
 	       check_icmp4(s.frame, s.len, s.got, s.got_len, LAN_ROUTER, 3, 4,
 			   1500);
 }
+FIXTURE_TEST("frag_needed", true, .fn = test_frag_needed);
 
 /*
  * TTL 1 on a known flow, both ways: time exceeded from the ingress port's
@@ -193,6 +194,7 @@ static bool test_time_exceeded(void)
 			 XNAT_PASS_TTL);
 	return ok;
 }
+FIXTURE_TEST("time_exceeded", true, .fn = test_time_exceeded);
 
 /* IPv6: packet too big (routers never fragment) and hop limit 1. */
 static bool test_ipv6_errors(void)
@@ -218,6 +220,7 @@ static bool test_ipv6_errors(void)
 	     check_icmp6(s.frame, s.got, s.got_len, "2001:2:0:1::1", 3, 0);
 	return ok;
 }
+FIXTURE_TEST("ipv6_errors", true, .fn = test_ipv6_errors);
 
 static bool tcp_state_is(uint16_t sport, __u8 want, const char *what)
 {
@@ -292,6 +295,7 @@ static bool test_tcp_window(void)
 				"a new SYN starts afresh");
 	return ok;
 }
+FIXTURE_TEST("tcp_window", true, .fn = test_tcp_window);
 
 /*
  * A port forward whose external port lies in the kernel NAT's range (the
@@ -327,6 +331,7 @@ static bool test_forward_in_kernel_range(void)
 	bpf_map_delete_elem(fd, &fk);
 	return ok;
 }
+FIXTURE_TEST("forward_in_kernel_range", true, .fn = test_forward_in_kernel_range);
 
 /* IPv4 protocol 58 is no ICMPv6: an unknown protocol, the kernel's. */
 static size_t mut_ip4_proto58(uint8_t *buf, size_t len)
@@ -344,14 +349,6 @@ static const struct fixture fx_small[] = {
 	{ "wan_spoofed_lan_source", WAN,
 	  TCP_PKT(LAN_HOST2, NAT_ADDR, 40000, 8080, FROM_WAN, .tcp_flags = TCP_SYN), DROP(SPOOFED) },
 };
+FIXTURE_TEST(.steps = fx_small, .nsteps = ARRAY_SIZE(fx_small), .each = true);
 
-static const struct test tests[] = {
-	{ "frag_needed", true, .fn = test_frag_needed },
-	{ "time_exceeded", true, .fn = test_time_exceeded },
-	{ "ipv6_errors", true, .fn = test_ipv6_errors },
-	{ "tcp_window", true, .fn = test_tcp_window },
-	{ "forward_in_kernel_range", true, .fn = test_forward_in_kernel_range },
-	{ .steps = fx_small, .nsteps = ARRAY_SIZE(fx_small), .each = true },
-};
-
-FIXTURE_MAIN(tests)
+FIXTURE_MAIN_REGISTERED()

@@ -81,12 +81,14 @@ static const struct fixture fx_icmp_err_udp[] = {
 	  ERR_FROM_LAN(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH,
 		       &q_reply_lan, &q_reply_wan) },
 };
+FIXTURE_TEST("icmp_error_udp", true, STEPS(fx_icmp_err_udp));
 
 static const struct fixture fx_icmp_err_tcp[] = {
 	{ "tcp SYN", TCP_OUT(40100, TCP_SYN, 1000, 0), FWD(SLOW), TCP_OUT_NAT(40100, TCP_SYN, 1000, 0) },
 	{ .name = "fragmentation needed, whole header quoted", FRAG_NEEDED_TCP },
 	{ .name = "fragmentation needed, 28-byte quote", FRAG_NEEDED_TCP, .quote_len = 28 },
 };
+FIXTURE_TEST("icmp_error_tcp", true, STEPS(fx_icmp_err_tcp));
 
 static const struct fixture fx_icmp_err_echo[] = {
 	{ "echo request id 7", ECHO_OUT(7, 1), FWD(SLOW), .learn = true, ECHO_OUT_NAT(1) },
@@ -94,6 +96,7 @@ static const struct fixture fx_icmp_err_echo[] = {
 	  ERR_FROM_WAN("198.19.200.9", 250, ICMP_TIME_EXCEEDED,
 		       ICMP_EXC_TTL, 0, &q_echo_natted, &q_echo_orig) },
 };
+FIXTURE_TEST("icmp_error_echo", true, STEPS(fx_icmp_err_echo));
 
 static const struct fixture fx_icmp_err_forward[] = {
 	{ .name = "wan SYN to 8080", FWD_SYN },
@@ -101,6 +104,7 @@ static const struct fixture fx_icmp_err_forward[] = {
 	  ERR_FROM_LAN(ICMP_DEST_UNREACH, ICMP_PORT_UNREACH,
 		       &q_fwd_lan, &q_fwd_wan) },
 };
+FIXTURE_TEST("icmp_error_port_forward", true, STEPS(fx_icmp_err_forward));
 
 /*
  * An error from a router inside the LAN (here a second LAN router on the
@@ -135,6 +139,7 @@ static const struct fixture fx_icmp_err_v6[] = {
 		   ICMP_ERR(ICMPV6_PKT_TOOBIG, 0), .icmp_seq = 1280 },
 	  .out_quote = &q6_udp },
 };
+FIXTURE_TEST("icmp_error_ipv6", true, STEPS(fx_icmp_err_v6));
 
 /* Errors about flows XDP does not have are the kernel's. */
 static const struct fixture fx_icmp_err_no_flow[] = {
@@ -144,15 +149,7 @@ static const struct fixture fx_icmp_err_no_flow[] = {
 	  .in_quote = &q_udp_natted,
 	  .verdict = XDP_PASS, .reason = XNAT_PASS_PROTO },
 };
+FIXTURE_TEST("icmp_error_no_flow", true, STEPS(fx_icmp_err_no_flow));
+FIXTURE_TEST("icmp_error_from_lan_router", true, STEPS(fx_icmp_err_lan_router));
 
-static const struct test tests[] = {
-	{ "icmp_error_udp", true, STEPS(fx_icmp_err_udp) },
-	{ "icmp_error_tcp", true, STEPS(fx_icmp_err_tcp) },
-	{ "icmp_error_echo", true, STEPS(fx_icmp_err_echo) },
-	{ "icmp_error_port_forward", true, STEPS(fx_icmp_err_forward) },
-	{ "icmp_error_ipv6", true, STEPS(fx_icmp_err_v6) },
-	{ "icmp_error_no_flow", true, STEPS(fx_icmp_err_no_flow) },
-	{ "icmp_error_from_lan_router", true, STEPS(fx_icmp_err_lan_router) },
-};
-
-FIXTURE_MAIN(tests)
+FIXTURE_MAIN_REGISTERED()

@@ -18,14 +18,17 @@
 static const struct fixture fx_udp_slow[] = {
 	{ "udp lan->wan, new flow", UDP_NAT(40000, 53, SLOW, 40000) },
 };
+FIXTURE_TEST("udp_snat_slow", true, STEPS(fx_udp_slow));
 
 static const struct fixture fx_udp_fast[] = {
 	{ "udp lan->wan, same flow", UDP_NAT(40000, 53, FAST, 40000) },
 };
+FIXTURE_TEST("udp_snat_fast", false, STEPS(fx_udp_fast));
 
 static const struct fixture fx_udp_reply[] = {
 	{ "udp wan->lan reply", UDP_UNNAT(53, 40000, FAST, 40000) },
 };
+FIXTURE_TEST("udp_snat_reply", false, STEPS(fx_udp_reply));
 
 /* ---- Inside port outside the range ------------------------------------- */
 
@@ -34,6 +37,7 @@ static const struct fixture fx_udp_port_map[] = {
 	{ "udp from port 1234 again", UDP_NAT(1234, 53, FAST, LEARNED) },
 	{ "reply to the mapped port", UDP_UNNAT(53, LEARNED, FAST, 1234) },
 };
+FIXTURE_TEST("udp_port_outside_range", true, STEPS(fx_udp_port_map));
 
 /* ---- TCP --------------------------------------------------------------- */
 
@@ -90,6 +94,7 @@ static const struct fixture fx_tcp[] = {
 	{ "tcp FIN on the flow", TCP_OUT(40100, TCP_FIN | TCP_ACK, 1019, 9001), FWD(FAST),
 	  TCP_OUT_NAT(40100, TCP_FIN | TCP_ACK, 1019, 9001), .check = check_tcp_fin_seen },
 };
+FIXTURE_TEST("tcp_snat_flags", true, STEPS(fx_tcp));
 
 /* ---- ICMP echo --------------------------------------------------------- */
 
@@ -105,6 +110,7 @@ static const struct fixture fx_icmp[] = {
 	  FWD(FAST), .has_out = true, .out = ECHO_REPLY_PKT(WAN_GW, LAN_HOST, 7, 1, 63, TO_LAN) },
 	{ "second echo request", ECHO_OUT(7, 2), FWD(FAST), ECHO_OUT_NAT(2) },
 };
+FIXTURE_TEST("icmp_echo_id", true, STEPS(fx_icmp));
 
 /* Echo id 0 keys a request and a reply alike: an echo reply with id 0
  * from the LAN host is not the flow its request with id 0 opened (the
@@ -117,6 +123,7 @@ static const struct fixture fx_icmp_id0[] = {
 	  PASS(ECHO_REPLY) },
 	{ "second echo request id 0", ECHO_OUT(0, 2), FWD(FAST), ECHO_OUT_NAT(2) },
 };
+FIXTURE_TEST("icmp_echo_id_0", true, STEPS(fx_icmp_id0));
 
 /* ---- Unsolicited and kernel ports from the WAN ------------------------- */
 
@@ -129,10 +136,12 @@ static const struct fixture fx_unsolicited[] = {
 	{ "wan tcp SYN to nat addr port 30000", WAN,
 	  TCP_PKT(WAN_GW, NAT_ADDR, 4444, 30000, FROM_WAN, .tcp_flags = TCP_SYN), DROP(UNSOLICITED) },
 };
+FIXTURE_TEST("wan_unsolicited", true, STEPS(fx_unsolicited));
 
 static const struct fixture fx_wan_in[] = {
 	{ "wan udp to nat addr port 5000", UDP_WAN_IN(53, 5000), PASS(WAN_IN) },
 };
+FIXTURE_TEST("wan_kernel_port", true, STEPS(fx_wan_in));
 
 /* ---- Port forward ------------------------------------------------------ */
 
@@ -154,6 +163,7 @@ static const struct fixture fx_forward[] = {
 	  TCP_PKT(WAN_GW, NAT_ADDR, 33334, 8080, FROM_WAN, .tcp_flags = TCP_ACK), PASS(TCP_MIDSTREAM) },
 	{ "wan udp to 8080 (forward is tcp only)", UDP_WAN_IN(33333, 8080), PASS(WAN_IN) },
 };
+FIXTURE_TEST("port_forward", true, STEPS(fx_forward));
 
 
 /*
@@ -192,6 +202,7 @@ static const struct fixture fx_port_bounds[] = {
 	{ "inside port 65535 (range end) kept", UDP_NAT(65535, 53, SLOW, 65535) },
 	{ "inside port 19999 mapped into the range", UDP_NAT(19999, 53, SLOW, LEARNED), .learn = true },
 };
+FIXTURE_TEST("port_range_bounds", true, STEPS(fx_port_bounds));
 
 /*
  * Endpoint-independent mapping and address-dependent filtering (RFC 4787
@@ -208,6 +219,7 @@ static const struct fixture fx_eim_adf[] = {
 	{ "198.19.0.7 never contacted: filtered", WAN, UDP_PKT("198.19.0.7", NAT_ADDR, 53, 40000, FROM_WAN),
 	  DROP(FILTERED) },
 };
+FIXTURE_TEST("nat_mapping_and_filtering", true, STEPS(fx_eim_adf));
 
 
 /* With [nat] filtering = endpoint-independent, any remote gets in. */
@@ -237,6 +249,7 @@ static bool test_filter_eif(void)
 	ok &= config_set(&saved);
 	return ok;
 }
+FIXTURE_TEST("nat_filtering_endpoint_independent", true, .fn = test_filter_eif);
 
 static bool check_not_40000(const uint8_t *out, size_t len)
 {
@@ -507,6 +520,12 @@ static bool test_udp_refresh(void)
 	ok &= config_set(&saved);
 	return ok;
 }
+FIXTURE_TEST("nat_udp_refresh_outbound_only", true, .fn = test_udp_refresh);
+FIXTURE_TEST("hairpin_to_port_forward", true, STEPS(fx_hairpin));
+FIXTURE_TEST("port_collision_two_hosts", true, STEPS(fx_collision));
+FIXTURE_TEST("ethernet_padding", true, STEPS(fx_padded));
+FIXTURE_TEST("table_full", true, .fn = test_table_full);
+FIXTURE_TEST("table_full_rollback", true, .fn = test_table_full_rollback);
 
 /* No NAT address: new LAN->WAN IPv4 connections go to the kernel. */
 static bool test_no_nat_addr(void)
@@ -525,31 +544,9 @@ static bool test_no_nat_addr(void)
 	ok &= udp_out(42000, 53, XDP_REDIRECT, XNAT_FWD_SLOW);
 	return ok;
 }
+FIXTURE_TEST("no_nat_addr", true, .fn = test_no_nat_addr);
+FIXTURE_TEST("no_free_port", true, .fn = test_no_port);
+/* Last: it leaves a conntrack entry behind (port 43000 only). */
+FIXTURE_TEST("kernel_owns_flow", true, .fn = test_kernel_flow);
 
-static const struct test tests[] = {
-	{ "udp_snat_slow", true, STEPS(fx_udp_slow) },
-	{ "udp_snat_fast", false, STEPS(fx_udp_fast) },
-	{ "udp_snat_reply", false, STEPS(fx_udp_reply) },
-	{ "udp_port_outside_range", true, STEPS(fx_udp_port_map) },
-	{ "tcp_snat_flags", true, STEPS(fx_tcp) },
-	{ "icmp_echo_id", true, STEPS(fx_icmp) },
-	{ "icmp_echo_id_0", true, STEPS(fx_icmp_id0) },
-	{ "wan_unsolicited", true, STEPS(fx_unsolicited) },
-	{ "wan_kernel_port", true, STEPS(fx_wan_in) },
-	{ "port_forward", true, STEPS(fx_forward) },
-	{ "port_range_bounds", true, STEPS(fx_port_bounds) },
-	{ "nat_mapping_and_filtering", true, STEPS(fx_eim_adf) },
-	{ "nat_filtering_endpoint_independent", true, .fn = test_filter_eif },
-	{ "nat_udp_refresh_outbound_only", true, .fn = test_udp_refresh },
-	{ "hairpin_to_port_forward", true, STEPS(fx_hairpin) },
-	{ "port_collision_two_hosts", true, STEPS(fx_collision) },
-	{ "ethernet_padding", true, STEPS(fx_padded) },
-	{ "table_full", true, .fn = test_table_full },
-	{ "table_full_rollback", true, .fn = test_table_full_rollback },
-	{ "no_nat_addr", true, .fn = test_no_nat_addr },
-	{ "no_free_port", true, .fn = test_no_port },
-	/* Last: it leaves a conntrack entry behind (port 43000 only). */
-	{ "kernel_owns_flow", true, .fn = test_kernel_flow },
-};
-
-FIXTURE_MAIN(tests)
+FIXTURE_MAIN_REGISTERED()

@@ -16,6 +16,8 @@
 #include <time.h>
 #include "offload_harness.h"
 
+FIXTURE_TEST(.name = "offload_setup", .fn = offload_setup);
+
 /* No conntrack entry: a new connection, or one whose first packet the
  * kernel has not confirmed yet (only confirmed entries are in the table
  * the kfunc searches). The packet goes up untouched, nothing installed. */
@@ -26,6 +28,7 @@ static bool test_no_entry(void)
 
 	return reset() && run_fixture(&f) && flows_are(0);
 }
+FIXTURE_TEST(.name = "no_entry", .fn = test_no_entry);
 
 /* The handshake is conntrack's: a SYN never leaves it, and an entry not
  * yet established keeps its packets up although both bits are set. */
@@ -40,6 +43,7 @@ static bool test_handshake(void)
 	return reset() && ct_tcp(40002, "SYN_RECV", MARK_ORIG | MARK_REPLY) &&
 	       run_fixtures(f, ARRAY_SIZE(f)) && flows_are(0);
 }
+FIXTURE_TEST(.name = "handshake", .fn = test_handshake);
 
 /* Established, the ruleset has accepted the original direction only: the
  * reply stays up; the original is offloaded with the kernel's masquerade
@@ -69,6 +73,7 @@ static bool test_established_one_way_then_both(void)
 	return !sh(cmd) && run_fixtures(f2, ARRAY_SIZE(f2)) && flows_are(2) &&
 	       ct_mark_is("-p tcp --sport 40003", 0);
 }
+FIXTURE_TEST(.name = "established_one_way_then_both", .fn = test_established_one_way_then_both);
 
 
 /* Make the entry of the original direction due for its refresh. */
@@ -112,6 +117,7 @@ static bool test_refresh_alive_and_gone(void)
 	return !sh("conntrack -D -p tcp --sport 40005 >/dev/null 2>&1") &&
 	       refresh_due(40005) && run_handback(&gone);
 }
+FIXTURE_TEST(.name = "refresh_alive_and_gone", .fn = test_refresh_alive_and_gone);
 
 /* A UDP entry of LAN_HOST:SPORT -> WAN_GW:DPORT, masqueraded to EXT_PORT,
  * its timeout 100 s, with MARK. */
@@ -133,6 +139,7 @@ static bool test_udp_one_way(void)
 	return reset() && ct_udp(40006, 5000, MARK_ORIG) &&
 	       run_fixtures(f, ARRAY_SIZE(f)) && flows_are(1);
 }
+FIXTURE_TEST(.name = "udp_one_way", .fn = test_udp_one_way);
 
 /*
  * The parser's exceptions of an offloaded flow go to the kernel, which
@@ -162,6 +169,7 @@ static bool test_exceptions_go_up(void)
 	       run_fixture(&opts) && run_fixture(&ttl1) && flows_are(1) &&
 	       run_fixture(&hit) && flows_are(1);
 }
+FIXTURE_TEST(.name = "exceptions_go_up", .fn = test_exceptions_go_up);
 
 /* [timeouts] udp_dns (here 30 s) and udp (300 s) set the timeout of the
  * kernel's entry: DNS (port 53) offloaded in either direction, the reply
@@ -204,19 +212,18 @@ static bool test_dns_timeout(void)
 	}
 	return true;
 }
+FIXTURE_TEST(.name = "dns_timeout", .fn = test_dns_timeout);
 
 /* ICMP: the kfunc cannot look it up; the kernel forwards it. */
 static bool test_icmp(void)
 {
 	static const struct fixture f = { .name = "echo request",
-		.ingress = LAN,
-		.in = { FROM_LAN, .saddr = LAN_HOST, .daddr = WAN_GW,
-			.proto = IPPROTO_ICMP, .icmp_type = 8, .icmp_id = 7,
-			.icmp_seq = 1 },
+		.ingress = LAN, .in = ECHO_PKT(LAN_HOST, WAN_GW, 7, 1, 0, FROM_LAN),
 		PASS(CT_PROTO) };
 
 	return reset() && run_fixture(&f) && flows_are(0);
 }
+FIXTURE_TEST(.name = "icmp", .fn = test_icmp);
 
 /* IPv6: routed without NAT; the entry's tuples are each other's reverse
  * and the packet leaves unchanged but for the hop limit and MACs. */
@@ -224,14 +231,11 @@ static bool test_ipv6(void)
 {
 	static const struct fixture f = { .name = "ipv6 tcp offloaded",
 		.ingress = LAN,
-		.in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
-			.proto = IPPROTO_TCP, .sport = 40007, .dport = 443,
-			.tcp_flags = ACK, .seq = 1, .ack_seq = 2, .ttl = 64 },
-		FWD(OFFLOAD),
-		.has_out = true,
-		.out = { TO_WAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
-			 .proto = IPPROTO_TCP, .sport = 40007, .dport = 443,
-			 .tcp_flags = ACK, .seq = 1, .ack_seq = 2, .ttl = 63 } };
+		.in = TCP_PKT(LAN6_HOST, WAN6_GW, 40007, 443, FROM_LAN,
+			      .tcp_flags = ACK, .seq = 1, .ack_seq = 2, .ttl = 64),
+		FWD(OFFLOAD), .has_out = true,
+		.out = TCP_PKT(LAN6_HOST, WAN6_GW, 40007, 443, TO_WAN,
+			       .tcp_flags = ACK, .seq = 1, .ack_seq = 2, .ttl = 63) };
 	char cmd[512];
 
 	snprintf(cmd, sizeof(cmd),
@@ -241,6 +245,7 @@ static bool test_ipv6(void)
 		 LAN6_HOST, WAN6_GW, MARK_ORIG);
 	return reset() && !sh(cmd) && run_fixture(&f) && flows_are(1);
 }
+FIXTURE_TEST(.name = "ipv6", .fn = test_ipv6);
 
 /* The bits come from [offload] ct_mark: with other bits configured, an
  * entry carrying the default ones is not accepted, and its mark is left
@@ -255,6 +260,7 @@ static bool test_mark_bits_configured(void)
 	       run_fixture(&f) && flows_are(0) &&
 	       ct_mark_is("-p tcp --sport 40008", MARK_ORIG | MARK_REPLY);
 }
+FIXTURE_TEST(.name = "mark_bits_configured", .fn = test_mark_bits_configured);
 
 /* Empty the first-packet filter (bpf/ct_seen.h), and switch it on. */
 static bool seen_filter_fresh(void)
@@ -299,21 +305,8 @@ static bool test_first_miss_not_looked_up(void)
 	       run_fixture(&known[1]) && flows_are(1) &&
 	       run_fixtures(unknown, ARRAY_SIZE(unknown)) && flows_are(1);
 }
+FIXTURE_TEST(.name = "first_miss_not_looked_up", .fn = test_first_miss_not_looked_up);
 
-static const struct test tests[] = {
-	{ .name = "offload_setup", .fn = offload_setup },
-	{ .name = "no_entry", .fn = test_no_entry },
-	{ .name = "handshake", .fn = test_handshake },
-	{ .name = "established_one_way_then_both", .fn = test_established_one_way_then_both },
-	{ .name = "refresh_alive_and_gone", .fn = test_refresh_alive_and_gone },
-	{ .name = "udp_one_way", .fn = test_udp_one_way },
-	{ .name = "exceptions_go_up", .fn = test_exceptions_go_up },
-	{ .name = "dns_timeout", .fn = test_dns_timeout },
-	{ .name = "icmp", .fn = test_icmp },
-	{ .name = "ipv6", .fn = test_ipv6 },
-	{ .name = "mark_bits_configured", .fn = test_mark_bits_configured },
-	{ .name = "first_miss_not_looked_up", .fn = test_first_miss_not_looked_up },
-	{ .name = "offload_off_again", .fn = offload_off_again },
-};
+FIXTURE_TEST(.name = "offload_off_again", .fn = offload_off_again);
 
-FIXTURE_MAIN(tests)
+FIXTURE_MAIN_REGISTERED()

@@ -12,6 +12,8 @@
  */
 #include "offload_harness.h"
 
+FIXTURE_TEST(.name = "offload_setup", .fn = offload_setup);
+
 /* FIN from the LAN host, RST from the WAN: each takes the whole flow off
  * the fast path and goes up untouched for conntrack to see. */
 static bool test_fin_rst(void)
@@ -31,6 +33,7 @@ static bool test_fin_rst(void)
 		return false;
 	return offload_both(40004) && run_handback(&rst);
 }
+FIXTURE_TEST(.name = "fin_rst", .fn = test_fin_rst);
 
 /*
  * A clean slate with tcp_transitory at 5 s, and the connection on SPORT
@@ -94,6 +97,7 @@ static bool test_rst_closes(void)
 	}
 	return true;
 }
+FIXTURE_TEST(.name = "rst_closes", .fn = test_rst_closes);
 
 /*
  * A blind attacker who knows the 4-tuple but not the sequence numbers
@@ -143,6 +147,7 @@ static bool test_blind_rst_fin_dropped(void)
 	}
 	return true;
 }
+FIXTURE_TEST(.name = "blind_rst_fin_dropped", .fn = test_blind_rst_fin_dropped);
 
 /*
  * The receiver's window of a FIN or RST on the fast path whose receiver's
@@ -323,18 +328,12 @@ static bool test_untracked_entry_not_judged(void)
 				 if_wan)) &&
 	       run_handback(&rst);
 }
+FIXTURE_TEST(.name = "untracked_entry_not_judged", .fn = test_untracked_entry_not_judged);
 
-static const struct test tests[] = {
-	{ .name = "offload_setup", .fn = offload_setup },
-	{ .name = "fin_rst", .fn = test_fin_rst },
-	{ .name = "rst_closes", .fn = test_rst_closes },
-	{ .name = "blind_rst_fin_dropped", .fn = test_blind_rst_fin_dropped },
-	{ .name = "untracked_entry_not_judged", .fn = test_untracked_entry_not_judged },
-	{ .name = "td_maxwin_fallback", .fn = test_td_maxwin_fallback },
-	{ .name = "miss_rst_ends_other_half", .fn = test_miss_rst_ends_other_half },
-	{ .name = "miss_blind_rst_fin_dropped", .fn = test_miss_blind_rst_fin_dropped },
-	{ .name = "miss_fin_and_nothing_offloaded", .fn = test_miss_fin_and_nothing_offloaded },
-	{ .name = "offload_off_again", .fn = offload_off_again },
-};
+FIXTURE_TEST(.name = "td_maxwin_fallback", .fn = test_td_maxwin_fallback);
+FIXTURE_TEST(.name = "miss_rst_ends_other_half", .fn = test_miss_rst_ends_other_half);
+FIXTURE_TEST(.name = "miss_blind_rst_fin_dropped", .fn = test_miss_blind_rst_fin_dropped);
+FIXTURE_TEST(.name = "miss_fin_and_nothing_offloaded", .fn = test_miss_fin_and_nothing_offloaded);
+FIXTURE_TEST(.name = "offload_off_again", .fn = offload_off_again);
 
-FIXTURE_MAIN(tests)
+FIXTURE_MAIN_REGISTERED()

@@ -61,6 +61,7 @@ static const struct fixture fx_pass[] = {
 	{ "pass_echo_reply_from_wan_no_flow", WAN,
 	  ECHO_TYPE(WAN_GW, NAT_ADDR, ICMP_ECHOREPLY, FROM_WAN, .icmp_id = 30000), PASS(WAN_IN) },
 };
+FIXTURE_TEST(.each = true, STEPS(fx_pass));
 
 /* ---- What a kernel router never forwards ------------------------------ */
 
@@ -144,18 +145,21 @@ static bool test_v4_group_dst(void)
 {
 	return with_default_routes(fx_v4_group_dst, ARRAY_SIZE(fx_v4_group_dst));
 }
+FIXTURE_TEST("ipv4_multicast_broadcast_dst", true, .fn = test_v4_group_dst);
 
 static bool test_v4_martian_src(void)
 {
 	return with_default_routes(fx_v4_martian_src,
 				   ARRAY_SIZE(fx_v4_martian_src));
 }
+FIXTURE_TEST("ipv4_martian_src", true, .fn = test_v4_martian_src);
 
 static bool test_v6_martian_src(void)
 {
 	return with_default_routes(fx_v6_martian_src,
 				   ARRAY_SIZE(fx_v6_martian_src));
 }
+FIXTURE_TEST("ipv6_martian_src", true, .fn = test_v6_martian_src);
 
 static bool test_v4_bad_hdr_csum(void)
 {
@@ -167,15 +171,7 @@ static bool test_l2_not_for_us(void)
 {
 	return run_fixtures_each(fx_l2_not_for_us, ARRAY_SIZE(fx_l2_not_for_us));
 }
+FIXTURE_TEST("l2_frame_not_for_router", true, .fn = test_l2_not_for_us);
+FIXTURE_TEST("ipv4_bad_header_checksum", true, .fn = test_v4_bad_hdr_csum);
 
-static const struct test tests[] = {
-	{ .each = true, STEPS(fx_pass) },
-	/* What a kernel router never forwards (see the fixtures). */
-	{ "ipv4_multicast_broadcast_dst", true, .fn = test_v4_group_dst },
-	{ "ipv4_martian_src", true, .fn = test_v4_martian_src },
-	{ "ipv6_martian_src", true, .fn = test_v6_martian_src },
-	{ "l2_frame_not_for_router", true, .fn = test_l2_not_for_us },
-	{ "ipv4_bad_header_checksum", true, .fn = test_v4_bad_hdr_csum },
-};
-
-FIXTURE_MAIN(tests)
+FIXTURE_MAIN_REGISTERED()

@@ -65,6 +65,7 @@ static bool test_edm_fallback(void)
 	ok &= ASSERT_EQ(port[0], 30001, "mapping kept");
 	return ok;
 }
+FIXTURE_TEST(.name = "edm_fallback", .fn = test_edm_fallback);
 
 /*
  * RFC 4787 REQ-3: a mapping that is over keeps its port for one timeout,
@@ -106,6 +107,7 @@ static bool test_edm_respects_reserved_port(void)
 	ok &= ASSERT_EQ(map_count(flows_fd), 0, "no flow");
 	return ok;
 }
+FIXTURE_TEST(.name = "edm_reserved_port", .fn = test_edm_respects_reserved_port);
 
 /*
  * An endpoint-dependent flow leaves the address-dependent filter of its
@@ -135,6 +137,7 @@ static bool test_edm_keeps_owner_filter(void)
 	ok &= reply_expect(51, 30000, 11, NULL, 30000);
 	return ok;
 }
+FIXTURE_TEST(.name = "edm_keeps_owner_filter", .fn = test_edm_keeps_owner_filter);
 
 /*
  * The scale of the fallback: a NAT with one address holds as many flows
@@ -181,6 +184,7 @@ static bool test_edm_capacity(void)
 			"nothing left by the drop");
 	return ok;
 }
+FIXTURE_TEST(.name = "edm_capacity", .fn = test_edm_capacity);
 
 /*
  * Bounded failure: flows that get no port at all go to the kernel's NAT
@@ -228,13 +232,6 @@ static bool test_no_port_budget(void)
 			"no binding left");
 	return ok;
 }
+FIXTURE_TEST(.name = "no_port_budget", .fn = test_no_port_budget);
 
-static const struct test tests[] = {
-	{ .name = "edm_fallback", .fn = test_edm_fallback },
-	{ .name = "edm_reserved_port", .fn = test_edm_respects_reserved_port },
-	{ .name = "edm_keeps_owner_filter", .fn = test_edm_keeps_owner_filter },
-	{ .name = "edm_capacity", .fn = test_edm_capacity },
-	{ .name = "no_port_budget", .fn = test_no_port_budget },
-};
-
-SCALE_MAIN(tests)
+SCALE_MAIN_REGISTERED()

@@ -91,6 +91,7 @@ static bool test_host_limit(void)
 	ok &= ASSERT_EQ(host_ports(32), 2, "ports of .32");
 	return ok;
 }
+FIXTURE_TEST(.name = "host_limit", .fn = test_host_limit);
 
 /* Wait up to LIMIT seconds for FD to hold N entries. */
 static bool wait_count(int fd, long n, int limit, const char *what)
@@ -138,6 +139,7 @@ static bool test_expiry_releases(void)
 			 NULL);
 	return ok;
 }
+FIXTURE_TEST(.name = "expiry_releases", .fn = test_expiry_releases);
 
 /*
  * RFC 4787 REQ-5a: UDP to port 53 may time out sooner. With udp_dns = 1
@@ -163,6 +165,7 @@ static bool test_dns_timeout(void)
 	ok &= reply_expect(41, 40001, 54, NULL, 40001);
 	return ok;
 }
+FIXTURE_TEST(.name = "dns_timeout", .fn = test_dns_timeout);
 
 /* Does host HOSTN's SPORT have a mapping that no connection holds? */
 static bool mapping_unused(int hostn, uint16_t sport)
@@ -221,6 +224,7 @@ static bool test_expiry_queue_full(void)
 			 NULL);
 	return ok;
 }
+FIXTURE_TEST(.name = "expiry_queue_full", .fn = test_expiry_queue_full);
 
 /* The sweeper's state (bpf/map_sweep.h struct flow_sweep). */
 struct sweep_state {
@@ -292,12 +296,6 @@ static bool test_expiry_reserve(void)
 	return ok;
 }
 
-static const struct test tests[] = {
-	{ .name = "host_limit", .fn = test_host_limit },
-	{ .name = "expiry_releases", .fn = test_expiry_releases },
-	{ .name = "dns_timeout", .fn = test_dns_timeout },
-	{ .name = "expiry_queue_full", .fn = test_expiry_queue_full },
-	{ .name = "expiry_reserve", .fn = test_expiry_reserve },
-};
+FIXTURE_TEST(.name = "expiry_reserve", .fn = test_expiry_reserve);
 
-SCALE_MAIN(tests)
+SCALE_MAIN_REGISTERED()

@@ -140,6 +140,7 @@ static bool test_idle(void)
 	ok &= ASSERT_EQ(events_read(), 0, "events with no tracer");
 	return ok;
 }
+FIXTURE_TEST("trace_idle_no_events", true, .fn = test_idle);
 
 /* A new flow, then a hit and the reply: before/after, path, decision. */
 static bool test_events(void)
@@ -174,6 +175,7 @@ static bool test_events(void)
 			  "time order");
 	return ok;
 }
+FIXTURE_TEST("trace_events_before_after", true, .fn = test_events);
 
 /* host matches an address after NAT too; port and proto select. */
 static bool test_filter_terms(void)
@@ -209,6 +211,7 @@ static bool test_filter_terms(void)
 	trace_off();
 	return ok;
 }
+FIXTURE_TEST("trace_filter_terms", true, .fn = test_filter_terms);
 
 /* reason drop_*: a forwarded packet is not shown, an unsolicited one is. */
 static bool test_filter_reason(void)
@@ -225,6 +228,7 @@ static bool test_filter_reason(void)
 	ok &= ASSERT_EQ(events[0].egress_ifindex, 0, "no egress");
 	return ok;
 }
+FIXTURE_TEST("trace_filter_reason", true, .fn = test_filter_reason);
 
 /* Over the rate: the excess is counted, shown + lost = matched. */
 static bool test_rate_counted(void)
@@ -242,6 +246,7 @@ static bool test_rate_counted(void)
 	ok &= ASSERT_EQ(lost, 3, "not shown, counted");
 	return ok;
 }
+FIXTURE_TEST("trace_rate_counted", true, .fn = test_rate_counted);
 
 /* A tracer that died without switching off: past its lease, silence. */
 static bool test_lease_lapsed(void)
@@ -262,6 +267,7 @@ static bool test_lease_lapsed(void)
 	ok &= ASSERT_EQ(matched, 0, "nothing counted");
 	return ok;
 }
+FIXTURE_TEST("trace_lease_lapsed", true, .fn = test_lease_lapsed);
 
 /* The words: errors name the word, reason globs become masks. */
 static bool test_filter_words(void)
@@ -298,15 +304,6 @@ static bool test_filter_words(void)
 	ok &= ASSERT_EQ(tc.reasons, ~0ULL, "empty filter: every reason");
 	return ok;
 }
+FIXTURE_TEST("trace_filter_words", false, .fn = test_filter_words);
 
-static const struct test tests[] = {
-	{ "trace_idle_no_events", true, .fn = test_idle },
-	{ "trace_events_before_after", true, .fn = test_events },
-	{ "trace_filter_terms", true, .fn = test_filter_terms },
-	{ "trace_filter_reason", true, .fn = test_filter_reason },
-	{ "trace_rate_counted", true, .fn = test_rate_counted },
-	{ "trace_lease_lapsed", true, .fn = test_lease_lapsed },
-	{ "trace_filter_words", false, .fn = test_filter_words },
-};
-
-FIXTURE_MAIN(tests)
+FIXTURE_MAIN_REGISTERED()
