@@ -15,10 +15,12 @@
  * XDP_DROP leave the frame untouched and create no flow, and that a
  * redirected IPv4 frame has TTL-1 and valid checksums.
  *
- * A test file holds one feature's tests and a table of them, and ends with
- * FIXTURE_MAIN(table): the runner builds the testbed, runs the table in
- * order, prints "#N name:OK|FAIL" (the reasons on stderr) and ends with
- * "N passed, N failed". Run as root from the repository root.
+ * A test file holds one feature's tests, each registered where it is
+ * written (FIXTURE_TEST), and ends with FIXTURE_MAIN_REGISTERED(); or a
+ * table of them and FIXTURE_MAIN(table). The runner builds the testbed,
+ * runs the tests in order, prints "#N name:OK|FAIL" (the reasons on
+ * stderr) and ends with "N passed, N failed". Run as root from the
+ * repository root.
  */
 #ifndef XNAT_TEST_FIXTURE_H
 #define XNAT_TEST_FIXTURE_H
