@@ -36,26 +36,45 @@ static bool test_fin_rst(void)
 FIXTURE_TEST(.name = "fin_rst", .fn = test_fin_rst);
 
 /*
- * A clean slate with tcp_transitory at 5 s, and the connection on SPORT
- * offloaded both ways (*OK). False only if the config cannot be read: C
- * is then not for trans_restore() to set back.
+ * A clean slate with tcp_transitory at 5 s (*OK), and for
+ * trans5_offloaded() the connection on SPORT offloaded both ways. False
+ * only if the config cannot be read: C is then not for trans_end() to
+ * set back.
  */
-static bool trans5_offloaded(struct xnat_config *c, uint16_t sport, bool *ok)
+static bool trans5(struct xnat_config *c, bool *ok)
 {
 	if (!reset() || !config_get(c))
 		return false;
 	c->timeout_tcp_trans = 5;
-	*ok = config_set(c) &&
-	      ct_tcp(sport, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
+	*ok = config_set(c);
+	return true;
+}
+
+static bool trans5_offloaded(struct xnat_config *c, uint16_t sport, bool *ok)
+{
+	if (!trans5(c, ok))
+		return false;
+	*ok = *ok && ct_tcp(sport, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
 	      offload_both(sport);
 	return true;
 }
 
-/* tcp_transitory back to its default. */
-static bool trans_restore(struct xnat_config *c)
+/* T, the kernel entry's timeout after WHAT, is tcp_transitory's 5 s. */
+static bool short_timeout(long t, const char *what)
+{
+	if (t >= 0 && t <= 5)
+		return true;
+	fprintf(stderr, "  conntrack timeout %ld after %s, expected <= 5\n", t,
+		what);
+	return false;
+}
+
+/* tcp_transitory back to its default; then whether OK, and T after WHAT
+ * was short. */
+static bool trans_end(struct xnat_config *c, bool ok, long t, const char *what)
 {
 	c->timeout_tcp_trans = 240;
-	return config_set(c);
+	return config_set(c) && ok && short_timeout(t, what);
 }
 
 /*
@@ -88,16 +107,19 @@ static bool test_rst_closes(void)
 		     run_fixture(&after) && flows_are(0);
 		t_after = ct_timeout(filter);
 	}
-	if (!trans_restore(&c) || !ok)
-		return false;
-	if (t_rst < 0 || t_rst > 5 || t_after < 0 || t_after > 5) {
-		fprintf(stderr, "  conntrack timeout %ld after the rst, %ld after "
-			"the next segment, expected <= 5\n", t_rst, t_after);
-		return false;
-	}
-	return true;
+	return trans_end(&c, ok, t_rst, "the rst") &&
+	       short_timeout(t_after, "the next segment");
 }
 FIXTURE_TEST(.name = "rst_closes", .fn = test_rst_closes);
+
+/* A blind attacker's RSTs from the WAN side, dropped: far off, and just
+ * beyond the LAN side's window. */
+#define FORGED_RST_FAR                                                        \
+	{ .name = "forged rst, far off",                                      \
+	  REPLY_AT(TCP_RST, REPLY_NEXT + 0x40000000), DROP(TCP_WINDOW) }
+#define FORGED_RST_BEYOND                                                     \
+	{ .name = "forged rst, just beyond the window",                       \
+	  REPLY_AT(TCP_RST | ACK, REPLY_NEXT + PEER_WIN + 1), DROP(TCP_WINDOW) }
 
 /*
  * A blind attacker who knows the 4-tuple but not the sequence numbers
@@ -112,12 +134,8 @@ FIXTURE_TEST(.name = "rst_closes", .fn = test_rst_closes);
 static bool test_blind_rst_fin_dropped(void)
 {
 	static const struct fixture blind[] = {
-		{ .name = "forged rst, far off",
-		  REPLY_AT(TCP_RST, REPLY_NEXT + 0x40000000),
-		  DROP(TCP_WINDOW) },
-		{ .name = "forged rst, just beyond the window",
-		  REPLY_AT(TCP_RST | ACK, REPLY_NEXT + PEER_WIN + 1),
-		  DROP(TCP_WINDOW) },
+		FORGED_RST_FAR,
+		FORGED_RST_BEYOND,
 		{ .name = "forged fin from the lan side, far behind",
 		  ORIG_AT(40016, TCP_FIN | ACK, ORIG_NEXT - 0x20000000),
 		  DROP(TCP_WINDOW) },
@@ -138,14 +156,7 @@ static bool test_blind_rst_fin_dropped(void)
 	     ct_established(filter, 100) && run_handback(&rst);
 	if (ok)
 		t_rst = ct_timeout(filter);
-	if (!trans_restore(&c) || !ok)
-		return false;
-	if (t_rst < 0 || t_rst > 5) {
-		fprintf(stderr, "  conntrack timeout %ld after the rst in window, "
-			"expected <= 5\n", t_rst);
-		return false;
-	}
-	return true;
+	return trans_end(&c, ok, t_rst, "the rst in window");
 }
 FIXTURE_TEST(.name = "blind_rst_fin_dropped", .fn = test_blind_rst_fin_dropped);
 
@@ -159,17 +170,14 @@ FIXTURE_TEST(.name = "blind_rst_fin_dropped", .fn = test_blind_rst_fin_dropped);
  */
 static bool test_td_maxwin_fallback(void)
 {
-	static const struct fixture reply = { .name = "reply, seen by conntrack",
-		REPLY_ACK(ACK) };
-	static const struct fixture orig = { .name = "orig offloaded",
-		ORIG_ACK(40019, ACK), .verdict = XDP_REDIRECT,
-		.reason = XNAT_FWD_OFFLOAD, ORIG_OUT(ACK) };
+	static const struct fixture reply = { .name = "reply, seen by conntrack", REPLY_ACK(ACK) };
+	static const struct fixture orig = { .name = "orig offloaded", ORIG_FWD(40019, OFFLOAD) };
 	static const struct fixture beyond = { .name = "rst just beyond 8000",
 		ORIG_AT(40019, TCP_RST | ACK, ORIG_NEXT + 8001),
-		.verdict = XDP_DROP, .reason = XNAT_DROP_TCP_WINDOW };
+		DROP(TCP_WINDOW) };
 	static const struct fixture edge = { .name = "rst at 8000",
 		ORIG_AT(40019, TCP_RST | ACK, ORIG_NEXT + 8000),
-		.verdict = XDP_PASS, .reason = XNAT_PASS_CT_TCP_END };
+		PASS(CT_TCP_END) };
 	struct pkt_spec in = reply.in;
 	const char *filter = "-p tcp --sport 40019";
 
@@ -191,39 +199,26 @@ static bool test_td_maxwin_fallback(void)
  */
 static bool test_miss_rst_ends_other_half(void)
 {
-	static const struct fixture orig = { .name = "orig offloaded",
-		ORIG_ACK(40020, ACK), .verdict = XDP_REDIRECT,
-		.reason = XNAT_FWD_OFFLOAD, ORIG_OUT(ACK) };
+	static const struct fixture orig = { .name = "orig offloaded", ORIG_FWD(40020, OFFLOAD) };
 	static const struct fixture rst = { .name = "rst from the wan, a miss",
-		REPLY_AT(TCP_RST, REPLY_NEXT + 0x40000000), .verdict = XDP_PASS,
-		.reason = XNAT_PASS_CT_TCP_END };
+		REPLY_AT(TCP_RST, REPLY_NEXT + 0x40000000), PASS(CT_TCP_END) };
 	static const struct fixture after = { .name = "segment after the rst",
-		ORIG_ACK(40020, ACK), .verdict = XDP_PASS,
-		.reason = XNAT_PASS_CT_TCP_STATE };
+		ORIG_ACK(40020, ACK), PASS(CT_TCP_STATE) };
 	const char *filter = "-p tcp --sport 40020";
 	struct xnat_config c;
 	long t_rst = -1;
 	bool ok;
 
-	if (!reset() || !config_get(&c))
+	if (!trans5(&c, &ok))
 		return false;
-	c.timeout_tcp_trans = 5;
-	ok = config_set(&c) && ct_tcp(40020, "ESTABLISHED", MARK_ORIG) &&
+	ok = ok && ct_tcp(40020, "ESTABLISHED", MARK_ORIG) &&
 	     run_fixture(&orig) && flows_are(1) && run_handback(&rst);
 	if (ok) {
 		t_rst = ct_timeout(filter);
 		ok = run_fixture(&after) && flows_are(0) &&
 		     ct_timeout(filter) <= 5;
 	}
-	c.timeout_tcp_trans = 240;
-	if (!config_set(&c) || !ok)
-		return false;
-	if (t_rst < 0 || t_rst > 5) {
-		fprintf(stderr, "  conntrack timeout %ld after the rst, expected "
-			"<= 5\n", t_rst);
-		return false;
-	}
-	return true;
+	return trans_end(&c, ok, t_rst, "the rst");
 }
 
 /*
@@ -236,28 +231,19 @@ static bool test_miss_rst_ends_other_half(void)
  */
 static bool test_miss_blind_rst_fin_dropped(void)
 {
-	static const struct fixture reply = { .name = "reply, seen by conntrack",
-		REPLY_ACK(ACK) };
-	static const struct fixture orig = { .name = "orig offloaded",
-		ORIG_ACK(40021, ACK), .verdict = XDP_REDIRECT,
-		.reason = XNAT_FWD_OFFLOAD, ORIG_OUT(ACK) };
+	static const struct fixture reply = { .name = "reply, seen by conntrack", REPLY_ACK(ACK) };
+	static const struct fixture orig = { .name = "orig offloaded", ORIG_FWD(40021, OFFLOAD) };
 	static const struct fixture blind[] = {
-		{ .name = "forged rst, far off",
-		  REPLY_AT(TCP_RST, REPLY_NEXT + 0x40000000),
-		  .verdict = XDP_DROP, .reason = XNAT_DROP_TCP_WINDOW },
-		{ .name = "forged rst, just beyond the window",
-		  REPLY_AT(TCP_RST | ACK, REPLY_NEXT + PEER_WIN + 1),
-		  .verdict = XDP_DROP, .reason = XNAT_DROP_TCP_WINDOW },
+		FORGED_RST_FAR,
+		FORGED_RST_BEYOND,
 		{ .name = "forged fin, far behind",
 		  REPLY_AT(TCP_FIN | ACK, REPLY_NEXT - 0x20000000),
-		  .verdict = XDP_DROP, .reason = XNAT_DROP_TCP_WINDOW },
-		{ .name = "orig still hits", ORIG_ACK(40021, ACK),
-		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-		  ORIG_OUT(ACK) },
+		  DROP(TCP_WINDOW) },
+		{ .name = "orig still hits", ORIG_FWD(40021, FAST) },
 	};
 	static const struct fixture rst = { .name = "rst at the window's edge",
 		REPLY_AT(TCP_RST | ACK, REPLY_NEXT + PEER_WIN),
-		.verdict = XDP_PASS, .reason = XNAT_PASS_CT_TCP_END };
+		PASS(CT_TCP_END) };
 	struct pkt_spec in = reply.in;
 	const char *filter = "-p tcp --sport 40021";
 
@@ -276,15 +262,11 @@ static bool test_miss_blind_rst_fin_dropped(void)
  */
 static bool test_miss_fin_and_nothing_offloaded(void)
 {
-	static const struct fixture orig = { .name = "orig offloaded",
-		ORIG_ACK(40022, ACK), .verdict = XDP_REDIRECT,
-		.reason = XNAT_FWD_OFFLOAD, ORIG_OUT(ACK) };
+	static const struct fixture orig = { .name = "orig offloaded", ORIG_FWD(40022, OFFLOAD) };
 	static const struct fixture fin = { .name = "fin from the wan, a miss",
-		REPLY_ACK(TCP_FIN | ACK), .verdict = XDP_PASS,
-		.reason = XNAT_PASS_CT_TCP_END };
+		REPLY_ACK(TCP_FIN | ACK), PASS(CT_TCP_END) };
 	static const struct fixture rst = { .name = "rst, nothing offloaded",
-		REPLY_ACK(TCP_RST | ACK), .verdict = XDP_PASS,
-		.reason = XNAT_PASS_CT_TCP_STATE };
+		REPLY_ACK(TCP_RST | ACK), PASS(CT_TCP_STATE) };
 
 	return reset() && ct_tcp(40022, "ESTABLISHED", MARK_ORIG) &&
 	       run_fixture(&orig) && flows_are(1) && run_handback(&fin) &&
