@@ -93,18 +93,23 @@ static __always_inline void new_flow_seal(struct new_flow *nf)
 
 /*
  * Insert both entries, reply first: a flow must never be found in one
- * direction only. 0, or the insert's error: -EEXIST from the reply's
- * insert means its tuple is another flow's, from the ORIG's (returned as
- * -EALREADY) that this very flow exists already.
+ * direction only. An endpoint-dependent flow's reply is in already
+ * (new_flow_insert_edm() inserts it as the test of its port). 0, or the
+ * insert's error: -EEXIST from the reply's insert means its tuple is
+ * another flow's, from the ORIG's (returned as -EALREADY) that this very
+ * flow exists already.
  */
 #define EALREADY 114
 static __always_inline int new_flow_put(struct new_flow *nf)
 {
 	int err;
 
-	err = bpf_map_update_elem(&xnat_flows, &nf->rkey, &nf->rv, BPF_NOEXIST);
-	if (err)
-		return err;
+	if (!nf->ov.edm) {
+		err = bpf_map_update_elem(&xnat_flows, &nf->rkey, &nf->rv,
+					  BPF_NOEXIST);
+		if (err)
+			return err;
+	}
 	err = bpf_map_update_elem(&xnat_flows, &nf->okey, &nf->ov, BPF_NOEXIST);
 	if (err) {
 		bpf_map_delete_elem(&xnat_flows, &nf->rkey);
@@ -132,25 +137,48 @@ static __always_inline int new_flow_failed(__u32 *reason, int err)
 }
 
 /*
+ * Claim the endpoint-dependent binding of nf's current candidate port
+ * (nf->ov.new_sport, nf->rkey.dport), then insert the flow's reply entry
+ * with it: the insert (BPF_NOEXIST) is the proof that no flow of a
+ * mapping uses that port towards this remote, one hash operation where a
+ * look-up and the insert were two. 0: both in place; -EEXIST: this port
+ * is taken towards the remote (nothing left behind); another error: the
+ * table is full (nothing left behind).
+ */
+static __always_inline int edm_claim(struct new_flow *nf)
+{
+	int err;
+
+	edm_key_of(&nf->okey, &nf->ov, &nf->edm);
+	err = bpf_map_update_elem(&xnat_edm_ports, &nf->edm, &nf->ep,
+				  BPF_NOEXIST);
+	if (err)
+		return err;
+	flow_set_deltas(&nf->rkey, &nf->rv);
+	err = bpf_map_update_elem(&xnat_flows, &nf->rkey, &nf->rv, BPF_NOEXIST);
+	if (err)
+		bpf_map_delete_elem(&xnat_edm_ports, &nf->edm);
+	return err;
+}
+
+/*
  * SNAT through an endpoint-dependent port, when the endpoint cannot have
  * a port of its own: the external port need only be unique towards this
  * remote (address, port), which multiplies the ports by the remotes. A
  * candidate is claimed in xnat_edm_ports (BPF_NOEXIST, lock-free like
- * xnat_ports); the flow table's reply key then proves that no flow of a
- * mapping uses that port towards this remote. Bounded: at most
- * NAT_PORT_TRIES candidates; a flow that gets none goes to the kernel's
- * NAT, whose own range may have a port, within a budget per CPU
- * (no_port_verdict()); beyond it, dropped and counted.
+ * xnat_ports) and the flow's reply entry inserted with it (edm_claim()).
+ * Bounded: at most NAT_PORT_TRIES candidates; a flow that gets none goes
+ * to the kernel's NAT, whose own range may have a port, within a budget
+ * per CPU (no_port_verdict()); beyond it, dropped and counted.
  *
  * A global function, called after new_flow_map() or new_flow_insert()
  * returned NAT_EIM_FULL, with nf->ep set; XNAT_CONTINUE: the port is
- * claimed, new_flow_insert() makes the entries.
+ * claimed and the reply entry in, new_flow_insert() adds the ORIG entry.
  */
 __noinline int new_flow_insert_edm(struct new_flow *nf,
 				   const struct xnat_config *cfg,
 				   __u32 *reason)
 {
-	struct nat_edm_key *k;
 	struct nat_port_key *pk;
 	struct nat_endpoint *ep;
 	int charged, err = -EEXIST, i;
@@ -158,7 +186,6 @@ __noinline int new_flow_insert_edm(struct new_flow *nf,
 
 	if (!nf || !cfg || !reason)
 		return XDP_ABORTED;
-	k = &nf->edm;
 	pk = &nf->pk;
 	ep = &nf->ep;
 
@@ -175,8 +202,8 @@ __noinline int new_flow_insert_edm(struct new_flow *nf,
 	/* Consecutive ports from a random start: a range of up to
 	 * NAT_PORT_TRIES ports is searched whole. No port preservation: many
 	 * hosts using the same inside ports would all start on the same one.
-	 * A candidate's reply key (the reply key with its port) must be free
-	 * and its binding claimed; the entries are made once, after. */
+	 * A candidate's binding is claimed, then its reply key (the reply
+	 * key with its port) taken by the reply entry itself. */
 	range = cfg->port_max - cfg->port_min + 1;
 	off = bpf_get_prandom_u32() % range;
 	flow_reply_key(&nf->okey, &nf->ov, &nf->rkey);
@@ -185,16 +212,15 @@ __noinline int new_flow_insert_edm(struct new_flow *nf,
 		nf->ov.new_sport = bpf_htons(cfg->port_min + (off + i) % range);
 		pk->port = nf->ov.new_sport;
 		nf->rkey.dport = nf->ov.new_sport;
-		if (!edm_port_free(pk) ||
-		    bpf_map_lookup_elem(&xnat_flows, &nf->rkey))
+		if (!edm_port_free(pk))
 			continue;
-		edm_key_of(&nf->okey, &nf->ov, k);
-		err = bpf_map_update_elem(&xnat_edm_ports, k, ep, BPF_NOEXIST);
+		err = edm_claim(nf);
 		if (err != -EEXIST)
 			break;
 	}
 	if (!err) {
-		/* new_flow_insert() makes the entries, or gives all back. */
+		/* new_flow_insert() adds the ORIG entry, or gives all back
+		 * (the reply entry with the rest). */
 		nf->mapped = FLOW_MAPPING_NONE;
 		return XNAT_CONTINUE;
 	}

@@ -45,6 +45,9 @@ static bool test_edm_fallback(void)
 	ok &= out_expect(&c, 11, 5000, 9, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
 			 NULL);
 	ok &= ASSERT_EQ(map_count(edm_fd), 0, "no binding left by the drop");
+	/* Each candidate's reply entry was tried and found taken by a
+	 * mapping's flow: none of them stays behind. */
+	ok &= ASSERT_EQ(map_count(flows_fd), 8, "the four flows' entries only");
 	/* Towards port 10: four endpoints of host .11, each its own port. */
 	for (i = 0; i < 4; i++) {
 		ok &= out_expect(&c, 11, 5000 + i, 10, XDP_REDIRECT,
@@ -233,5 +236,52 @@ static bool test_no_port_budget(void)
 	return ok;
 }
 FIXTURE_TEST(.name = "no_port_budget", .fn = test_no_port_budget);
+
+/*
+ * The reply entry is inserted together with the binding (its insert is
+ * the test that no mapping's flow uses the port towards the remote): when
+ * that insert fails because the flow table is full, the binding is given
+ * back and the kernel's NAT gets the flow, with nothing left behind.
+ */
+static bool test_edm_table_full(void)
+{
+	struct xnat_config c = scale_cfg;
+	int edm_fd = bpf_map__fd(skel->maps.xnat_edm_ports);
+	struct flow_value v = {};
+	struct flow_key k;
+	long n, filler = 0;
+	bool ok = true;
+
+	c.port_min = c.port_max = 30000;
+	if (!scale_reset(&c))
+		return false;
+	ok &= out_expect(&c, 80, 30000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
+			 NULL);
+	/* Fill the table to the last entry with flows of no one. */
+	k = flow_key4("198.18.250.1", 1, "198.18.250.2", 1, IPPROTO_UDP,
+		      if_lan);
+	for (n = map_count(flows_fd); n < SCALE_FLOWS_MAX; n++, filler++) {
+		k.sport = htons(1 + filler % 60000);
+		k.dport = htons(1 + filler / 60000);
+		if (!ASSERT_OK(bpf_map_update_elem(flows_fd, &k, &v,
+						   BPF_NOEXIST), "filler"))
+			return false;
+	}
+	ok &= out_expect(&c, 81, 5000, 10, XDP_PASS, XNAT_PASS_TABLE_FULL,
+			 NULL, NULL);
+	ok &= ASSERT_EQ(map_count(edm_fd), 0, "the binding given back");
+	ok &= ASSERT_EQ(map_count(flows_fd), SCALE_FLOWS_MAX, "no entry added");
+	/* Room again: the same flow gets the port towards its remote. */
+	k.sport = htons(1);
+	k.dport = htons(1);
+	ok &= ASSERT_OK(bpf_map_delete_elem(flows_fd, &k), "one filler out");
+	k.sport = htons(2);
+	ok &= ASSERT_OK(bpf_map_delete_elem(flows_fd, &k), "two fillers out");
+	ok &= out_expect(&c, 81, 5000, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
+			 NULL, NULL);
+	ok &= ASSERT_EQ(map_count(edm_fd), 1, "its binding");
+	return ok;
+}
+FIXTURE_TEST(.name = "edm_table_full", .fn = test_edm_table_full);
 
 SCALE_MAIN_REGISTERED()
