@@ -87,8 +87,10 @@ static __always_inline int fib_towards_source(const struct pkt *p,
 /*
  * Is the source one of the router's own addresses (or a broadcast one)?
  * Such a packet arriving from outside is spoofed (RFC 1812 5.3.7). A FIB
- * lookup towards the source answers "not forwarded" exactly for those.
- * Slow path only: established flows never match such a source.
+ * lookup towards the source answers "not forwarded" exactly for those,
+ * from the route's type, before any neighbour: so it skips the neighbour
+ * look-up, which every new flow would pay for nothing. Slow path only:
+ * established flows never match such a source.
  */
 static __always_inline int fib_src_is_local(struct xdp_md *ctx, struct pkt *p)
 {
@@ -96,7 +98,8 @@ static __always_inline int fib_src_is_local(struct xdp_md *ctx, struct pkt *p)
 
 	if (fib_towards_source(p, &fib))
 		return 0;
-	return bpf_fib_lookup(ctx, &fib, sizeof(fib), 0) ==
+	return bpf_fib_lookup(ctx, &fib, sizeof(fib),
+			      BPF_FIB_LOOKUP_SKIP_NEIGH) ==
 	       BPF_FIB_LKUP_RET_NOT_FWDED;
 }
 
