@@ -19,6 +19,7 @@
 #include "iface.h"
 #include "log.h"
 #include "loader.h"
+#include "map_size.h"
 #include "memory.h"
 #include "pins.h"
 #include "port_restore.h"
@@ -72,10 +73,12 @@ static int skel_size_maps(struct xnat_bpf *skel, const struct config *cfg)
 	} sizes[] = {
 		/* Two entries per connection; at most one mapping, one port
 		 * and (LRU) two peers per connection, or one
-		 * endpoint-dependent binding. */
+		 * endpoint-dependent binding; mappings and ports also at
+		 * most one per external port (map_size.c). */
 		{ skel->maps.xnat_flows, 2 * cfg->flows_max },
-		{ skel->maps.xnat_mappings, cfg->flows_max },
-		{ skel->maps.xnat_ports, cfg->flows_max },
+		{ skel->maps.xnat_mappings,
+		  map_size_nat_table(cfg, MAP_MAPPINGS) },
+		{ skel->maps.xnat_ports, map_size_nat_table(cfg, MAP_PORTS) },
 		{ skel->maps.xnat_peers, 2 * cfg->flows_max },
 		{ skel->maps.xnat_edm_ports, cfg->flows_max },
 		/* One reference per connection, and a quarter more for those
@@ -133,6 +136,19 @@ static int refuse_layout(const struct config *cfg, const struct bpf_map *map,
 			 "%s: [flows] max changed from %u to %u; the flow table "
 			 "cannot be resized live, run `xnat down` first",
 			 cfg->path, info.max_entries / 2, cfg->flows_max);
+		return -EINVAL;
+	}
+	if ((!strcmp(bpf_map__name(map), MAP_MAPPINGS) ||
+	     !strcmp(bpf_map__name(map), MAP_PORTS)) &&
+	    info.type == bpf_map__type(map) &&
+	    info.key_size == bpf_map__key_size(map) &&
+	    info.value_size == bpf_map__value_size(map)) {
+		snprintf(err, CONFIG_ERR_LEN,
+			 "%s: the NAT addresses need room for %u mappings, the "
+			 "running router's %s holds %u; it cannot be resized "
+			 "live, run `xnat down` first",
+			 cfg->path, bpf_map__max_entries(map),
+			 bpf_map__name(map), info.max_entries);
 		return -EINVAL;
 	}
 	snprintf(err, CONFIG_ERR_LEN,

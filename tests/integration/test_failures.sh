@@ -23,7 +23,8 @@
 #     naming kernel mode, and a bridged LAN works in kernel mode;
 #   - frames an egress port refuses are counted and warned about;
 #   - a pinned map of another layout: config-derived ones are re-created,
-#     state ones refused naming `xnat down`;
+#     state ones refused naming `xnat down`; mapping and port tables are
+#     sized by the NAT addresses, older bigger ones kept;
 #   - under `ip netns exec`, joining another mount namespace is said.
 #
 #   tests/integration/test_failures.sh [SUBSTRING...]
@@ -559,13 +560,13 @@ test_redirect_drops_warned() {
 
 # Replace the pinned map NAME in PINS by an empty one of TYPE with KEY and
 # VALUE bytes and ENTRIES (as another binary made it), then `xnat up`
-# again (RC and OUT say how it went).
+# again with CONFIG (default: the test's; RC and OUT say how it went).
 pin_replaced() {
 	local pins=$1 name=$2 type=$3 key=$4 value=$5 entries=$6
 	check rm "$pins/$name"
 	check bpftool map create "$pins/$name" type "$type" key "$key" \
 		value "$value" entries "$entries" name "$name"
-	xnat_rc up -c "$TB_CONFIG"
+	xnat_rc up -c "${7:-$TB_CONFIG}"
 }
 
 # A binary whose config-derived (or transient) map has another layout
@@ -596,6 +597,46 @@ test_map_layout_change() {
 	grep -q "xnat_peers.*xnat down" <<<"$OUT" || fail "message does not name xnat down"
 	udp_echo_wan || fail "no server"
 	check udp_from "$NS_LAN" 40009 "$tok"
+}
+
+# The mapping table and its ports hold one entry per external port: sized
+# by the NAT addresses (65,536 ports each), not by [flows] max. A running
+# router's bigger ones (xnat before 2026-11-30 sized them by [flows] max)
+# are kept (`up` accepts them as they are, and NAT goes on); smaller ones
+# than the addresses need are refused naming `xnat down`, and the router
+# keeps running.
+TEST_MODES[nat_table_sizes]=xdp
+test_nat_table_sizes() {
+	local pins cfg m tok=xnat-nt-$RANDOM
+	pins=$(pin_dir)
+	cfg=$(config_edit big 's/^max( *)= 65536/max\1= 131072/') || fail "config"
+	check xnat down
+	xnat_rc up -c "$cfg"
+	[ "$RC" = 0 ] || fail "up with [flows] max = 131072 failed"
+	for m in xnat_mappings xnat_ports; do
+		check bpftool map show pinned "$pins/$m"
+		grep -q "max_entries 65536 " <<<"$CHECK_OUT" ||
+			fail "$m not sized by the one NAT address"
+	done
+	check bpftool map show pinned "$pins/xnat_flows"
+	grep -q "max_entries 262144 " <<<"$CHECK_OUT" || fail "flow table size"
+
+	# As an older xnat made them: [flows] max entries. Kept.
+	pin_replaced "$pins" xnat_mappings hash 8 40 131072 "$cfg"
+	[ "$RC" = 0 ] || fail "up over an older, bigger mapping table failed"
+	check bpftool map show pinned "$pins/xnat_mappings"
+	grep -q "max_entries 131072 " <<<"$CHECK_OUT" || fail "older table not kept"
+	udp_echo_wan || fail "no server"
+	check udp_from "$NS_LAN" 40011 "$tok"
+	[ "$CHECK_OUT" = "$tok" ] || fail "no NAT over the older table"
+
+	# Too small for what the addresses need: refused, router running.
+	pin_replaced "$pins" xnat_ports hash 4 8 1024 "$cfg"
+	[ "$RC" = 1 ] || fail "expected exit 1 for a too small port table, got $RC"
+	grep -q "xnat_ports holds 1024.*xnat down" <<<"$OUT" ||
+		fail "the refusal does not say why and what to do"
+	check udp_from "$NS_LAN" 40012 "$tok"
+	[ "$CHECK_OUT" = "$tok" ] || fail "the router stopped NATing"
 }
 
 # ---- bpffs under ip netns exec ------------------------------------------------------
