@@ -33,8 +33,10 @@
  * an endpoint-dependent binding, before giving up on each. */
 #define NAT_PORT_TRIES 16
 /* Endpoint-independent tries while this CPU recently found none: a full
- * range fails every try, and the fallback is only a few tries away. */
-#define NAT_PORT_TRIES_FULL 2
+ * range fails every try (each a look-up, a cache miss at scale), and the
+ * fallback is only a few tries away. One: a port freed meanwhile is still
+ * found by the new endpoints that follow, each trying one at random. */
+#define NAT_PORT_TRIES_FULL 1
 #define NAT_FULL_HINT_NS (1 * NSEC_PER_SEC)
 
 /* Flows that got no port at all, handed to the kernel's NAT (its own
