@@ -252,7 +252,7 @@ static __always_inline int offload_in_window(const struct pkt *p,
 
 /*
  * The verdict on an offloaded connection's FIN or RST, IN its receiver's
- * window or not (offload_tcp_end, offload_miss_end): conntrack's entry CT
+ * window or not (offload_tcp_end): conntrack's entry CT
  * (if any; released here) closed first for a RST in window, the
  * connection (KEY's entry V and the other direction's) taken off the fast
  * path and the packet up; outside the window, dropped.
@@ -285,8 +285,6 @@ static __always_inline int offload_end_verdict(struct pkt *p,
  * connection (ct_close says why), so XDP closes it first, on the
  * transitory timeout, as xdp mode closes its own flows. A FIN needs
  * nothing: conntrack leaves the established state on any FIN it accepts.
- * A FIN or RST whose own direction is not offloaded while the other one
- * is takes the same way from the miss (offload_miss_end).
  *
  * Inline: as a function of its own it made every hit of an offloaded
  * flow about 20 ns slower (BPF_PROG_RUN, `xnat bench --profiles micro`),
@@ -329,99 +327,6 @@ static __always_inline int offload_hit(struct xdp_md *ctx, struct pkt *p,
 	if (p->key.proto == IPPROTO_TCP && th && (void *)(th + 1) <= p->data_end)
 		tcp_track_segment(v, p, th);
 	return XNAT_CONTINUE;
-}
-
-/*
- * The entry of the other direction of conntrack's connection CT (the
- * packet P's direction there DIR), if XDP carries it; else NULL. Its key
- * is the reverse of the kernel's translation of P (built in NF->ov, the
- * key in NF->rkey), arriving on the port the translated packet leaves by:
- * the FIB's, without neighbour (only the port is wanted) or MTU check.
- */
-static __always_inline struct flow_value *
-offload_other_half(struct xdp_md *ctx, const struct pkt *p, struct new_flow *nf,
-		   struct nf_conn *ct, __u8 dir)
-{
-	struct flow_value *ov = &nf->ov, *r;
-	struct bpf_fib_lookup fib = {};
-	struct iface_info *out;
-
-	__builtin_memset(ov, 0, sizeof(*ov));
-	ct_translation(ct, dir, ov);
-	fib.ifindex = p->in_ifindex;
-	fib.l4_protocol = p->key.proto;
-	fib.sport = p->key.sport;
-	fib.dport = p->key.dport;
-	if (p->ip4) {
-		fib.family = AF_INET;
-		fib.ipv4_src = ov->new_saddr.v4;
-		fib.ipv4_dst = ov->new_daddr.v4;
-	} else {
-		fib.family = AF_INET6;
-		__builtin_memcpy(fib.ipv6_src, ov->new_saddr.v6, 16);
-		__builtin_memcpy(fib.ipv6_dst, ov->new_daddr.v6, 16);
-	}
-	if (bpf_fib_lookup(ctx, &fib, sizeof(fib), BPF_FIB_LOOKUP_SKIP_NEIGH) !=
-	    BPF_FIB_LKUP_RET_SUCCESS)
-		return NULL;
-	out = iface_get(fib.ifindex);
-	if (!out)
-		return NULL;
-	ov->egress_ifindex = out->parent;
-	ov->egress_vid = out->vid;
-	flow_reply_key(&p->key, ov, &nf->rkey);
-	r = bpf_map_lookup_elem(&xnat_flows, &nf->rkey);
-	/* Only an offloaded entry of the other direction: xdp mode's own
-	 * flows never share this table with offload mode's. */
-	if (!r || r->nat != FLOW_NAT_CT || r->dir == dir)
-		return NULL;
-	return r;
-}
-
-/*
- * A FIN or RST that missed: its direction is the kernel's. If XDP carries
- * the other direction, the connection still changes state behind XDP's
- * back, so it is ended as offload_tcp_end ends it: judged against the
- * receiver's window (the offloaded entry's, around the sender's next
- * sequence number in conntrack's record, current as conntrack saw every
- * packet of this direction), outside it dropped (drop_tcp_window), inside
- * it the other direction taken off the fast path, conntrack's entry
- * closed first for a RST, and the packet up (pass_ct_tcp_end). Without
- * conntrack's record of the sender (td_maxwin 0, an entry made through
- * ctnetlink) or a tracked entry there is nothing to judge by: in window.
- * Else, nothing offloaded, it goes up as any FIN or RST
- * (pass_ct_tcp_state). Each FIN or RST miss costs a conntrack and a FIB
- * lookup, on a packet the kernel's stack handles next anyway. A function
- * of its own: the main program's stack has no room for the FIB's query.
- */
-static __noinline int offload_miss_end(struct xdp_md *ctx, struct pkt *p,
-					    struct new_flow *nf,
-					    const struct xnat_config *cfg)
-{
-	struct ip_ct_tcp_state___xnat *s;
-	struct tcphdr *th = p->l4;
-	struct flow_value *r = NULL;
-	struct nf_conn *ct;
-	int in = 1;
-	__u8 dir;
-
-	if (!th || (void *)(th + 1) > p->data_end)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_STATE);
-	ct = ct_lookup(ctx, p, &dir);
-	if (!ct)
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_STATE);
-	/* Not established, or closed by XDP already: nothing offloaded. */
-	if (!ct_offloadable(ct, IPPROTO_TCP))
-		r = offload_other_half(ctx, p, nf, ct, dir);
-	if (!r) {
-		bpf_ct_release(ct);
-		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_STATE);
-	}
-	s = ct_tcp_sender(ct, dir);
-	if ((r->tcp_flags_seen & TCP_TRACK_SEEN) && s->td_maxwin)
-		in = tcp_seq_in_window(s->td_end, tcp_win_bytes(r->tcp_win),
-				       bpf_ntohl(th->seq));
-	return offload_end_verdict(p, ct, in, &nf->rkey, r, cfg);
 }
 
 /*
@@ -524,8 +429,11 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 							  XNAT_PASS_EGRESS);
 	if (!mac_eq(p->eth->h_dest, in->mac))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_OTHERHOST);
+	/* A FIN or RST whose own direction is the kernel's: it goes up, for
+	 * conntrack. Should the other direction be offloaded, it stays on
+	 * the fast path until its own FIN or RST (a hit) ends it there. */
 	if (p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_RST))
-		return offload_miss_end(ctx, p, nf, cfg);
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_STATE);
 
 	rc = offload_ct_get(ctx, p, ocfg, &ct, &dir);
 	if (rc != XNAT_CONTINUE)

@@ -5,9 +5,8 @@
  * conntrack entries as in test_offload.c: a FIN or RST takes the flow off
  * the fast path, a RST closes the kernel's entry for good, and a forged
  * RST or FIN outside the receiver's window is dropped and changes
- * nothing, unless the entry is from an xnat before tracking; the same
- * for a FIN or RST that misses while the other direction is offloaded
- * (offload_miss_end). Fixtures and runner: fixture.h; shared helpers:
+ * nothing, unless the entry is from an xnat before tracking. Fixtures
+ * and runner: fixture.h; shared helpers:
  * offload_harness.h.
  */
 #include "offload_harness.h"
@@ -187,94 +186,6 @@ static bool test_td_maxwin_fallback(void)
 	       ct_established(filter, 1000) && run_handback(&edge);
 }
 
-/*
- * A RST whose own direction the kernel carries while XDP carries the
- * other (only the LAN side is offloaded here) misses the flow table, yet
- * ends the connection as one on the fast path does: the LAN side's entry
- * goes, the kernel's entry is closed on tcp_transitory (5 s) and stays
- * so. Conntrack has no record of the WAN side (a ctnetlink entry): not
- * judged, as an untracked entry. Before, the RST went up alone
- * (pass_ct_tcp_state), the LAN side stayed offloaded and the entry
- * established.
- */
-static bool test_miss_rst_ends_other_half(void)
-{
-	static const struct fixture orig = { .name = "orig offloaded", ORIG_FWD(40020, OFFLOAD) };
-	static const struct fixture rst = { .name = "rst from the wan, a miss",
-		REPLY_AT(TCP_RST, REPLY_NEXT + 0x40000000), PASS(CT_TCP_END) };
-	static const struct fixture after = { .name = "segment after the rst",
-		ORIG_ACK(40020, ACK), PASS(CT_TCP_STATE) };
-	const char *filter = "-p tcp --sport 40020";
-	struct xnat_config c;
-	long t_rst = -1;
-	bool ok;
-
-	if (!trans5(&c, &ok))
-		return false;
-	ok = ok && ct_tcp(40020, "ESTABLISHED", MARK_ORIG) &&
-	     run_fixture(&orig) && flows_are(1) && run_handback(&rst);
-	if (ok) {
-		t_rst = ct_timeout(filter);
-		ok = run_fixture(&after) && flows_are(0) &&
-		     ct_timeout(filter) <= 5;
-	}
-	return trans_end(&c, ok, t_rst, "the rst");
-}
-
-/*
- * The same miss judged: conntrack saw the WAN side's last segment (its
- * next sequence number REPLY_NEXT), the LAN side's entry tracks its
- * window (64240). A forged RST far off or just beyond, and a FIN far
- * behind, are dropped and change nothing (the LAN side still hits, the
- * kernel's entry stays established); the RST at the window's edge ends
- * the connection.
- */
-static bool test_miss_blind_rst_fin_dropped(void)
-{
-	static const struct fixture reply = { .name = "reply, seen by conntrack", REPLY_ACK(ACK) };
-	static const struct fixture orig = { .name = "orig offloaded", ORIG_FWD(40021, OFFLOAD) };
-	static const struct fixture blind[] = {
-		FORGED_RST_FAR,
-		FORGED_RST_BEYOND,
-		{ .name = "forged fin, far behind",
-		  REPLY_AT(TCP_FIN | ACK, REPLY_NEXT - 0x20000000),
-		  DROP(TCP_WINDOW) },
-		{ .name = "orig still hits", ORIG_FWD(40021, FAST) },
-	};
-	static const struct fixture rst = { .name = "rst at the window's edge",
-		REPLY_AT(TCP_RST | ACK, REPLY_NEXT + PEER_WIN),
-		PASS(CT_TCP_END) };
-	struct pkt_spec in = reply.in;
-	const char *filter = "-p tcp --sport 40021";
-
-	return reset() && ct_tcp(40021, "ESTABLISHED", MARK_ORIG) &&
-	       ct_feed(WAN, &in, PEER_WIN, filter) && run_fixture(&orig) &&
-	       run_fixtures(blind, ARRAY_SIZE(blind)) && flows_are(1) &&
-	       ct_established(filter, 1000) && run_handback(&rst) &&
-	       ct_timeout(filter) <= 240;
-}
-
-/*
- * A FIN that misses with the other side offloaded takes that side off
- * the fast path too (conntrack must see the rest of the close) without
- * closing the kernel's entry; with nothing offloaded a FIN or RST goes
- * up as before, the entry untouched.
- */
-static bool test_miss_fin_and_nothing_offloaded(void)
-{
-	static const struct fixture orig = { .name = "orig offloaded", ORIG_FWD(40022, OFFLOAD) };
-	static const struct fixture fin = { .name = "fin from the wan, a miss",
-		REPLY_ACK(TCP_FIN | ACK), PASS(CT_TCP_END) };
-	static const struct fixture rst = { .name = "rst, nothing offloaded",
-		REPLY_ACK(TCP_RST | ACK), PASS(CT_TCP_STATE) };
-
-	return reset() && ct_tcp(40022, "ESTABLISHED", MARK_ORIG) &&
-	       run_fixture(&orig) && flows_are(1) && run_handback(&fin) &&
-	       ct_established("-p tcp --sport 40022", 1000) &&
-	       reset() && ct_tcp(40023, "ESTABLISHED", 0) &&
-	       run_handback(&rst) && ct_established("-p tcp --sport 40023", 50);
-}
-
 /* Clear TCP_TRACK_SEEN in the entry of KEY: an entry offloaded by an
  * xnat before tracking (its tcp_end slot held ct_refresh). */
 static bool untrack(struct flow_key k)
@@ -313,9 +224,6 @@ static bool test_untracked_entry_not_judged(void)
 FIXTURE_TEST(.name = "untracked_entry_not_judged", .fn = test_untracked_entry_not_judged);
 
 FIXTURE_TEST(.name = "td_maxwin_fallback", .fn = test_td_maxwin_fallback);
-FIXTURE_TEST(.name = "miss_rst_ends_other_half", .fn = test_miss_rst_ends_other_half);
-FIXTURE_TEST(.name = "miss_blind_rst_fin_dropped", .fn = test_miss_blind_rst_fin_dropped);
-FIXTURE_TEST(.name = "miss_fin_and_nothing_offloaded", .fn = test_miss_fin_and_nothing_offloaded);
 FIXTURE_TEST(.name = "offload_off_again", .fn = offload_off_again);
 
 FIXTURE_MAIN_REGISTERED()
