@@ -170,21 +170,16 @@ static int refuse_layout(const struct config *cfg, const struct bpf_map *map,
 static int check_memory(const struct config *cfg, struct bpf_object *obj,
 			char *err)
 {
-	unsigned long long need, per_conn, fits;
+	unsigned long long need, fits;
 	long long avail = mem_available();
 	char path[160];
 
-	if (avail <= 0)
-		return 0; /* no /proc/meminfo: nothing to check against */
 	need = mem_object_bytes(obj, pins_dir());
 	snprintf(path, sizeof(path), "%s/%s", pins_dir(), MAP_FLOWS);
 	if (access(path, F_OK))
 		need += mem_timers_bytes(cfg->flows_max);
-	if (need <= (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM)
+	if (mem_fits(need, avail, cfg->flows_max, &fits))
 		return 0;
-	per_conn = need / cfg->flows_max + 1;
-	fits = (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM /
-	       per_conn;
 	snprintf(err, CONFIG_ERR_LEN,
 		 "%s: [flows] max = %u needs about %llu MB of kernel memory "
 		 "(preallocated maps and timers), more than %d/%d of the "

@@ -22,8 +22,9 @@
  * The kernel's accounting (htab_map_mem_usage() in kernel/bpf/hashtab.c,
  * x86-64): per element a struct htab_elem header, the key and the value
  * each rounded up to 8 bytes; per bucket (a power of two at least the
- * entries) a head and a lock. Arrays: the value rounded up to 8 bytes,
- * per CPU for per-CPU ones.
+ * entries) a head and a lock. Arrays (array_map_mem_usage() in
+ * kernel/bpf/arraymap.c): the value rounded up to 8 bytes, per CPU for
+ * per-CPU ones, which also have a pointer per element.
  */
 #define HTAB_ELEM_HDR 48
 #define HTAB_BUCKET 16
@@ -62,7 +63,8 @@ unsigned long long mem_map_bytes(enum bpf_map_type type, __u32 key_size,
 	case BPF_MAP_TYPE_ARRAY:
 		return n * round8(value_size);
 	case BPF_MAP_TYPE_PERCPU_ARRAY:
-		return n * round8(value_size) * ncpus;
+		/* And a pointer per element to its per-CPU copies. */
+		return n * (round8(value_size) * ncpus + 8);
 	default:
 		return n * (round8(key_size) + round8(value_size));
 	}
@@ -119,6 +121,22 @@ long long mem_available(void)
 	long long kb = proc_scan("/proc/meminfo", "MemAvailable: %lld kB");
 
 	return kb < 0 ? kb : kb * 1024;
+}
+
+int mem_fits(unsigned long long need, long long avail, __u32 flows_max,
+	     unsigned long long *fits)
+{
+	unsigned long long budget;
+
+	if (avail <= 0)
+		return 1; /* no /proc/meminfo: nothing to check against */
+	budget = (unsigned long long)avail / MEM_SHARE_DEN * MEM_SHARE_NUM;
+	if (need <= budget)
+		return 1;
+	/* Rounded up, so that the count said to fit errs on the small
+	 * side (the part that does not scale is counted in too). */
+	*fits = budget / (need / (flows_max ? flows_max : 1) + 1);
+	return 0;
 }
 
 /* The "memlock:" line the kernel writes in a map fd's fdinfo. */

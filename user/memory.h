@@ -20,6 +20,11 @@ unsigned long long mem_timers_bytes(unsigned long long flows_max);
 /* Bytes the maps of OBJ (sized already) will take; with PIN_DIR, only
  * those not pinned there yet (the others are reused). */
 unsigned long long mem_object_bytes(struct bpf_object *obj, const char *pin_dir);
+/* Do NEED bytes fit in xnat's share (MEM_SHARE_*) of AVAIL (bytes, or
+ * -errno: then nothing is checked)? 1 if so; if not 0, and *FITS: about
+ * how many connections would, at NEED / FLOWS_MAX bytes each. */
+int mem_fits(unsigned long long need, long long avail, __u32 flows_max,
+	     unsigned long long *fits);
 /* MemAvailable from /proc/meminfo in bytes, or -errno. */
 long long mem_available(void);
 /* The kernel's count (fdinfo "memlock") over the maps pinned in PIN_DIR. */
