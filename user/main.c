@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bench/bench_profiles.h"
 #include "cmd.h"
 #include "json.h"
 #include "log.h"
@@ -128,7 +129,7 @@ static const struct opt_def options[N_OPTS] = {
 	[OPT_MODES] = STRING(0, "modes", "LIST", modes,
 		"kernel-fwd,kernel-nat,xdp-nat,xdp-nat-slow,xdp-offload,xdp-fwd,drop (all)"),
 	[OPT_PROFILES] = STRING(0, "profiles", "LIST", profiles,
-		"64,500,1500,imix 1,10k up,both udp,newflow,tcp,micro (each group filters; all by default)"),
+		BENCH_PROFILES_HELP),
 };
 
 #define CMD_MAX_OPTS 8

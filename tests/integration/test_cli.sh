@@ -83,6 +83,42 @@ test_options() {
 	[ -n "$(json_q "j['error']" <<<"$OUT")" ] || fail "-j: no JSON error"
 }
 
+# The profile names `xnat bench --help` lists are exactly those the parser
+# takes: each is accepted alone (as nobody: bench checks its options before
+# it asks for root, so nothing runs), the many-endpoint and test names are
+# among them, names it does not list are refused, and the man page's
+# --profiles sentence names each one.
+TEST_MODES[bench_profiles]=kernel
+test_bench_profiles() {
+	local list tok out rc man n=0
+	expect_rc 0 bench --help
+	list=$(sed -nE 's/^ *--profiles LIST +(.*) \(each group.*/\1/p' <<<"$OUT")
+	echo "listed: $list"
+	for tok in 64 imix 1 10k 100k 1M up both udp newflow tcp micro; do
+		sed 's/[, ]/\n/g' <<<"$list" | grep -qx -- "$tok" ||
+			fail "bench --help does not list profile $tok"
+	done
+	man=$(sed -n '/^\\-\\-profiles filters/,/^\.TP/p' "$XNAT_ROOT/user/xnat.8")
+	[ -n "$man" ] || fail "xnat.8 does not describe --profiles"
+	for tok in $(sed 's/,/ /g' <<<"$list"); do
+		out=$(timeout "$T_XNAT" setpriv --reuid=nobody --regid=nogroup \
+			--clear-groups "$XNAT" bench --profiles "$tok" 2>&1)
+		rc=$?
+		[ "$rc" = 2 ] && grep -q 'bench must run as root' <<<"$out" ||
+			fail "profile $tok from --help: exit $rc: $out"
+		grep -qw -- "$tok" <<<"$man" || fail "xnat.8 does not name profile $tok"
+		n=$((n + 1))
+	done
+	echo "$n listed profiles accepted"
+	for tok in 10K 1m 1k imix64 64,,up; do
+		out=$(timeout "$T_XNAT" setpriv --reuid=nobody --regid=nogroup \
+			--clear-groups "$XNAT" bench --profiles "$tok" 2>&1)
+		rc=$?
+		[ "$rc" = 1 ] && grep -q -- "--profiles: unknown" <<<"$out" ||
+			fail "unlisted profile $tok: exit $rc: $out"
+	done
+}
+
 # `xnat check` lists every error with file:line, exits 1, and changes
 # nothing on a running router; a good config passes.
 TEST_MODES[check_errors]=xdp

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench_common.h"
+#include "bench_profiles.h"
 #include "log.h"
 
 const char *const bench_size_names[BS_MAX] = {
@@ -88,6 +89,41 @@ static int tokens_known(const char *list, const char *const *known,
 	return 0;
 }
 
+/* The first token of LIST that is not in the comma separated KNOWN, into
+ * BAD (LEN bytes, cut short if need be); false if all are. */
+static bool token_unknown(const char *list, const char *known, char *bad,
+			  size_t len)
+{
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		snprintf(bad, len, "%.*s", (int)n, p);
+		if (n >= len || !in_list(known, bad))
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+/* Does LIST name any of the comma separated GROUP? */
+static bool names_any(const char *list, const char *group)
+{
+	char tok[32];
+
+	if (!list)
+		return false;
+	for (const char *p = group; *p;) {
+		size_t n = strcspn(p, ",");
+
+		snprintf(tok, sizeof(tok), "%.*s", (int)n, p);
+		if (in_list(list, tok))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
 static const char *const size_tok[BS_MAX] = { "64", "500", "1500", "imix" };
 
 /* What --quick (or its absence) sets. */
@@ -138,8 +174,7 @@ static int plan_modes(struct bench_plan *plan, const char *modes, char *err,
 static void plan_kinds(struct bench_plan *plan, const char *profiles)
 {
 	plan->kinds = BK_UDP | BK_NEWFLOW | BK_TCP | BK_MICRO;
-	if (!profiles || !(in_list(profiles, "udp") || in_list(profiles, "newflow") ||
-			   in_list(profiles, "tcp") || in_list(profiles, "micro")))
+	if (!names_any(profiles, BENCH_PROFILE_TESTS))
 		return;
 	plan->kinds = 0;
 	if (in_list(profiles, "micro"))
@@ -192,13 +227,9 @@ static void plan_profiles(struct bench_plan *plan, const char *profiles)
 	bool any_size = false, any_flows = false, any_dir = false;
 	bool quick = plan->quick;
 
-	if (profiles) {
-		for (int s = 0; s < BS_MAX; s++)
-			any_size |= in_list(profiles, size_tok[s]);
-		any_flows = in_list(profiles, "1") || in_list(profiles, "10k") ||
-			    in_list(profiles, "100k") || in_list(profiles, "1M");
-		any_dir = in_list(profiles, "up") || in_list(profiles, "both");
-	}
+	any_size = names_any(profiles, BENCH_PROFILE_SIZES);
+	any_flows = names_any(profiles, BENCH_PROFILE_FLOWS);
+	any_dir = names_any(profiles, BENCH_PROFILE_DIRS);
 	plan->n_profiles = 0;
 	for (int s = 0; s < BS_MAX; s++) {
 		if (any_size ? !in_list(profiles, size_tok[s]) :
@@ -230,19 +261,20 @@ int bench_plan_init(struct bench_plan *plan, bool quick, int reps,
 		    const char *modes, const char *profiles, char *err,
 		    size_t errlen)
 {
-	static const char *const profile_tokens[] = {
-		"64", "500", "1500", "imix", "1", "10k", "100k", "1M", "up", "both",
-		"udp", "newflow", "tcp", "micro", NULL
-	};
+	char bad[32];
 
 	plan_defaults(plan, quick, reps);
 	if (plan_modes(plan, modes, err, errlen))
 		return -1;
-	if (profiles &&
-	    tokens_known(profiles, profile_tokens, "--profiles: unknown",
-			 "sizes 64, 500, 1500, imix; flows 1, 10k, 100k, 1M; "
-			 "up, both; udp, newflow, tcp, micro", err, errlen))
+	if (token_unknown(profiles, BENCH_PROFILE_SIZES "," BENCH_PROFILE_FLOWS
+			  "," BENCH_PROFILE_DIRS "," BENCH_PROFILE_TESTS,
+			  bad, sizeof(bad))) {
+		snprintf(err, errlen, "--profiles: unknown '%s' (sizes %s; "
+			 "flows %s; directions %s; tests %s)", bad,
+			 BENCH_PROFILE_SIZES, BENCH_PROFILE_FLOWS,
+			 BENCH_PROFILE_DIRS, BENCH_PROFILE_TESTS);
 		return -1;
+	}
 	plan_kinds(plan, profiles);
 	plan_profiles(plan, profiles);
 	if (!plan->modes) {
