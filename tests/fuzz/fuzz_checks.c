@@ -84,23 +84,18 @@ bool wan_key(const struct parsed *p, struct flow_key *k)
 	if (p->later)
 		return false;
 	if (p->icmp_error) {
-		const uint8_t *q = p->quote, *ql4;
+		/* The quoted header is laid out as the outer one (SRC); the
+		 * quoted packet went the other way: its source is the key's
+		 * destination. Its first 8 bytes of L4 are needed. */
+		const uint8_t *q = p->quote, *qsrc = q + (src - p->ip);
+		size_t hl = p->family == 4 ? 20 : 40;
+		const uint8_t *ql4 = q + hl;
 
-		if (p->family == 4) {
-			if (p->quote_len < 28)
-				return false;
-			proto = q[9];
-			memcpy(&k->saddr, q + 16, 4);
-			memcpy(&k->daddr, q + 12, 4);
-			ql4 = q + 20;
-		} else {
-			if (p->quote_len < 48)
-				return false;
-			proto = q[6];
-			memcpy(&k->saddr, q + 24, 16);
-			memcpy(&k->daddr, q + 8, 16);
-			ql4 = q + 40;
-		}
+		if (p->quote_len < hl + 8)
+			return false;
+		proto = q[p->family == 4 ? 9 : 6];
+		memcpy(&k->saddr, qsrc + alen, alen);
+		memcpy(&k->daddr, qsrc, alen);
 		k->proto = proto;
 		if (proto == IPPROTO_TCP || proto == IPPROTO_UDP) {
 			memcpy(&k->sport, ql4 + 2, 2);
