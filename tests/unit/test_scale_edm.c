@@ -15,6 +15,19 @@
 
 /* ---- Endpoint-dependent fallback --------------------------------------- */
 
+/* The range cut to the one port 30000, held by host HOSTN's flow from
+ * its port 30000: where the tests of what else may use that port start.
+ * *PORT (if not NULL) gets the mapped port. A failure here ends the test,
+ * as every later step needs the mapping. */
+static bool single_port_held(struct xnat_config *c, int hostn, uint16_t *port)
+{
+	c->port_min = c->port_max = 30000;
+	if (!scale_reset(c))
+		return false;
+	return out_expect(c, hostn, 30000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
+			  port);
+}
+
 /*
  * Four ports, more endpoints: the first four keep a port of their own
  * (port preservation makes it deterministic), the others share ports
@@ -86,11 +99,8 @@ static bool test_edm_respects_reserved_port(void)
 	char h[32];
 	bool ok = true;
 
-	c.port_min = c.port_max = 30000;
-	if (!scale_reset(&c))
+	if (!single_port_held(&c, 70, NULL))
 		return false;
-	ok &= out_expect(&c, 70, 30000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
-			 NULL);
 	/* While the mapping is in use, others may share its port. */
 	ok &= out_expect(&c, 71, 1000, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
 			 NULL, NULL);
@@ -125,11 +135,8 @@ static bool test_edm_keeps_owner_filter(void)
 	uint16_t port = 0;
 	bool ok = true;
 
-	c.port_min = c.port_max = 30000;
-	if (!scale_reset(&c))
+	if (!single_port_held(&c, 51, &port))
 		return false;
-	ok &= out_expect(&c, 51, 30000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
-			 &port);
 	ok &= out_expect(&c, 52, 5000, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
 			 NULL, &port);
 	ok &= ASSERT_EQ(port, 30000, "the owner's port, towards another port");
@@ -208,11 +215,8 @@ static bool test_no_port_budget(void)
 	char h[32];
 	int i;
 
-	c.port_min = c.port_max = 30000;
-	if (!scale_reset(&c))
+	if (!single_port_held(&c, 60, NULL))
 		return false;
-	ok &= out_expect(&c, 60, 30000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
-			 NULL);
 	pass0 = scale_counter(XNAT_PASS_NO_PORT);
 	for (i = 0; i < 1000 && ok; i++) {
 		size_t len = udp_frame(frame, false, scale_host(61, h), 1000 + i,
@@ -252,11 +256,8 @@ static bool test_edm_table_full(void)
 	long n, filler = 0;
 	bool ok = true;
 
-	c.port_min = c.port_max = 30000;
-	if (!scale_reset(&c))
+	if (!single_port_held(&c, 80, NULL))
 		return false;
-	ok &= out_expect(&c, 80, 30000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
-			 NULL);
 	/* Fill the table to the last entry with flows of no one. */
 	k = flow_key4("198.18.250.1", 1, "198.18.250.2", 1, IPPROTO_UDP,
 		      if_lan);
