@@ -70,8 +70,12 @@ WAN_HOST4B=198.19.0.3          # a second remote address on the WAN host
 #                            "reply LEN_RECEIVED SEEN" or "noreply"
 natpeer_write() {
 	[ -f "$TB_WORK/natpeer.py" ] && return 0
+	# Python finds the modules next to the script it runs: rawpkt's there.
+	ln -sf "$RAWPKT" "$TB_WORK/rawpkt.py" || return 1
 	cat >"$TB_WORK/natpeer.py" <<'EOF'
 import select, socket, struct, sys, time
+
+from rawpkt import csum
 
 def ep(s):
     a, p = s.rsplit(":", 1)
@@ -140,14 +144,6 @@ def ticker(e, n):
         time.sleep(max(0, t0 + i - time.monotonic()))
         s.sendto(("tick %d %.2f" % (i, time.monotonic() - t0)).encode(), peer)
         out("sent tick %d" % i)
-
-def csum(b):
-    if len(b) % 2:
-        b += b"\0"
-    c = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while c >> 16:
-        c = (c & 0xffff) + (c >> 16)
-    return ~c & 0xffff
 
 def echo_id(dst, ident, n):
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
