@@ -781,6 +781,15 @@ print(json.dumps(r) if isinstance(r, (dict, list, bool)) or r is None else r)
 ' "$1"
 }
 
+# EXPR (as json_q) over the JSON of `xnat SUBCOMMAND --json`; returns 1 if
+# xnat fails. xnat's stderr goes to the test's log, not into the JSON, so
+# that a warning there cannot break the parse.
+xnat_json_q() {
+	local out
+	out=$(xnat "$1" --json) || return 1
+	json_q "$2" <<<"$out"
+}
+
 # ---- the runner ---------------------------------------------------------------
 
 # Modes each test runs in, set by the test file: TEST_MODES[name]="xdp".

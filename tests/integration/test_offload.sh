@@ -22,16 +22,12 @@ SRV_PORT=5000
 # Packets XDP forwarded: offloaded first packets plus fast-path hits.
 # (Helpers whose output is captured call xnat directly: check echoes.)
 xdp_forwarded() {
-	local out
-	out=$(xnat stats --json) || return 1
-	json_q "j['counters']['fwd_fast']['packets'] + j['counters']['fwd_offload']['packets']" \
-		<<<"$out"
+	xnat_json_q stats \
+		"j['counters']['fwd_fast']['packets'] + j['counters']['fwd_offload']['packets']"
 }
 
 counter() {
-	local out
-	out=$(xnat stats --json) || return 1
-	json_q "j['counters']['$1']['packets']" <<<"$out"
+	xnat_json_q stats "j['counters']['$1']['packets']"
 }
 
 # TCP resets a host sent (namespace-wide).
@@ -42,11 +38,9 @@ tcp_out_rsts() {
 # Offloaded entries (xnat flows --json) whose conntrack tuple contains all
 # of the given "key=value" words; prints how many.
 offloaded_matching() {
-	local want="$*" out
-	out=$(xnat flows --json) || return 1
-	json_q "len([f for f in j['flows'] if f['nat'] == 'ct' and
-		 all(w in f.get('conntrack', '').split() for w in '$want'.split())])" \
-		<<<"$out"
+	local want="$*"
+	xnat_json_q flows "len([f for f in j['flows'] if f['nat'] == 'ct' and
+		 all(w in f.get('conntrack', '').split() for w in '$want'.split())])"
 }
 
 # Wait (at most 10 s) until offloaded_matching WORDS prints OP N (-eq, -ge).
@@ -122,6 +116,24 @@ test_operator_forward_rule() {
 	fi
 }
 
+# An idle TCP connection to the WAN host's PORT (tcp_idle_connection),
+# offloaded both ways: the LAN host's tuple and the reply to the WAN
+# address. NTH ("", "second ", ...) names it in the failure messages.
+idle_offloaded_connection() {
+	local port=$1 nth=$2
+	tcp_idle_connection "$port" 15
+	wait_offloaded -eq 2 "dst=$WAN_HOST4" "dport=$port" ||
+		fail "the ${nth}connection was not offloaded both ways"
+	wait_idle "$port" || fail "the ${nth}connection is not idle"
+}
+
+# The flow to the WAN host's PORT leaves the fast path, or the test fails:
+# WHAT (the step just taken) left it there.
+taken_off() {
+	wait_offloaded -eq 0 "dst=$WAN_HOST4" "dport=$1" ||
+		fail "$2 left the flow on the fast path"
+}
+
 # conntrack -D of an offloaded connection, and conntrack -F, take its flow
 # off the fast path (xnat run acts on conntrack's destroy events).
 TEST_MODES[conntrack_delete]=offload
@@ -129,33 +141,19 @@ test_conntrack_delete() {
 	command -v conntrack >/dev/null || fail "conntrack (conntrack-tools) missing: scripts/deps.sh installs it"
 	xnat_run_bg
 
-	tcp_idle_connection $SRV_PORT 15
-	# Both directions: the LAN host's tuple, and the reply to the WAN
-	# address.
-	wait_offloaded -eq 2 "dst=$WAN_HOST4" "dport=$SRV_PORT" ||
-		fail "the connection was not offloaded both ways"
-	wait_idle $SRV_PORT || fail "the connection is not idle"
+	idle_offloaded_connection $SRV_PORT ""
 	check on_rtr conntrack -D -p tcp --orig-dst "$WAN_HOST4" \
 		--dport "$SRV_PORT"
-	wait_offloaded -eq 0 "dst=$WAN_HOST4" "dport=$SRV_PORT" ||
-		fail "conntrack -D left the flow on the fast path"
+	taken_off $SRV_PORT "conntrack -D"
 
-	tcp_idle_connection $((SRV_PORT + 1)) 15
-	wait_offloaded -eq 2 "dst=$WAN_HOST4" "dport=$((SRV_PORT + 1))" ||
-		fail "the second connection was not offloaded both ways"
-	wait_idle $((SRV_PORT + 1)) || fail "the second connection is not idle"
+	idle_offloaded_connection $((SRV_PORT + 1)) "second "
 	check on_rtr conntrack -F
-	wait_offloaded -eq 0 "dst=$WAN_HOST4" "dport=$((SRV_PORT + 1))" ||
-		fail "conntrack -F left the flow on the fast path"
+	taken_off $((SRV_PORT + 1)) "conntrack -F"
 	# An nftables ruleset change takes every flow off, as well.
-	tcp_idle_connection $((SRV_PORT + 2)) 15
-	wait_offloaded -eq 2 "dst=$WAN_HOST4" "dport=$((SRV_PORT + 2))" ||
-		fail "the third connection was not offloaded both ways"
-	wait_idle $((SRV_PORT + 2)) || fail "the third connection is not idle"
+	idle_offloaded_connection $((SRV_PORT + 2)) "third "
 	check on_rtr nft add table inet xnat_test_change
 	check on_rtr nft delete table inet xnat_test_change
-	wait_offloaded -eq 0 "dst=$WAN_HOST4" "dport=$((SRV_PORT + 2))" ||
-		fail "a ruleset change left the flow on the fast path"
+	taken_off $((SRV_PORT + 2)) "a ruleset change"
 }
 
 # conntrack does not see what XDP carries: XDP keeps the kernel's entry

@@ -20,11 +20,9 @@ LC_PORT=5100
 
 # Offloaded entries of `xnat flows --json` with PORT on either side.
 offloaded_on() {
-	local out
-	out=$(xnat flows --json) || return 1
-	json_q "len([f for f in j['flows'] if f['nat'] == 'ct' and
+	xnat_json_q flows "len([f for f in j['flows'] if f['nat'] == 'ct' and
 		 ('$WAN_HOST4:$1' in (f['src'], f['dst'])) and
-		 f['offloaded_at'].endswith('Z') and f['offloaded_s'] >= 0])" <<<"$out"
+		 f['offloaded_at'].endswith('Z') and f['offloaded_s'] >= 0])"
 }
 
 # Wait (at most 10 s) until offloaded_on PORT prints N.
