@@ -56,13 +56,21 @@ test_tcp_10mb() {
 	expect_fast_path 16000
 }
 
+# One UDP request from the LAN host to an echo server on the WAN host's
+# PORT, with TOKEN; its reply is in CHECK_OUT. The server is stopped after,
+# the connection stays in the router's tables.
+udp_exchange() {
+	local port=$1 tok=$2
+	echo_server "$NS_WAN" udp "$port" || fail "no server"
+	check udp_ask "$NS_LAN" "UDP:$WAN_HOST4:$port" "$tok"
+	bg_stop "$BG_PID"
+}
+
 # A UDP request from the LAN gets its reply back through the NAT.
 test_udp_reply() {
 	local tok="xnat-udp-$RANDOM$RANDOM"
-	echo_server "$NS_WAN" udp $SRV_PORT || fail "no server"
-	check udp_ask "$NS_LAN" "UDP:$WAN_HOST4:$SRV_PORT" "$tok"
+	udp_exchange $SRV_PORT "$tok"
 	[ "$CHECK_OUT" = "$tok" ] || fail "expected reply '$tok'"
-	bg_stop "$BG_PID"
 }
 
 # ICMP echo through the NAT: 5 requests, 5 replies.
@@ -242,9 +250,7 @@ test_down_clean() {
 	local tok=xnat-down-$RANDOM before after
 
 	# Some state first, so there is something to remove.
-	echo_server "$NS_WAN" udp $SRV_PORT || fail "no server"
-	check udp_ask "$NS_LAN" "UDP:$WAN_HOST4:$SRV_PORT" "$tok"
-	bg_stop "$BG_PID"
+	udp_exchange $SRV_PORT "$tok"
 
 	# What down must remove is there now, or the checks below prove
 	# nothing.
@@ -318,9 +324,7 @@ TEST_MODES[sweep_status]=xdp
 test_sweep_status() {
 	local tok="xnat-sweep-$RANDOM" q max conns
 
-	echo_server "$NS_WAN" udp $((SRV_PORT + 3)) || fail "no server"
-	check udp_ask "$NS_LAN" "UDP:$WAN_HOST4:$((SRV_PORT + 3))" "$tok"
-	bg_stop "$BG_PID"
+	udp_exchange $((SRV_PORT + 3)) "$tok"
 	check xnat status --json
 	q=$(json_q "j['sweep']['queued']" <<<"$CHECK_OUT") ||
 		fail "no sweep.queued in status --json"
@@ -352,9 +356,7 @@ test_xdp_counters() {
 	bg_wait "$BG_PID"
 	same_file "$TB_WORK/c.bin" "$TB_WORK/c.recv" || fail "transfer corrupted"
 
-	echo_server "$NS_WAN" udp $((SRV_PORT + 1)) || fail "no server"
-	check udp_ask "$NS_LAN" "UDP:$WAN_HOST4:$((SRV_PORT + 1))" "$tok"
-	bg_stop "$BG_PID"
+	udp_exchange $((SRV_PORT + 1)) "$tok"
 
 	check xnat stats --json
 	fast=$(json_q "j['counters']['fwd_fast']['packets']" <<<"$CHECK_OUT") ||
