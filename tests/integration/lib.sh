@@ -659,6 +659,22 @@ config_variant() {
 	echo "$file"
 }
 
+# Fill the associative array named ARRAY with the conntrack timeouts
+# (file names under /proc/sys/net/netfilter) that [timeouts] udp, icmp,
+# tcp_established and tcp_transitory (the other arguments, in seconds)
+# give the router's namespace: user/kernel_mode.c, add_ct_timeouts().
+ct_timeouts_of() {
+	local -n _ct=$1
+	local st
+	_ct=([nf_conntrack_udp_timeout]=$2 [nf_conntrack_udp_timeout_stream]=$2
+	     [nf_conntrack_icmp_timeout]=$3
+	     [nf_conntrack_tcp_timeout_established]=$4)
+	# RFC 5382's transitory: every TCP state but established.
+	for st in syn_sent syn_recv fin_wait close_wait last_ack time_wait; do
+		_ct["nf_conntrack_tcp_timeout_$st"]=$5
+	done
+}
+
 # Write a variant and apply it with `xnat up -c` (a reload in place).
 reload_with() {
 	local file

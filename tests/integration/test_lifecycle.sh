@@ -211,18 +211,9 @@ test_expiry_tcp_states() {
 TEST_MODES[timeouts_kernel]=kernel
 test_timeouts_kernel() {
 	local d=/proc/sys/net/netfilter name want v fresh saved state
-	local -A conf=(
-		[nf_conntrack_udp_timeout]=2
-		[nf_conntrack_udp_timeout_stream]=2
-		[nf_conntrack_icmp_timeout]=5
-		[nf_conntrack_tcp_timeout_established]=600
-		[nf_conntrack_tcp_timeout_syn_sent]=30
-		[nf_conntrack_tcp_timeout_syn_recv]=30
-		[nf_conntrack_tcp_timeout_fin_wait]=30
-		[nf_conntrack_tcp_timeout_close_wait]=30
-		[nf_conntrack_tcp_timeout_last_ack]=30
-		[nf_conntrack_tcp_timeout_time_wait]=30
-	)
+	local -A conf
+
+	ct_timeouts_of conf 2 5 600 30
 
 	reload_with ct timeouts.udp=2 timeouts.icmp=5 \
 		timeouts.tcp_established=600 timeouts.tcp_transitory=30

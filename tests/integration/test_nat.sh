@@ -1324,15 +1324,9 @@ test_unsolicited_syn() {
 # replacing Linux's own defaults, which a fresh namespace shows.
 test_default_timeouts() {
 	local file d=/proc/sys/net/netfilter name v fresh
-	local -A want=(
-		[nf_conntrack_udp_timeout]=300
-		[nf_conntrack_udp_timeout_stream]=300
-		[nf_conntrack_tcp_timeout_established]=7440
-		[nf_conntrack_tcp_timeout_syn_sent]=240
-		[nf_conntrack_tcp_timeout_fin_wait]=240
-		[nf_conntrack_tcp_timeout_time_wait]=240
-		[nf_conntrack_icmp_timeout]=60
-	)
+	local -A want
+
+	ct_timeouts_of want 300 60 7440 240
 
 	file=$TB_WORK/notimeouts.ini
 	awk '/^\[/ { skip = ($0 ~ /^\[timeouts\]/) } !skip' "$TB_CONFIG" >"$file"
