@@ -67,9 +67,19 @@ check_one() {
 
 # Python over the bench's JSON: the script on stdin builds a list BAD of
 # what is wrong (J is the document); the check fails if it is not empty.
+# each_mode_sampled(SAMPLES, WHAT): the NAT modes that new flows and TCP
+# are measured in each have a sample.
 jcheck() {
 	{
-		printf '%s\n' 'import json, sys' 'j = json.load(open(sys.argv[1]))' 'bad = []'
+		cat <<-'EOF'
+		import json, sys
+		j = json.load(open(sys.argv[1]))
+		bad = []
+		def each_mode_sampled(samples, what):
+		    for m in ("kernel-nat", "xdp-nat", "xdp-offload"):
+		        if not any(s["mode"] == m for s in samples):
+		            bad.append(f"{what}: no sample for {m}")
+		EOF
 		cat
 		printf '%s\n' 'for b in bad[:20]: print(b)' 'sys.exit(1 if bad else 0)'
 	} >"$OUT/check.py"
@@ -200,9 +210,7 @@ t_modes_verified() {
 
 t_newflow_ran() {
 	jcheck <<-'EOF'
-	for m in ("kernel-nat", "xdp-nat", "xdp-offload"):
-	    if not any(s["mode"] == m for s in j["newflow"]["samples"]):
-	        bad.append(f"new flows: no sample for {m}")
+	each_mode_sampled(j["newflow"]["samples"], "new flows")
 	for s in j["newflow"]["samples"]:
 	    if not (s["flows_offered"] > 0 and
 	            0 < s["flows_set_up"] <= s["flows_offered"] and
@@ -214,9 +222,7 @@ t_newflow_ran() {
 
 t_tcp_ran() {
 	jcheck <<-'EOF'
-	for m in ("kernel-nat", "xdp-nat", "xdp-offload"):
-	    if not any(s["mode"] == m for s in j["tcp"]["samples"]):
-	        bad.append(f"tcp: no sample for {m}")
+	each_mode_sampled(j["tcp"]["samples"], "tcp")
 	for s in j["tcp"]["samples"]:
 	    what = f"tcp {s['mode']} {s['test']}"
 	    if not (s["ok"] and s["mbps"] > 0):
