@@ -84,6 +84,21 @@ def ep(s):
 def out(*a):
     print(*a, flush=True)
 
+def until(secs, sock, wait):
+    """What WAIT (a call on SOCK) returns, again and again, until SECS have
+    passed or it times out."""
+    end = time.monotonic() + secs
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            return
+        sock.settimeout(left)
+        try:
+            got = wait()
+        except socket.timeout:
+            return
+        yield got
+
 def udp_sock(bind=None):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -115,16 +130,7 @@ def probe(sport, dests, listen):
             out("noreply", d)
     if listen:
         out("listening")
-        end = time.monotonic() + listen
-        while True:
-            left = end - time.monotonic()
-            if left <= 0:
-                break
-            s.settimeout(left)
-            try:
-                data, peer = s.recvfrom(65535)
-            except socket.timeout:
-                break
+        for data, peer in until(listen, s, lambda: s.recvfrom(65535)):
             out("recv %s:%d %s len=%d" % (peer + (data[:40].decode(errors="replace"), len(data))))
     out("done")
 
@@ -258,16 +264,7 @@ def tcpmap(sport, dest, secs):
     c.settimeout(5)
     c.connect(ep(dest))
     out("mapped", c.recv(100).decode().strip())
-    end = time.monotonic() + secs
-    while True:
-        left = end - time.monotonic()
-        if left <= 0:
-            break
-        lst.settimeout(left)
-        try:
-            a, peer = lst.accept()
-        except socket.timeout:
-            break
+    for a, peer in until(secs, lst, lst.accept):
         a.settimeout(2)
         out("accepted %s:%d %s" % (peer + (a.recv(100).decode().strip(),)))
         a.sendall(b"hi\n")
