@@ -558,10 +558,8 @@ test_filtering_adf() {
 			fail "TCP: a connection from $WAN_HOST4B (never contacted) was not silently dropped"
 	else
 		echo "kernel: TCP from the contacted address's other port: $TCP_SAME"
-		grep -q 'failed:.*refused' <<<"$TCP_SAME" ||
-			fail "kernel: expected the router to refuse a TCP connection from another port"
-		grep -q 'failed:.*refused' <<<"$TCP_OTHER" ||
-			fail "kernel: expected the router to refuse a TCP connection from $WAN_HOST4B"
+		kernel_refused "$TCP_SAME" "another port"
+		kernel_refused "$TCP_OTHER" "$WAN_HOST4B"
 	fi
 	return 0
 }
@@ -585,6 +583,13 @@ tcp_filter_probe() {
 	echo "from $WAN_HOST4B:7002: $TCP_OTHER"
 	wait_log "$log" '^done' 15
 	sed 's/^/  inside | /' "$log"
+}
+
+# Kernel mode: the router's stack refused the TCP connection of
+# tcp_filter_probe whose output is OUT (the one from WHO), or the test fails.
+kernel_refused() {
+	grep -q 'failed:.*refused' <<<"$1" ||
+		fail "kernel: expected the router to refuse a TCP connection from $2"
 }
 
 # filtering = endpoint-independent: anyone may reach a live mapping, here
@@ -612,8 +617,7 @@ test_filtering_eif() {
 			fail "TCP: endpoint-independent filtering refused $WAN_HOST4B"
 	else
 		echo "kernel: TCP from a never contacted address: $TCP_OTHER"
-		grep -q 'failed:.*refused' <<<"$TCP_OTHER" ||
-			fail "kernel: expected the router to refuse a TCP connection from $WAN_HOST4B"
+		kernel_refused "$TCP_OTHER" "$WAN_HOST4B"
 	fi
 	return 0
 }
