@@ -321,6 +321,21 @@ struct {
 	__uint(max_entries, 1);
 } xnat_scratch SEC(".maps");
 
+/*
+ * The xdp-mode slow path, a program of its own (xdp_xnat_slow) that
+ * xdp_xnat tail-calls on a miss, so that each is verified apart: one
+ * program with both came within 10 % of the verifier's 1,000,000
+ * instruction limit. The loader fills slot 0; pinned like every map,
+ * because the kernel empties a program array when its last user-space
+ * reference goes.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} xnat_slow_path SEC(".maps");
+
 /* `xnat trace`: the tracer's filter and lease (one entry). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -228,6 +228,31 @@ static __always_inline int new_flow_path(struct xdp_md *ctx, struct pkt *p,
 		       nf->ov.edm ? XNAT_FWD_SLOW_EDM : XNAT_FWD_SLOW);
 }
 
+/*
+ * The xdp-mode slow path, reached by a tail call from xdp_xnat on a miss
+ * (maps.h says why it is a program of its own). Nothing but the context
+ * crosses a tail call, so the packet is parsed again: the same bytes give
+ * the same struct pkt, at a cost only new flows pay.
+ */
+SEC("xdp")
+int xdp_xnat_slow(struct xdp_md *ctx)
+{
+	struct xnat_config *cfg;
+	struct new_flow *nf;
+	struct pkt p;
+	__u32 zero = 0;
+	int rc;
+
+	rc = parse_packet(ctx, &p);
+	if (rc != XNAT_CONTINUE)
+		return count(&p, p.reason, rc);
+	cfg = config_get();
+	nf = bpf_map_lookup_elem(&xnat_scratch, &zero);
+	if (!cfg || !nf)
+		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
+	return new_flow_path(ctx, &p, cfg, nf);
+}
+
 SEC("xdp")
 int xdp_xnat(struct xdp_md *ctx)
 {
@@ -258,14 +283,16 @@ int xdp_xnat(struct xdp_md *ctx)
 
 	if (flow_path(ctx, &p, cfg, &v, &rc))
 		return rc;
+	if (!v) {
+		bpf_tail_call(ctx, &xnat_slow_path, 0);
+		/* Only while the loader has not linked the slow path. */
+		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
+	}
 	nf = bpf_map_lookup_elem(&xnat_scratch, &zero);
 	if (!nf)
 		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
-	if (v) {
-		flow_touch(v, &p, cfg);
-		return forward_rerouted(ctx, &p, v, nf);
-	}
-	return new_flow_path(ctx, &p, cfg, nf);
+	flow_touch(v, &p, cfg);
+	return forward_rerouted(ctx, &p, v, nf);
 }
 
 #ifdef XNAT_FUZZ

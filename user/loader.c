@@ -40,6 +40,7 @@ static int map_is_derived(const char *name)
 		 * offload's first-packet filter,
 		 * the trace's and the NAT log's settings and rings */
 		"xnat_fragments", "xnat_scratch", "xnat_ct_seen",
+		"xnat_slow_path",
 		MAP_TRACE_CFG, MAP_TRACE_CPU,
 		MAP_TRACE_RB, MAP_NATLOG_CFG, MAP_NATLOG_CPU, MAP_NATLOG_RB,
 	};
@@ -529,6 +530,78 @@ static int reuse_pinned(struct bpf_object *obj)
 	return 0;
 }
 
+int loader_slow_path_link(struct bpf_object *obj, int *old_fd)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, "xnat_slow_path");
+	struct bpf_program *prog =
+		bpf_object__find_program_by_name(obj, "xdp_xnat_slow");
+	int map_fd = map ? bpf_map__fd(map) : -1;
+	int fd = prog ? bpf_program__fd(prog) : -1;
+	__u32 zero = 0, id;
+
+	if (map_fd < 0 || fd < 0)
+		return -ENOENT;
+
+	if (old_fd) {
+		*old_fd = -1;
+		if (!bpf_map_lookup_elem(map_fd, &zero, &id))
+			*old_fd = bpf_prog_get_fd_by_id(id);
+	}
+	if (bpf_map_update_elem(map_fd, &zero, &fd, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/*
+ * The slow path into its slot before the program that tail-calls it
+ * attaches anywhere: a new flow must never find the slot empty, or it
+ * would go up to the kernel, which would NAT it on its own. Loaded from a
+ * skeleton of its own on the pinned maps (libxdp loads the other one
+ * itself, at attach); the slot's previous program is kept in U. Ports
+ * still running an older copy use this slow path from now on: it reads
+ * nothing from them but the packet.
+ */
+static int link_slow_path(const struct plan *plan, struct loader_undo *u)
+{
+	struct xnat_bpf *skel = skel_open(&plan->cfg);
+	int err;
+
+	if (!skel)
+		return -errno;
+	err = reuse_pinned(skel->obj);
+	bpf_program__set_autoload(skel->progs.xdp_xnat, false);
+	if (!err)
+		err = xnat_bpf__load(skel);
+	if (!err)
+		err = loader_slow_path_link(skel->obj, &u->slow_old_fd);
+	if (err)
+		pr_warn("Failed to load the slow path: %s\n", strerror(-err));
+	else
+		u->slow_linked = 1;
+	xnat_bpf__destroy(skel);
+	return err;
+}
+
+/* The slot as it was before link_slow_path: the old program, or empty. */
+static void unlink_slow_path(struct loader_undo *u)
+{
+	char path[160];
+	__u32 zero = 0;
+	int fd;
+
+	if (!u->slow_linked)
+		return;
+	pin_path(path, sizeof(path), "xnat_slow_path");
+	fd = bpf_obj_get(path);
+	if (fd >= 0 && (u->slow_old_fd >= 0 ?
+			bpf_map_update_elem(fd, &zero, &u->slow_old_fd, BPF_ANY) :
+			bpf_map_delete_elem(fd, &zero)) && errno != ENOENT)
+		pr_warn("Failed to put the old slow path back: %s\n",
+			strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
 /*
  * Every port that had an older xnat taken off is noted in U (its program
  * kept open): when a later port fails, loader_undo puts each back, in its
@@ -552,6 +625,10 @@ int loader_attach(const struct plan *plan, struct loader_undo *u)
 			pins_dir(), strerror(-err));
 		goto out;
 	}
+	err = link_slow_path(plan, u);
+	if (err)
+		goto out;
+	bpf_program__set_autoload(skel->progs.xdp_xnat_slow, false);
 	n = collect_ports(plan, mode, ports);
 	if (n < 0) {
 		err = n;
@@ -637,6 +714,7 @@ void loader_undo(struct loader_undo *u)
 		port_detach_xnat(u->restore[i].ifindex);
 		port_restore_put_back(&u->restore[i]);
 	}
+	unlink_slow_path(u);
 	if (u->first) {
 		loader_unpin();
 		loader_undo_forget(u);
@@ -662,6 +740,9 @@ void loader_undo_forget(struct loader_undo *u)
 		close(u->replaced[i].old_fd);
 	for (int i = 0; i < u->n_restore; i++)
 		port_restore_close(&u->restore[i]);
+	if (u->slow_linked && u->slow_old_fd >= 0)
+		close(u->slow_old_fd);
+	u->slow_linked = 0;
 	u->n_restore = 0;
 	u->n_replaced = 0;
 	u->n_created = 0;

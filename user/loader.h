@@ -35,7 +35,15 @@ struct loader_undo {
 	int n_restore;              /* ports whose older xnat came off (a
 				       swap, a move to another mode) */
 	struct port_restore restore[PLAN_MAX_PORTS];
+	int slow_linked;            /* the slow path's slot was filled */
+	int slow_old_fd;            /* and held this program (-1: none) */
 };
+
+struct bpf_object;
+/* Put OBJ's loaded xdp_xnat_slow into the slot xdp_xnat tail-calls
+ * (bpf/maps.h), the program it held into *OLD_FD (-1: none) unless
+ * OLD_FD is NULL. 0 or -errno. */
+int loader_slow_path_link(struct bpf_object *obj, int *old_fd);
 
 /*
  * Can PLAN be loaded next to what is pinned here? A pinned state map

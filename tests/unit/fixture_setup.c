@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "fixture.h"
+#include "loader.h"
 
 static int check_mac(const char *ifname, const uint8_t *want)
 {
@@ -127,6 +128,8 @@ static int setup_bpf(unsigned int flow_entries)
 	err = bpf_map__set_max_entries(skel->maps.xnat_flows, flow_entries);
 	if (!err)
 		err = xnat_bpf__load(skel);
+	if (!err)
+		err = loader_slow_path_link(skel->obj, NULL);
 	if (err) {
 		fprintf(stderr, "setup: loading the XDP program: %s\n",
 			strerror(-err));

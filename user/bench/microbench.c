@@ -33,6 +33,7 @@
 #include "xnat_fwd.skel.h"
 #include "xnat_bench.skel.h"
 #include "xnat_mbench.skel.h"
+#include "loader.h"
 #include "log.h"
 #include "maps.h"
 #include "microbench.h"
@@ -128,6 +129,8 @@ static int load_xnat(struct mb *m)
 	err = bpf_map__set_max_entries(m->xnat->maps.xnat_flows, MB_FLOWS_MAX);
 	if (!err)
 		err = xnat_bpf__load(m->xnat);
+	if (!err)
+		err = loader_slow_path_link(m->xnat->obj, NULL);
 	if (err) {
 		pr_warn("Microbenchmark: failed to load the XDP program: %s\n",
 			strerror(-err));
