@@ -174,4 +174,35 @@ static bool test_l2_not_for_us(void)
 FIXTURE_TEST("l2_frame_not_for_router", true, .fn = test_l2_not_for_us);
 FIXTURE_TEST("ipv4_bad_header_checksum", true, .fn = test_v4_bad_hdr_csum);
 
+/*
+ * The slow path is a program of its own in a one-slot array (bpf/maps.h),
+ * which the loader fills before the fast path attaches. Should the slot
+ * be empty anyway, a new flow goes up counted as internal, and the same
+ * packet opens its flow once the slot is filled again.
+ */
+static const struct fixture fx_slow_path_unlinked[] = {
+	{ "new flow, slot empty", LAN, DNS(LAN_HOST, WAN_GW, FROM_LAN), PASS(INTERNAL) },
+};
+static const struct fixture fx_slow_path_linked[] = {
+	{ "new flow, slot filled", LAN, DNS(LAN_HOST, WAN_GW, FROM_LAN), FWD(SLOW) },
+};
+
+static bool test_slow_path_unlinked(void)
+{
+	int fd = bpf_map__fd(skel->maps.xnat_slow_path);
+	int slow = bpf_program__fd(skel->progs.xdp_xnat_slow);
+	__u32 zero = 0;
+	bool ok;
+
+	ok = ASSERT_OK(bpf_map_delete_elem(fd, &zero), "empty the slot");
+	ok &= run_fixtures_each(fx_slow_path_unlinked,
+				ARRAY_SIZE(fx_slow_path_unlinked));
+	ok &= ASSERT_OK(bpf_map_update_elem(fd, &zero, &slow, BPF_ANY),
+			"fill the slot");
+	ok &= run_fixtures_each(fx_slow_path_linked,
+				ARRAY_SIZE(fx_slow_path_linked));
+	return ok;
+}
+FIXTURE_TEST("slow_path_unlinked", true, .fn = test_slow_path_unlinked);
+
 FIXTURE_MAIN_REGISTERED()
