@@ -23,9 +23,16 @@ struct nat_endpoint {
 	__be32 addr;
 	__be16 port;
 	__u8 proto;
-	__u8 pad;
+	/* 0 wherever an endpoint is a key or names one. In an xnat_ports
+	 * value (the port's owner): NAT_EP_ACTIVE while the owner's mapping
+	 * has outbound flows, so that the endpoint-dependent fallback need
+	 * not look the mapping up (bpf/nat.h edm_port_free()); 0 says
+	 * nothing (entries of an older xnat), the mapping decides. */
+	__u8 flags;
 };
 _Static_assert(sizeof(struct nat_endpoint) == 8, "nat_endpoint layout");
+
+#define NAT_EP_ACTIVE 0x01
 
 struct nat_mapping {
 	__be16 ext_port;

@@ -231,6 +231,26 @@ static int mapping_expire(void *map, struct nat_endpoint *ep,
 	return 0;
 }
 
+/*
+ * Say in the port owner's entry whether EP's mapping M has outbound flows
+ * (NAT_EP_ACTIVE, see struct nat_endpoint). Written on the transitions
+ * only (the first outbound flow of a mapping, the end of its last), by
+ * plain stores: a flag that races to 0 while flows remain only costs
+ * edm_port_free() its look-up of the mapping; it is set only by a CPU
+ * that has just added an outbound flow.
+ */
+static __always_inline void port_owner_mark(const struct nat_endpoint *ep,
+					    const struct nat_mapping *m,
+					    int active)
+{
+	struct nat_port_key pk = { .port = m->ext_port, .proto = ep->proto,
+				   .addr_idx = m->addr_idx };
+	struct nat_endpoint *owner = bpf_map_lookup_elem(&xnat_ports, &pk);
+
+	if (owner && owner->addr == ep->addr && owner->port == ep->port)
+		owner->flags = active ? NAT_EP_ACTIVE : 0;
+}
+
 /* A flow of EP's ended: the mapping's idle time starts when none is left.
  * OUTBOUND: the flow was opened from the inside. */
 static __always_inline void mapping_put(const struct xnat_config *cfg,
@@ -243,8 +263,11 @@ static __always_inline void mapping_put(const struct xnat_config *cfg,
 		return;
 	m->last_used_ns = bpf_ktime_get_ns();
 	/* Adds of -1: plain BPF_XADD, which every BPF target has. */
-	if (outbound)
+	if (outbound) {
 		__sync_fetch_and_add(&m->out_flows, (__u32)-1);
+		if (!*(volatile __u32 *)&m->out_flows)
+			port_owner_mark(ep, m, 0);
+	}
 	__sync_fetch_and_add(&m->flows, (__u32)-1);
 	/* Two last puts racing may both arm the timer: harmless. */
 	if (*(volatile __u32 *)&m->flows)
@@ -265,6 +288,10 @@ static __always_inline int port_claim(const struct xnat_config *cfg,
 				      const struct nat_endpoint *ep,
 				      struct nat_port_key *pk, int tries)
 {
+	/* Its mapping is made with its first outbound flow. */
+	struct nat_endpoint owner = { .addr = ep->addr, .port = ep->port,
+				      .proto = ep->proto,
+				      .flags = NAT_EP_ACTIVE };
 	int err = -EEXIST, i;
 
 #pragma clang loop unroll(disable)
@@ -275,7 +302,7 @@ static __always_inline int port_claim(const struct xnat_config *cfg,
 		    bpf_map_lookup_elem(&xnat_ports, pk))
 			err = -EEXIST;
 		else
-			err = bpf_map_update_elem(&xnat_ports, pk, ep,
+			err = bpf_map_update_elem(&xnat_ports, pk, &owner,
 						  BPF_NOEXIST);
 		if (err != -EEXIST)
 			break;
@@ -304,7 +331,7 @@ static __always_inline int mapping_get(__u32 *reason,
 	struct nat_port_key pk = { .proto = ep->proto };
 	struct nat_mapping *m;
 	struct nat_alloc_hint *hint;
-	int err, tries = NAT_PORT_TRIES, charged;
+	int err, tries = NAT_PORT_TRIES, charged, revive;
 	__u32 zero = 0;
 	__u64 now;
 
@@ -313,8 +340,11 @@ static __always_inline int mapping_get(__u32 *reason,
 reuse:
 		if (!dns && (m->flags & NAT_MAPPING_DNS))
 			m->flags &= ~NAT_MAPPING_DNS;
+		revive = !*(volatile __u32 *)&m->out_flows;
 		__sync_fetch_and_add(&m->out_flows, 1);
 		__sync_fetch_and_add(&m->flows, 1);
+		if (revive)
+			port_owner_mark(ep, m, 1);
 		*port = m->ext_port;
 		*idx = m->addr_idx;
 		return XNAT_CONTINUE;
@@ -400,11 +430,16 @@ static __always_inline int no_port_verdict(__u32 *reason)
 static __always_inline int edm_port_free(const struct nat_port_key *pk)
 {
 	struct nat_endpoint *owner = bpf_map_lookup_elem(&xnat_ports, pk);
+	struct nat_endpoint ep;
 	struct nat_mapping *m;
 
-	if (!owner)
+	/* An owner marked active has outbound flows: one look-up, where the
+	 * mapping's was a second per candidate, each a cache miss. */
+	if (!owner || (owner->flags & NAT_EP_ACTIVE))
 		return 1;
-	m = bpf_map_lookup_elem(&xnat_mappings, owner);
+	ep = *owner;
+	ep.flags = 0;
+	m = bpf_map_lookup_elem(&xnat_mappings, &ep);
 	return !m || m->out_flows;
 }
 
@@ -477,10 +512,11 @@ inbound_allowed(const struct pkt *p, const struct xnat_config *cfg,
 	if (!owner)
 		return NAT_INBOUND_NO_MAPPING;
 	*ep = *owner;
+	ep->flags = 0; /* a key from here on */
 	/* A mapping the inside no longer uses is over for inbound traffic
 	 * (its port only waits out the timeout), unless inbound packets may
 	 * refresh it and inbound flows still hold it. */
-	m = bpf_map_lookup_elem(&xnat_mappings, owner);
+	m = bpf_map_lookup_elem(&xnat_mappings, ep);
 	if (!m || !(m->out_flows || ((cfg->flags & XNAT_F_INBOUND_REFRESH) &&
 				     m->flows)))
 		return NAT_INBOUND_NO_MAPPING;

@@ -83,12 +83,55 @@ static bool test_edm_fallback(void)
 }
 FIXTURE_TEST(.name = "edm_fallback", .fn = test_edm_fallback);
 
+/* Port PORT's owner entry (UDP, first address) in *OWNER. */
+static bool port_owner(uint16_t port, struct nat_endpoint *owner)
+{
+	struct nat_port_key pk = { .port = htons(port), .proto = IPPROTO_UDP };
+
+	return ASSERT_OK(bpf_map_lookup_elem(bpf_map__fd(skel->maps.xnat_ports),
+					     &pk, owner), "port owner");
+}
+
+/* Set the flags of port PORT's owner entry (UDP, first address). */
+static bool port_owner_set(uint16_t port, uint8_t flags)
+{
+	struct nat_port_key pk = { .port = htons(port), .proto = IPPROTO_UDP };
+	struct nat_endpoint owner;
+
+	if (!port_owner(port, &owner))
+		return false;
+	owner.flags = flags;
+	return ASSERT_OK(bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_ports),
+					     &pk, &owner, BPF_EXIST),
+			 "port owner written");
+}
+
+/* Set the counts of host HOSTN's mapping of SPORT (UDP). */
+static bool mapping_counts(int hostn, uint16_t sport, uint32_t flows,
+			   uint32_t out_flows)
+{
+	int fd = bpf_map__fd(skel->maps.xnat_mappings);
+	struct nat_endpoint ep = { .port = htons(sport), .proto = IPPROTO_UDP };
+	struct nat_mapping m;
+	char h[32];
+
+	inet_pton(AF_INET, scale_host(hostn, h), &ep.addr);
+	if (!ASSERT_OK(bpf_map_lookup_elem(fd, &ep, &m), "mapping"))
+		return false;
+	m.flows = flows;
+	m.out_flows = out_flows;
+	return ASSERT_OK(bpf_map_update_elem(fd, &ep, &m, BPF_EXIST),
+			 "mapping counts");
+}
+
 /*
  * RFC 4787 REQ-3: a mapping that is over keeps its port for one timeout,
  * and an endpoint-dependent flow of another host may not take it either
  * (a remote of the old mapping would reach that host). The "over, but
  * waiting" state is set up directly: the flow's entries removed, the
- * mapping's counts at zero, as flow expiry leaves them.
+ * mapping's counts at zero and its port's owner no longer marked active,
+ * as flow expiry leaves them (edm_owner_mark checks that the data path
+ * leaves them so).
  */
 static bool test_edm_respects_reserved_port(void)
 {
@@ -111,7 +154,8 @@ static bool test_edm_respects_reserved_port(void)
 		return false;
 	m.flows = m.out_flows = 0;
 	if (!ASSERT_OK(bpf_map_update_elem(mappings_fd, &ep, &m, BPF_EXIST),
-		       "mapping over"))
+		       "mapping over") ||
+	    !port_owner_set(30000, 0))
 		return false;
 	ok &= out_expect(&c, 71, 1001, 9, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
 			 NULL);
@@ -121,6 +165,71 @@ static bool test_edm_respects_reserved_port(void)
 	return ok;
 }
 FIXTURE_TEST(.name = "edm_reserved_port", .fn = test_edm_respects_reserved_port);
+
+/*
+ * The port owner's NAT_EP_ACTIVE mark (struct nat_endpoint), which spares
+ * the fallback the look-up of the owner's mapping, follows the mapping's
+ * outbound flows through the data path: set when the mapping is made,
+ * cleared when its last outbound flow goes (here: a revived mapping whose
+ * flow finds the table full), set again when one comes back. An entry
+ * without the mark (as an older xnat made them) leaves the decision to
+ * the mapping, as before.
+ */
+static bool test_edm_owner_mark(void)
+{
+	struct xnat_config c = scale_cfg;
+	struct nat_endpoint owner;
+	struct flow_value v = {};
+	struct flow_key k;
+	long n, filler = 0;
+	bool ok = true;
+
+	c.port_min = c.port_max = 30000;
+	if (!scale_reset(&c))
+		return false;
+	ok &= out_expect(&c, 90, 30000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
+			 NULL);
+	ok &= port_owner(30000, &owner);
+	ok &= ASSERT_EQ(owner.flags, NAT_EP_ACTIVE, "marked at creation");
+	/* Unmarked, mapping in use: the mapping decides, the port is free. */
+	ok &= port_owner_set(30000, 0);
+	ok &= out_expect(&c, 91, 1000, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
+			 NULL, NULL);
+
+	/* The mapping over (its flows gone), then a flow of its endpoint
+	 * revives it but finds the flow table full: marked, then unmarked
+	 * by the reference given back. */
+	map_clear(flows_fd, SCALE_FLOWS_MAX + 1);
+	map_clear(bpf_map__fd(skel->maps.xnat_edm_ports), 65536);
+	ok &= mapping_counts(90, 30000, 0, 0);
+	ok &= port_owner_set(30000, NAT_EP_ACTIVE);
+	k = flow_key4("198.18.250.1", 1, "198.18.250.2", 1, IPPROTO_UDP,
+		      if_lan);
+	for (n = map_count(flows_fd); n < SCALE_FLOWS_MAX; n++, filler++) {
+		k.sport = htons(1 + filler % 60000);
+		k.dport = htons(1 + filler / 60000);
+		if (!ASSERT_OK(bpf_map_update_elem(flows_fd, &k, &v,
+						   BPF_NOEXIST), "filler"))
+			return false;
+	}
+	ok &= out_expect(&c, 90, 30000, 11, XDP_PASS, XNAT_PASS_TABLE_FULL,
+			 NULL, NULL);
+	ok &= port_owner(30000, &owner);
+	ok &= ASSERT_EQ(owner.flags, 0, "unmarked with its last outbound flow");
+	map_clear(flows_fd, SCALE_FLOWS_MAX + 1);
+	/* Over and unmarked: the port is reserved (REQ-3). */
+	ok &= out_expect(&c, 92, 1000, 9, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
+			 NULL);
+	/* Its endpoint comes back: marked, and the port may be shared. */
+	ok &= out_expect(&c, 90, 30000, 12, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
+			 NULL);
+	ok &= port_owner(30000, &owner);
+	ok &= ASSERT_EQ(owner.flags, NAT_EP_ACTIVE, "marked when revived");
+	ok &= out_expect(&c, 92, 1000, 9, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
+			 NULL, NULL);
+	return ok;
+}
+FIXTURE_TEST(.name = "edm_owner_mark", .fn = test_edm_owner_mark);
 
 /*
  * An endpoint-dependent flow leaves the address-dependent filter of its
