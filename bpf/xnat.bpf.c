@@ -228,6 +228,21 @@ static __always_inline int new_flow_path(struct xdp_md *ctx, struct pkt *p,
 		       nf->ov.edm ? XNAT_FWD_SLOW_EDM : XNAT_FWD_SLOW);
 }
 
+/* Every packet's start in either program: parsed, and the config found.
+ * XNAT_CONTINUE, or the action, counted. */
+static __always_inline int packet_begin(struct xdp_md *ctx, struct pkt *p,
+					struct xnat_config **cfg)
+{
+	int rc = parse_packet(ctx, p);
+
+	if (rc != XNAT_CONTINUE)
+		return count(p, p->reason, rc);
+	*cfg = config_get();
+	if (!*cfg)
+		return count(p, XNAT_PASS_INTERNAL, XDP_PASS);
+	return XNAT_CONTINUE;
+}
+
 /*
  * The xdp-mode slow path, reached by a tail call from xdp_xnat on a miss
  * (maps.h says why it is a program of its own). Nothing but the context
@@ -243,12 +258,11 @@ int xdp_xnat_slow(struct xdp_md *ctx)
 	__u32 zero = 0;
 	int rc;
 
-	rc = parse_packet(ctx, &p);
+	rc = packet_begin(ctx, &p, &cfg);
 	if (rc != XNAT_CONTINUE)
-		return count(&p, p.reason, rc);
-	cfg = config_get();
+		return rc;
 	nf = bpf_map_lookup_elem(&xnat_scratch, &zero);
-	if (!cfg || !nf)
+	if (!nf)
 		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
 	return new_flow_path(ctx, &p, cfg, nf);
 }
@@ -263,12 +277,9 @@ int xdp_xnat(struct xdp_md *ctx)
 	__u32 zero = 0;
 	int rc;
 
-	rc = parse_packet(ctx, &p);
+	rc = packet_begin(ctx, &p, &cfg);
 	if (rc != XNAT_CONTINUE)
-		return count(&p, p.reason, rc);
-	cfg = config_get();
-	if (!cfg)
-		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
+		return rc;
 
 	/* mode = offload: conntrack decides (offload.h), a hit or an
 	 * offloaded miss is forwarded exactly as here. */
