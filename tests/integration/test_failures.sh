@@ -106,12 +106,14 @@ native_refused() {
 }
 
 # Everything a running router has that a test may compare: the nft table,
-# the config-derived maps and the programs on the ports.
+# the config-derived maps, the slow path in its slot (bpf/maps.h) and the
+# programs on the ports.
 router_snapshot() {
 	local m
 	on_rtr nft list table inet xnat 2>&1
 	[ "$TB_MODE" = xdp ] || return 0
-	for m in xnat_config xnat_ifaces xnat_tx_ports xnat_forwards xnat_vlans; do
+	for m in xnat_config xnat_ifaces xnat_tx_ports xnat_forwards xnat_vlans \
+		 xnat_slow_path; do
 		echo "map $m:"
 		bpftool map dump pinned "$(pin_dir)/$m" 2>&1
 	done
