@@ -17,44 +17,14 @@
 #include "plan.h"
 #include "port_restore.h"
 #include "port_xdp.h"
+#include "loader_obj.h"
 
 
-/* What one apply of the loader changed, so that it can be undone. */
-struct loader_undo {
-	int first;                  /* nothing was pinned before */
-	int n_replaced;             /* config-derived maps re-created for a
-				       new layout: the old ones, to re-pin */
-	struct {
-		char name[32];
-		int old_fd;
-	} replaced[16];
-	int n_created;              /* maps pinned afresh */
-	char created[16][32];
-	int n_attached;             /* ports that had no xnat before */
-	__u32 attached[PLAN_MAX_PORTS];
-	int n_restore;              /* ports whose older xnat came off (a
-				       swap, a move to another mode) */
-	struct port_restore restore[PLAN_MAX_PORTS];
-	int slow_linked;            /* the slow path's slot was filled */
-	int slow_old_fd;            /* and held this program (-1: none) */
-};
-
-struct bpf_object;
 /* Put OBJ's loaded xdp_xnat_slow into the slot xdp_xnat tail-calls
  * (bpf/maps.h), the program it held into *OLD_FD (-1: none) unless
  * OLD_FD is NULL. 0 or -errno. */
 int loader_slow_path_link(struct bpf_object *obj, int *old_fd);
 
-/*
- * Can PLAN be loaded next to what is pinned here? A pinned state map
- * (flows, mappings, ports, peers, stats) of another layout or size is
- * refused, naming `xnat down`; config-derived maps of another layout are
- * re-created by loader_pin_maps. Checked before anything changes.
- */
-int loader_check(const struct plan *plan, char err[CONFIG_ERR_LEN]);
-/* Have every map of the object pinned: reuse what is pinned with the same
- * layout, create (and pin) the rest. Programs are not loaded. */
-int loader_pin_maps(const struct plan *plan, struct loader_undo *u);
 /* Attach (or hitlessly replace) on every port of PLAN: ports without xnat
  * first, then the ones running an older copy. A port running it in
  * another mode than PLAN's (native, generic) is detached and attached
@@ -74,8 +44,6 @@ void loader_undo_forget(struct loader_undo *u);
  * it is skipped. N < 0: every port of this netns (orphans too). Returns how
  * many were detached, or -errno. */
 int loader_detach(char names[][IF_NAMESIZE], int n);
-/* Unpin every map of this netns's router. */
-void loader_unpin(void);
 
 struct attach_info {
 	char method[8];     /* "libxdp" (dispatcher) or "legacy" (direct) */
