@@ -77,18 +77,28 @@ static __always_inline int forward(struct xdp_md *ctx, struct pkt *p,
 	return redirect(p, v->egress_ifindex, reason);
 }
 
+/* The per-CPU room a new or rerouted flow's entry is built in. */
+static __always_inline struct new_flow *scratch_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&xnat_scratch, &zero);
+}
+
 /*
  * Fast path switched off (benchmarks): keep the flow's NAT, but route every
  * packet again as the slow path would, to measure what the cache saves.
  */
 static __always_inline int forward_rerouted(struct xdp_md *ctx, struct pkt *p,
-					    struct flow_value *v,
-					    struct new_flow *nf)
+					    struct flow_value *v)
 {
+	struct new_flow *nf = scratch_get();
 	struct bpf_fib_lookup fib;
 	struct iface_info *out;
 	int rc;
 
+	if (!nf)
+		return count(p, XNAT_PASS_INTERNAL, XDP_PASS);
 	if (!ingress_get(p))
 		return count(p, XNAT_PASS_EGRESS, XDP_PASS);
 	rc = fib_route(ctx, p, &v->new_saddr, &v->new_daddr, &fib);
@@ -252,16 +262,13 @@ static __always_inline int packet_begin(struct xdp_md *ctx, struct pkt *p,
 SEC("xdp")
 int xdp_xnat_slow(struct xdp_md *ctx)
 {
+	struct new_flow *nf = scratch_get();
 	struct xnat_config *cfg;
-	struct new_flow *nf;
 	struct pkt p;
-	__u32 zero = 0;
-	int rc;
+	int rc = packet_begin(ctx, &p, &cfg);
 
-	rc = packet_begin(ctx, &p, &cfg);
 	if (rc != XNAT_CONTINUE)
 		return rc;
-	nf = bpf_map_lookup_elem(&xnat_scratch, &zero);
 	if (!nf)
 		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
 	return new_flow_path(ctx, &p, cfg, nf);
@@ -272,12 +279,9 @@ int xdp_xnat(struct xdp_md *ctx)
 {
 	struct xnat_config *cfg;
 	struct flow_value *v;
-	struct new_flow *nf;
 	struct pkt p;
-	__u32 zero = 0;
-	int rc;
+	int rc = packet_begin(ctx, &p, &cfg);
 
-	rc = packet_begin(ctx, &p, &cfg);
 	if (rc != XNAT_CONTINUE)
 		return rc;
 
@@ -299,11 +303,8 @@ int xdp_xnat(struct xdp_md *ctx)
 		/* Only while the loader has not linked the slow path. */
 		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
 	}
-	nf = bpf_map_lookup_elem(&xnat_scratch, &zero);
-	if (!nf)
-		return count(&p, XNAT_PASS_INTERNAL, XDP_PASS);
 	flow_touch(v, &p, cfg);
-	return forward_rerouted(ctx, &p, v, nf);
+	return forward_rerouted(ctx, &p, v);
 }
 
 #ifdef XNAT_FUZZ
