@@ -15,6 +15,26 @@
 
 /* ---- Endpoint-dependent fallback --------------------------------------- */
 
+/* Fill the flow table to its last entry with flows of no one (from
+ * 198.18.250.1 port 1 up, *K the key they share but for the ports), so
+ * that the next insert finds it full. */
+static bool flow_table_fill(struct flow_key *k)
+{
+	struct flow_value v = {};
+	long n, filler = 0;
+
+	*k = flow_key4("198.18.250.1", 1, "198.18.250.2", 1, IPPROTO_UDP,
+		       if_lan);
+	for (n = map_count(flows_fd); n < SCALE_FLOWS_MAX; n++, filler++) {
+		k->sport = htons(1 + filler % 60000);
+		k->dport = htons(1 + filler / 60000);
+		if (!ASSERT_OK(bpf_map_update_elem(flows_fd, k, &v,
+						   BPF_NOEXIST), "filler"))
+			return false;
+	}
+	return true;
+}
+
 /* The range cut to the one port 30000, held by host HOSTN's flow from
  * its port 30000: where the tests of what else may use that port start.
  * *PORT (if not NULL) gets the mapped port. A failure here ends the test,
@@ -179,9 +199,7 @@ static bool test_edm_owner_mark(void)
 {
 	struct xnat_config c = scale_cfg;
 	struct nat_endpoint owner;
-	struct flow_value v = {};
 	struct flow_key k;
-	long n, filler = 0;
 	bool ok = true;
 
 	c.port_min = c.port_max = 30000;
@@ -203,15 +221,8 @@ static bool test_edm_owner_mark(void)
 	map_clear(bpf_map__fd(skel->maps.xnat_edm_ports), 65536);
 	ok &= mapping_counts(90, 30000, 0, 0);
 	ok &= port_owner_set(30000, NAT_EP_ACTIVE);
-	k = flow_key4("198.18.250.1", 1, "198.18.250.2", 1, IPPROTO_UDP,
-		      if_lan);
-	for (n = map_count(flows_fd); n < SCALE_FLOWS_MAX; n++, filler++) {
-		k.sport = htons(1 + filler % 60000);
-		k.dport = htons(1 + filler / 60000);
-		if (!ASSERT_OK(bpf_map_update_elem(flows_fd, &k, &v,
-						   BPF_NOEXIST), "filler"))
-			return false;
-	}
+	if (!flow_table_fill(&k))
+		return false;
 	ok &= out_expect(&c, 90, 30000, 11, XDP_PASS, XNAT_PASS_TABLE_FULL,
 			 NULL, NULL);
 	ok &= port_owner(30000, &owner);
@@ -360,23 +371,14 @@ static bool test_edm_table_full(void)
 {
 	struct xnat_config c = scale_cfg;
 	int edm_fd = bpf_map__fd(skel->maps.xnat_edm_ports);
-	struct flow_value v = {};
 	struct flow_key k;
-	long n, filler = 0;
 	bool ok = true;
 
 	if (!single_port_held(&c, 80, NULL))
 		return false;
 	/* Fill the table to the last entry with flows of no one. */
-	k = flow_key4("198.18.250.1", 1, "198.18.250.2", 1, IPPROTO_UDP,
-		      if_lan);
-	for (n = map_count(flows_fd); n < SCALE_FLOWS_MAX; n++, filler++) {
-		k.sport = htons(1 + filler % 60000);
-		k.dport = htons(1 + filler / 60000);
-		if (!ASSERT_OK(bpf_map_update_elem(flows_fd, &k, &v,
-						   BPF_NOEXIST), "filler"))
-			return false;
-	}
+	if (!flow_table_fill(&k))
+		return false;
 	ok &= out_expect(&c, 81, 5000, 10, XDP_PASS, XNAT_PASS_TABLE_FULL,
 			 NULL, NULL);
 	ok &= ASSERT_EQ(map_count(edm_fd), 0, "the binding given back");
