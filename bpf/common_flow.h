@@ -71,8 +71,8 @@ enum flow_nat {
 enum flow_edm {
 	FLOW_EDM_NONE = 0, /* through its endpoint's mapping (or no SNAT) */
 	/* Endpoint-dependent fallback: a port unique for this remote
-	 * (address, port) only, held in xnat_edm_ports; released with the
-	 * flow. CHARGED: also counted against its inside host. */
+	 * (address, port) only, held by the flow's reply entry and released
+	 * with it. CHARGED: also counted against its inside host. */
 	FLOW_EDM_PORT = 1,
 	FLOW_EDM_PORT_CHARGED = 2,
 };

@@ -71,22 +71,6 @@ _Static_assert(sizeof(struct nat_peer_key) == 8, "nat_peer_key layout");
 #define NAT_MAPPING_CHARGED 0x01
 #define NAT_MAPPING_DNS 0x02
 
-/*
- * Endpoint-dependent fallback (nat.h): when an inside endpoint cannot get
- * a port of its own, a flow gets an external port that is unique towards
- * its remote (address, port) only, as Linux's masquerade allocates. The
- * binding's owner is the inside endpoint, the value.
- */
-struct nat_edm_key {
-	__be32 remote;
-	__be16 remote_port;
-	__be16 ext_port;
-	__u8 proto;
-	__u8 addr_idx;
-	__u16 pad;
-};
-_Static_assert(sizeof(struct nat_edm_key) == 12, "nat_edm_key layout");
-
 /* Per inside address: external ports it holds (RFC 6888 REQ-4). */
 struct nat_host {
 	__u32 ports;   /* mappings plus endpoint-dependent bindings, atomic */

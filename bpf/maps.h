@@ -46,15 +46,6 @@ struct {
 	__uint(max_entries, 65536);
 } xnat_ports SEC(".maps");
 
-/* Endpoint-dependent fallback bindings: (remote, external port) -> the
- * inside endpoint whose flow uses that port towards that remote. One per
- * such flow, deleted with it. max_entries is set from [flows] max. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct nat_edm_key);
-	__type(value, struct nat_endpoint);
-	__uint(max_entries, 65536);
-} xnat_edm_ports SEC(".maps");
 
 /* Inside address -> the external ports it holds, for [nat]
  * ports_per_host. Entries stay (a count of zero) once made; when the map
@@ -298,10 +289,9 @@ struct new_flow {
 	struct flow_value ov;     /* its direction */
 	struct flow_key rkey;     /* the reply's key */
 	struct flow_value rv;
-	/* The new mapping and endpoint-dependent binding (nat.h), here
-	 * rather than on the stack, which the slow path has used up. */
+	/* The new mapping (nat.h), here rather than on the stack, which
+	 * the slow path has used up. */
 	struct nat_mapping nm;
-	struct nat_edm_key edm;
 	struct nat_endpoint ep;   /* the flow's inside endpoint */
 	struct nat_port_key pk;   /* an endpoint-dependent port candidate */
 	__u8 mapped;              /* enum flow_mapping of the flow */

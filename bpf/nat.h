@@ -12,7 +12,8 @@
  * When no such port is free (more inside endpoints than ports), a flow
  * falls back to an endpoint-dependent port: one unique towards its remote
  * (address, port) only, as Linux's masquerade allocates, claimed the same
- * lock-free way in xnat_edm_ports and freed with the flow. That breaks
+ * lock-free way by the flow's reply entry (slowpath.h edm_claim()) and
+ * freed with it. That breaks
  * RFC 4787 REQ-1 for that endpoint, deliberately (docs/NAT.md). The pool
  * of external addresses is paired (REQ-2), and an inside host may hold at
  * most [nat] ports_per_host ports (RFC 6888 REQ-4).
@@ -443,27 +444,11 @@ static __always_inline int edm_port_free(const struct nat_port_key *pk)
 	return !m || m->out_flows;
 }
 
-/* The binding of an endpoint-dependent flow (its ORIG key and entry). */
-static __always_inline void edm_key_of(const struct flow_key *okey,
-				       const struct flow_value *ov,
-				       struct nat_edm_key *k)
-{
-	__builtin_memset(k, 0, sizeof(*k));
-	k->remote = okey->daddr.v4;
-	k->remote_port = okey->dport;
-	k->ext_port = ov->new_sport;
-	k->proto = okey->proto;
-	k->addr_idx = ov->addr_idx;
-}
-
-/* An endpoint-dependent flow ended: free its port towards its remote. */
+/* An endpoint-dependent flow ended. Its port towards its remote is free
+ * with its reply entry; what is left is its host's charge. */
 static __always_inline void edm_release(const struct flow_key *okey,
 					const struct flow_value *ov)
 {
-	struct nat_edm_key k;
-
-	edm_key_of(okey, ov, &k);
-	bpf_map_delete_elem(&xnat_edm_ports, &k);
 	if (ov->edm == FLOW_EDM_PORT_CHARGED)
 		host_release(okey->saddr.v4);
 }

@@ -137,36 +137,28 @@ static __always_inline int new_flow_failed(__u32 *reason, int err)
 }
 
 /*
- * Claim the endpoint-dependent binding of nf's current candidate port
- * (nf->ov.new_sport, nf->rkey.dport), then insert the flow's reply entry
- * with it: the insert (BPF_NOEXIST) is the proof that no flow of a
- * mapping uses that port towards this remote, one hash operation where a
- * look-up and the insert were two. 0: both in place; -EEXIST: this port
- * is taken towards the remote (nothing left behind); another error: the
- * table is full (nothing left behind).
+ * Claim nf's current candidate port (nf->ov.new_sport, nf->rkey.dport)
+ * towards the flow's remote by inserting the flow's reply entry with it.
+ * Its key is (remote address and port, external address and port,
+ * protocol, the WAN port and VLAN): every SNAT flow leaves by the one WAN
+ * port, so the insert (BPF_NOEXIST) is the proof that no other flow, of
+ * a mapping or endpoint-dependent, uses that port towards this remote;
+ * the first CPU to insert owns it. 0: in place; -EEXIST: taken; another
+ * error: the table is full. Nothing is left behind on an error.
  */
 static __always_inline int edm_claim(struct new_flow *nf)
 {
-	int err;
-
-	edm_key_of(&nf->okey, &nf->ov, &nf->edm);
-	err = bpf_map_update_elem(&xnat_edm_ports, &nf->edm, &nf->ep,
-				  BPF_NOEXIST);
-	if (err)
-		return err;
 	flow_set_deltas(&nf->rkey, &nf->rv);
-	err = bpf_map_update_elem(&xnat_flows, &nf->rkey, &nf->rv, BPF_NOEXIST);
-	if (err)
-		bpf_map_delete_elem(&xnat_edm_ports, &nf->edm);
-	return err;
+	return bpf_map_update_elem(&xnat_flows, &nf->rkey, &nf->rv,
+				   BPF_NOEXIST);
 }
 
 /*
  * SNAT through an endpoint-dependent port, when the endpoint cannot have
  * a port of its own: the external port need only be unique towards this
  * remote (address, port), which multiplies the ports by the remotes. A
- * candidate is claimed in xnat_edm_ports (BPF_NOEXIST, lock-free like
- * xnat_ports) and the flow's reply entry inserted with it (edm_claim()).
+ * candidate is claimed by inserting the flow's reply entry with it
+ * (edm_claim(), BPF_NOEXIST, lock-free like xnat_ports).
  * Bounded: at most NAT_PORT_TRIES candidates; a flow that gets none goes
  * to the kernel's NAT, whose own range may have a port, within a budget
  * per CPU (no_port_verdict()); beyond it, dropped and counted.
@@ -202,8 +194,8 @@ __noinline int new_flow_insert_edm(struct new_flow *nf,
 	/* Consecutive ports from a random start: a range of up to
 	 * NAT_PORT_TRIES ports is searched whole. No port preservation: many
 	 * hosts using the same inside ports would all start on the same one.
-	 * A candidate's binding is claimed, then its reply key (the reply
-	 * key with its port) taken by the reply entry itself. */
+	 * A candidate's reply key (the reply key with its port) is taken by
+	 * the reply entry itself. */
 	range = cfg->port_max - cfg->port_min + 1;
 	off = bpf_get_prandom_u32() % range;
 	flow_reply_key(&nf->okey, &nf->ov, &nf->rkey);
@@ -301,8 +293,8 @@ __noinline int new_flow_insert(struct new_flow *nf,
 			mapping_put(cfg, &nf->ep,
 				    nf->mapped == FLOW_MAPPING_OUT);
 		if (nf->ov.edm) {
-			/* new_flow_insert_edm()'s binding and charge. */
-			bpf_map_delete_elem(&xnat_edm_ports, &nf->edm);
+			/* new_flow_insert_edm()'s charge (its claim, the
+			 * reply entry, went with the rest). */
 			if (nf->ov.edm == FLOW_EDM_PORT_CHARGED)
 				host_release(nf->ep.addr);
 			return new_flow_failed(reason, err);

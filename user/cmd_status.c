@@ -69,18 +69,23 @@ struct status {
 	/* Kernel memory of the pinned maps (fdinfo memlock). */
 	unsigned long long map_bytes;
 	/* External ports in use per pool address: mappings (a port of
-	 * their own) and endpoint-dependent bindings (one remote's). */
+	 * their own) and endpoint-dependent flows (a port towards one
+	 * remote each). */
 	int n_addrs;
 	char addrs[XNAT_MAX_POOL][INET_ADDRSTRLEN];
 	unsigned long mappings[XNAT_MAX_POOL];
 	unsigned long bindings[XNAT_MAX_POOL];
 };
 
-static int flow_table_fill(struct table_fill *t)
+/* The flow table's fill; with EDM (xdp mode), also the endpoint-dependent
+ * flows per pool address (one ORIG entry each: their ports are held by
+ * their reply entries, bpf/slowpath.h edm_claim()). */
+static int flow_table_fill(struct table_fill *t, unsigned long *edm)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 	struct flow_key key, next;
+	struct flow_value v;
 	void *prev = NULL;
 	int fd = pins_map_open(MAP_FLOWS);
 
@@ -93,6 +98,9 @@ static int flow_table_fill(struct table_fill *t)
 		t->entries++;
 		key = next;
 		prev = &key;
+		if (edm && !bpf_map_lookup_elem(fd, &key, &v) &&
+		    v.dir == FLOW_DIR_ORIG && v.edm != FLOW_EDM_NONE)
+			edm[v.addr_idx]++; /* a __u8: within XNAT_MAX_POOL */
 	}
 	close(fd);
 	return 0;
@@ -259,7 +267,8 @@ static void count_by_addr(const char *name, size_t key_size, size_t idx_off,
 	close(fd);
 }
 
-/* Ports in use per pool address, from the port and binding maps. */
+/* Ports in use per pool address, from the port map (the endpoint-
+ * dependent ones come from the flow table, flow_table_fill()). */
 static void addr_use(struct status *s)
 {
 	int i;
@@ -273,8 +282,6 @@ static void addr_use(struct status *s)
 			snprintf(s->addrs[i], INET_ADDRSTRLEN, "%s", s->nat_addr);
 	count_by_addr(MAP_PORTS, sizeof(struct nat_port_key),
 		      offsetof(struct nat_port_key, addr_idx), s->mappings);
-	count_by_addr(MAP_EDM, sizeof(struct nat_edm_key),
-		      offsetof(struct nat_edm_key, addr_idx), s->bindings);
 }
 
 static void gather(struct status *s)
@@ -296,7 +303,8 @@ static void gather(struct status *s)
 			s->have_kernel_ranges = true;
 	}
 	if (mode_runs_xdp(s->st.mode))
-		flow_table_fill(&s->fill);
+		flow_table_fill(&s->fill, s->st.mode == MODE_XDP ?
+					 s->bindings : NULL);
 	if (s->cfg.wan.name[0])
 		wan_addresses(s);
 	nat_address(s);

@@ -66,15 +66,15 @@ static int skel_size_maps(struct xnat_bpf *skel, const struct config *cfg)
 		__u32 n;
 	} sizes[] = {
 		/* Two entries per connection; at most one mapping, one port
-		 * and (LRU) two peers per connection, or one
-		 * endpoint-dependent binding; mappings and ports also at
-		 * most one per external port (map_size.c). */
+		 * and (LRU) two peers per connection; mappings and ports
+		 * also at most one per external port (map_size.c). An
+		 * endpoint-dependent port is held by its flow's reply
+		 * entry. */
 		{ skel->maps.xnat_flows, 2 * cfg->flows_max },
 		{ skel->maps.xnat_mappings,
 		  map_size_nat_table(cfg, MAP_MAPPINGS) },
 		{ skel->maps.xnat_ports, map_size_nat_table(cfg, MAP_PORTS) },
 		{ skel->maps.xnat_peers, 2 * cfg->flows_max },
-		{ skel->maps.xnat_edm_ports, cfg->flows_max },
 		/* One reference per connection, and a quarter more for those
 		 * of connections that ended some other way until the sweeper
 		 * skips them (bpf/sweep.h). */

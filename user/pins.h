@@ -23,7 +23,6 @@
 #define MAP_IFADDRS  "xnat_ifaddrs"
 #define MAP_MAPPINGS "xnat_mappings"
 #define MAP_PORTS    "xnat_ports"
-#define MAP_EDM      "xnat_edm_ports"
 #define MAP_HOSTS    "xnat_hosts"
 #define MAP_POOL     "xnat_pool"
 #define MAP_POOL_REV "xnat_pool_rev"

@@ -144,7 +144,6 @@ void flows_clear(void)
 	map_clear(bpf_map__fd(skel->maps.xnat_mappings), 65536);
 	map_clear(bpf_map__fd(skel->maps.xnat_ports), 65536);
 	map_clear(bpf_map__fd(skel->maps.xnat_peers), 131072);
-	map_clear(bpf_map__fd(skel->maps.xnat_edm_ports), 65536);
 	map_clear(bpf_map__fd(skel->maps.xnat_hosts), 65536);
 }
 

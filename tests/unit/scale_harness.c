@@ -51,6 +51,23 @@ long map_count(int fd)
 	return n;
 }
 
+long edm_flows(void)
+{
+	struct flow_key key, next;
+	struct flow_value v;
+	long n = 0;
+
+	if (bpf_map_get_next_key(flows_fd, NULL, &next))
+		return 0;
+	do {
+		key = next;
+		if (!bpf_map_lookup_elem(flows_fd, &key, &v) &&
+		    v.dir == FLOW_DIR_ORIG && v.edm != FLOW_EDM_NONE)
+			n++;
+	} while (!bpf_map_get_next_key(flows_fd, &key, &next));
+	return n;
+}
+
 bool scale_reset(const struct xnat_config *c)
 {
 	flows_clear();

@@ -48,6 +48,9 @@ extern const struct fixture_opts scale_opts;
 uint64_t scale_counter(int reason);
 /* Entries in the map FD. */
 long map_count(int fd);
+/* Flows with an endpoint-dependent port (ORIG entries with edm set): each
+ * holds its port towards its remote with its reply entry. */
+long edm_flows(void);
 /* Forget all NAT state, and write C as the config. */
 bool scale_reset(const struct xnat_config *c);
 /* Inside host N's address (HOST_NET N) in BUF; returns BUF. */

@@ -59,7 +59,6 @@ static bool single_port_held(struct xnat_config *c, int hostn, uint16_t *port)
 static bool test_edm_fallback(void)
 {
 	struct xnat_config c = scale_cfg;
-	int edm_fd = bpf_map__fd(skel->maps.xnat_edm_ports);
 	uint16_t port[4];
 	bool ok = true;
 	int i;
@@ -77,7 +76,7 @@ static bool test_edm_fallback(void)
 	 * with its own range, gets the flow. */
 	ok &= out_expect(&c, 11, 5000, 9, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
 			 NULL);
-	ok &= ASSERT_EQ(map_count(edm_fd), 0, "no binding left by the drop");
+	ok &= ASSERT_EQ(edm_flows(), 0, "no endpoint-dependent flow left by the drop");
 	/* Each candidate's reply entry was tried and found taken by a
 	 * mapping's flow: none of them stays behind. */
 	ok &= ASSERT_EQ(map_count(flows_fd), 8, "the four flows' entries only");
@@ -89,7 +88,7 @@ static bool test_edm_fallback(void)
 			ok &= ASSERT_TRUE(port[j] != port[i],
 					  "distinct ports towards one remote");
 	}
-	ok &= ASSERT_EQ(map_count(edm_fd), 4, "endpoint-dependent bindings");
+	ok &= ASSERT_EQ(edm_flows(), 4, "endpoint-dependent flows");
 	ok &= out_expect(&c, 11, 5004, 10, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
 			 NULL);
 	/* Replies reach the endpoint that owns the port towards them. */
@@ -168,7 +167,6 @@ static bool test_edm_respects_reserved_port(void)
 	ok &= out_expect(&c, 71, 1000, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
 			 NULL, NULL);
 	map_clear(flows_fd, SCALE_FLOWS_MAX + 1);
-	map_clear(bpf_map__fd(skel->maps.xnat_edm_ports), 65536);
 	inet_pton(AF_INET, scale_host(70, h), &ep.addr);
 	if (!ASSERT_OK(bpf_map_lookup_elem(mappings_fd, &ep, &m), "mapping"))
 		return false;
@@ -218,7 +216,6 @@ static bool test_edm_owner_mark(void)
 	 * revives it but finds the flow table full: marked, then unmarked
 	 * by the reference given back. */
 	map_clear(flows_fd, SCALE_FLOWS_MAX + 1);
-	map_clear(bpf_map__fd(skel->maps.xnat_edm_ports), 65536);
 	ok &= mapping_counts(90, 30000, 0, 0);
 	ok &= port_owner_set(30000, NAT_EP_ACTIVE);
 	if (!flow_table_fill(&k))
@@ -281,7 +278,6 @@ static bool test_edm_capacity(void)
 	static bool used[64][16];
 	struct xnat_config c = scale_cfg;
 	int mappings_fd = bpf_map__fd(skel->maps.xnat_mappings);
-	int edm_fd = bpf_map__fd(skel->maps.xnat_edm_ports);
 	uint16_t port;
 	bool ok = true;
 	int h, i, n = 0;
@@ -304,13 +300,13 @@ static bool test_edm_capacity(void)
 		}
 	}
 	ok &= ASSERT_EQ(n, 1024, "flows offered");
-	ok &= ASSERT_EQ(map_count(mappings_fd) + map_count(edm_fd), 1024,
-			"one mapping or binding per flow");
+	ok &= ASSERT_EQ(map_count(mappings_fd) + edm_flows(), 1024,
+			"one mapping or endpoint-dependent port per flow");
 	ok &= ASSERT_TRUE(map_count(mappings_fd) >= 1, "some mappings");
 	/* Full: the next one goes to the kernel, with no state left. */
 	ok &= out_expect(&c, 99, 2000, 1000, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
 			 NULL);
-	ok &= ASSERT_EQ(map_count(mappings_fd) + map_count(edm_fd), 1024,
+	ok &= ASSERT_EQ(map_count(mappings_fd) + edm_flows(), 1024,
 			"nothing left by the drop");
 	return ok;
 }
@@ -355,22 +351,20 @@ static bool test_no_port_budget(void)
 	ok &= ASSERT_TRUE(dropped > 0, "the flood beyond it is dropped");
 	ok &= ASSERT_EQ(map_count(bpf_map__fd(skel->maps.xnat_flows)), 2,
 			"no state but the first flow's");
-	ok &= ASSERT_EQ(map_count(bpf_map__fd(skel->maps.xnat_edm_ports)), 0,
-			"no binding left");
+	ok &= ASSERT_EQ(edm_flows(), 0, "no endpoint-dependent flow left");
 	return ok;
 }
 FIXTURE_TEST(.name = "no_port_budget", .fn = test_no_port_budget);
 
 /*
- * The reply entry is inserted together with the binding (its insert is
- * the test that no mapping's flow uses the port towards the remote): when
- * that insert fails because the flow table is full, the binding is given
- * back and the kernel's NAT gets the flow, with nothing left behind.
+ * An endpoint-dependent port is claimed by inserting the flow's reply
+ * entry (the test that no other flow uses the port towards the remote):
+ * when that insert fails because the flow table is full, the kernel's NAT
+ * gets the flow, with nothing left behind.
  */
 static bool test_edm_table_full(void)
 {
 	struct xnat_config c = scale_cfg;
-	int edm_fd = bpf_map__fd(skel->maps.xnat_edm_ports);
 	struct flow_key k;
 	bool ok = true;
 
@@ -381,7 +375,7 @@ static bool test_edm_table_full(void)
 		return false;
 	ok &= out_expect(&c, 81, 5000, 10, XDP_PASS, XNAT_PASS_TABLE_FULL,
 			 NULL, NULL);
-	ok &= ASSERT_EQ(map_count(edm_fd), 0, "the binding given back");
+	ok &= ASSERT_EQ(edm_flows(), 0, "no endpoint-dependent flow");
 	ok &= ASSERT_EQ(map_count(flows_fd), SCALE_FLOWS_MAX, "no entry added");
 	/* Room again: the same flow gets the port towards its remote. */
 	k.sport = htons(1);
@@ -391,7 +385,7 @@ static bool test_edm_table_full(void)
 	ok &= ASSERT_OK(bpf_map_delete_elem(flows_fd, &k), "two fillers out");
 	ok &= out_expect(&c, 81, 5000, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
 			 NULL, NULL);
-	ok &= ASSERT_EQ(map_count(edm_fd), 1, "its binding");
+	ok &= ASSERT_EQ(edm_flows(), 1, "its endpoint-dependent flow");
 	return ok;
 }
 FIXTURE_TEST(.name = "edm_table_full", .fn = test_edm_table_full);
