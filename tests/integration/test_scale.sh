@@ -74,7 +74,7 @@ probe() {
 # port sees distinct external ports, in xdp mode from the XDP range, most
 # of them endpoint-dependent (fwd_slow_edm).
 test_edm_fallback() {
-	local out edm pairs="" d n ports
+	local out edm use pairs="" d n ports
 	restart_with edm nat.ports=30000-30001
 	peer_server 7000 7001 7002 || fail "no server"
 	for n in 0 1 2 3 4 5; do
@@ -99,6 +99,13 @@ test_edm_fallback() {
 	edm=$(counter fwd_slow_edm)
 	echo "fwd_slow_edm: $edm"
 	[ "$edm" -ge 4 ] || fail "expected at least 4 endpoint-dependent flows"
+	# status counts them on the address, from the flow table (each holds
+	# its port with its reply entry), and the mappings apart.
+	check xnat status --json
+	use=$(json_q "[j['addresses'][0]['endpoint_dependent'], j['addresses'][0]['mappings']]" \
+		<<<"$CHECK_OUT")
+	[ "$use" = "[$edm, 2]" ] ||
+		fail "status: [endpoint_dependent, mappings] = $use, expected [$edm, 2]"
 }
 
 # [nat] ports_per_host = 2: the LAN host's third endpoint is refused and
