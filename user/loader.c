@@ -227,7 +227,7 @@ static int attach_libxdp(struct xnat_bpf *skel, enum xdp_attach_mode mode,
 
 int loader_slow_path_link(struct bpf_object *obj, int *old_fd)
 {
-	struct bpf_map *map = bpf_object__find_map_by_name(obj, "xnat_slow_path");
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, MAP_SLOW_PATH);
 	struct bpf_program *prog =
 		bpf_object__find_program_by_name(obj, "xdp_xnat_slow");
 	int map_fd = map ? bpf_map__fd(map) : -1;
@@ -286,7 +286,7 @@ static void unlink_slow_path(struct loader_undo *u)
 
 	if (!u->slow_linked)
 		return;
-	pin_path(path, sizeof(path), "xnat_slow_path");
+	pin_path(path, sizeof(path), MAP_SLOW_PATH);
 	fd = bpf_obj_get(path);
 	if (fd >= 0 && (u->slow_old_fd >= 0 ?
 			bpf_map_update_elem(fd, &zero, &u->slow_old_fd, BPF_ANY) :

@@ -33,7 +33,7 @@ static int map_is_derived(const char *name)
 		 * offload's first-packet filter,
 		 * the trace's and the NAT log's settings and rings */
 		"xnat_fragments", "xnat_scratch", "xnat_ct_seen",
-		"xnat_slow_path",
+		MAP_SLOW_PATH,
 		MAP_TRACE_CFG, MAP_TRACE_CPU,
 		MAP_TRACE_RB, MAP_NATLOG_CFG, MAP_NATLOG_CPU, MAP_NATLOG_RB,
 	};

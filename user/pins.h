@@ -36,6 +36,7 @@
 #define MAP_EXPIRE_NOW "xnat_expire_now"
 #define MAP_SWEEP      "xnat_sweep"
 #define MAP_EXPIRY     "xnat_expiry"
+#define MAP_SLOW_PATH  "xnat_slow_path"
 
 /* The pin directory of the router in the network namespace with inode
  * NETNS_INO, in BUF. 0, or -ENAMETOOLONG. */
