@@ -74,7 +74,7 @@ struct status {
 	int n_addrs;
 	char addrs[XNAT_MAX_POOL][INET_ADDRSTRLEN];
 	unsigned long mappings[XNAT_MAX_POOL];
-	unsigned long bindings[XNAT_MAX_POOL];
+	unsigned long edm_flows[XNAT_MAX_POOL];
 };
 
 /* The flow table's fill; with EDM (xdp mode), also the endpoint-dependent
@@ -304,7 +304,7 @@ static void gather(struct status *s)
 	}
 	if (mode_runs_xdp(s->st.mode))
 		flow_table_fill(&s->fill, s->st.mode == MODE_XDP ?
-					 s->bindings : NULL);
+					 s->edm_flows : NULL);
 	if (s->cfg.wan.name[0])
 		wan_addresses(s);
 	nat_address(s);
@@ -415,7 +415,7 @@ static void json_tables(const struct status *s)
 		json_obj_begin(NULL);
 		json_str("address", s->addrs[i]);
 		json_u64("mappings", s->mappings[i]);
-		json_u64("endpoint_dependent", s->bindings[i]);
+		json_u64("endpoint_dependent", s->edm_flows[i]);
 		json_obj_end();
 	}
 	json_arr_end();
@@ -524,7 +524,7 @@ static void print_text(const struct status *s)
 	for (i = 0; i < s->n_addrs; i++)
 		printf("%s %-15s %lu ports mapped, %lu endpoint-dependent\n",
 		       i ? "        " : "address:", s->addrs[i], s->mappings[i],
-		       s->bindings[i]);
+		       s->edm_flows[i]);
 	printf("\n%-16s %-4s %-8s %-8s %s\n", "interface", "role", "attach",
 	       "method", "prog id");
 	for (i = 0; i < st->n_ifaces; i++) {
