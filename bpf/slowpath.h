@@ -40,24 +40,29 @@ static __always_inline struct iface_info *ingress_get(struct pkt *p)
 	return iface_get(p->in_ifindex);
 }
 
+/* A new flow's route: the FIB's answer, and the port of ours it leaves by. */
+struct new_route {
+	struct bpf_fib_lookup fib;
+	struct iface_info *out;
+};
+
 /*
  * Fill both directions from the packet, the rewrite already chosen in
- * nf->ov (new_* fields) and the route in FIB. The reply goes back out of
+ * nf->ov (new_* fields) and the route RT. The reply goes back out of
  * the ingress port to the MAC the packet came from, so it needs no route.
  */
 static __always_inline void new_flow_fill(struct new_flow *nf,
 					  const struct pkt *p,
-					  const struct bpf_fib_lookup *fib,
-					  const struct iface_info *out,
-					  const struct iface_info *in)
+					  const struct new_route *rt)
 {
+	const struct bpf_fib_lookup *fib = &rt->fib;
 	__u64 now = bpf_ktime_get_coarse_ns();
 
 	nf->okey = p->key;
 	nf->ov.dir = FLOW_DIR_ORIG;
 	/* VLAN devices transmit on their parent port, tagged. */
-	nf->ov.egress_ifindex = out->parent;
-	nf->ov.egress_vid = out->vid;
+	nf->ov.egress_ifindex = rt->out->parent;
+	nf->ov.egress_vid = rt->out->vid;
 	__builtin_memcpy(nf->ov.eth_dst, fib->dmac, ETH_ALEN);
 	__builtin_memcpy(nf->ov.eth_src, fib->smac, ETH_ALEN);
 	nf->ov.created_ns = now;
@@ -349,21 +354,20 @@ static __always_inline struct iface_info *egress_get(struct pkt *p,
 
 /*
  * Route a new flow's first packet from its source to DADDR: XNAT_CONTINUE
- * with FIB filled and *OUT one of our ports (on a LAN port when LAN_ONLY),
- * or a verdict. One place for the check every new flow's egress passes.
+ * with RT filled, its port one of ours (a LAN port when LAN_ONLY), or a
+ * verdict. One place for the check every new flow's egress passes.
  */
 static __always_inline int new_flow_route(struct xdp_md *ctx, struct pkt *p,
 					  const union xnat_addr *daddr,
-					  struct bpf_fib_lookup *fib,
-					  struct iface_info **out, int lan_only)
+					  struct new_route *rt, int lan_only)
 {
 	int rc;
 
-	rc = fib_route(ctx, p, &p->key.saddr, daddr, fib);
+	rc = fib_route(ctx, p, &p->key.saddr, daddr, &rt->fib);
 	if (rc != XNAT_CONTINUE)
 		return rc;
-	*out = egress_get(p, fib);
-	if (!*out || (lan_only && (*out)->role != XNAT_ROLE_LAN))
+	rt->out = egress_get(p, &rt->fib);
+	if (!rt->out || (lan_only && rt->out->role != XNAT_ROLE_LAN))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
 	return XNAT_CONTINUE;
 }
@@ -378,49 +382,41 @@ static __always_inline int tcp_midstream(const struct pkt *p)
 }
 
 /*
- * Open a connection towards a LAN host: the caller has set nf->ov.nat and
- * the rewrite (new_* fields); the new destination is routed and must be on
- * a LAN port. Port forwards, inbound mappings and hairpins end here.
+ * The route of a connection towards a LAN host, once the caller has set
+ * nf->ov.nat and the rewrite (new_* fields): the new destination must be
+ * on a LAN port. Port forwards, inbound mappings and hairpins end here.
  */
 static __always_inline int new_flow_to_lan(struct xdp_md *ctx, struct pkt *p,
-					   struct new_flow *nf,
-					   const struct xnat_config *cfg,
-					   const struct iface_info *in)
+					   const struct new_flow *nf,
+					   struct new_route *rt)
 {
-	struct bpf_fib_lookup fib;
-	struct iface_info *out;
-	int rc;
-
 	/* A hairpin usually goes back out of the port it came in on. */
-	rc = new_flow_route(ctx, p, &nf->ov.new_daddr, &fib, &out, 1);
-	if (rc != XNAT_CONTINUE)
-		return rc;
-	new_flow_fill(nf, p, &fib, out, in);
-	return slow_insert(p, nf, cfg);
+	return new_flow_route(ctx, p, &nf->ov.new_daddr, rt, 1);
+}
+
+/* The port forward of the packet's protocol and destination port on the
+ * first NAT address, NULL if none: TCP and UDP only. */
+static __always_inline struct fwd_value *forward_get(const struct pkt *p)
+{
+	struct fwd_key fk = { .port = p->key.dport, .proto = p->key.proto };
+
+	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
+		return NULL;
+	return bpf_map_lookup_elem(&xnat_forwards, &fk);
 }
 
 /*
- * Hairpinning (RFC 4787 REQ-9, RFC 5382 REQ-8): a LAN host connects to a
- * port forward on the WAN address. The server behind it must answer through
- * the router, so the source becomes the WAN address and a NAT port, the
- * external mapping the client would have towards the outside. Returns
- * XNAT_CONTINUE with nf->ov.nat == FLOW_NAT_HAIRPIN when installed, or
- * XNAT_CONTINUE with nf untouched when no forward matches (the packet is
- * for the router itself), or a verdict.
+ * Hairpinning (RFC 4787 REQ-9, RFC 5382 REQ-8): a LAN host connects to
+ * FWD, a port forward on the WAN address. The server behind it must answer
+ * through the router, so the source becomes the WAN address and a NAT port,
+ * the external mapping the client would have towards the outside.
  */
 static __always_inline int slow_hairpin(struct xdp_md *ctx, struct pkt *p,
 					struct new_flow *nf,
 					const struct xnat_config *cfg,
-					const struct iface_info *in)
+					const struct fwd_value *fwd,
+					struct new_route *rt)
 {
-	struct fwd_key fk = { .port = p->key.dport, .proto = p->key.proto };
-	struct fwd_value *fwd;
-
-	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
-		return XNAT_CONTINUE;
-	fwd = bpf_map_lookup_elem(&xnat_forwards, &fk);
-	if (!fwd)
-		return XNAT_CONTINUE;
 	if (kernel_owns_flow(ctx, p))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_KERNEL_FLOW);
 	nf->ov.nat = FLOW_NAT_HAIRPIN;
@@ -428,7 +424,7 @@ static __always_inline int slow_hairpin(struct xdp_md *ctx, struct pkt *p,
 	nf->ov.new_sport = p->key.sport;
 	nf->ov.new_daddr.v4 = fwd->addr;
 	nf->ov.new_dport = fwd->port;
-	return new_flow_to_lan(ctx, p, nf, cfg, in);
+	return new_flow_to_lan(ctx, p, nf, rt);
 }
 
 /* The rewrite of a routed flow: addresses and ports stay as they are. */
@@ -445,10 +441,9 @@ static __always_inline void new_flow_as_is(struct new_flow *nf,
 static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 					 struct new_flow *nf,
 					 const struct xnat_config *cfg,
-					 const struct iface_info *in)
+					 struct new_route *rt)
 {
-	struct bpf_fib_lookup fib;
-	struct iface_info *out;
+	struct fwd_value *fwd;
 	int rc;
 
 	/* Only a SYN opens a TCP connection here. Anything else is the
@@ -460,22 +455,24 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 	    !p->icmp_echo_request)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_ECHO_REPLY);
 
+	/* To the WAN address: a hairpin if a forward matches, else for the
+	 * router itself (the route below says so). */
 	if (p->ip4 && cfg->nat_addr && p->key.daddr.v4 == cfg->nat_addr) {
-		rc = slow_hairpin(ctx, p, nf, cfg, in);
-		if (rc != XNAT_CONTINUE || nf->ov.nat == FLOW_NAT_HAIRPIN)
-			return rc;
+		fwd = forward_get(p);
+		if (fwd)
+			return slow_hairpin(ctx, p, nf, cfg, fwd, rt);
 	}
 
-	rc = new_flow_route(ctx, p, &p->key.daddr, &fib, &out, 0);
+	rc = new_flow_route(ctx, p, &p->key.daddr, rt, 0);
 	if (rc != XNAT_CONTINUE)
 		return rc;
-	if (fib.ifindex == p->in_ifindex)
+	if (rt->fib.ifindex == p->in_ifindex)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_EGRESS);
 	if (kernel_owns_flow(ctx, p))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_KERNEL_FLOW);
 
 	new_flow_as_is(nf, p);
-	if (out->role == XNAT_ROLE_WAN && p->key.family == XNAT_AF_INET) {
+	if (rt->out->role == XNAT_ROLE_WAN && p->key.family == XNAT_AF_INET) {
 		if (!cfg->nat_addr)
 			return pkt_stop(p, XDP_PASS, XNAT_PASS_NO_NAT_ADDR);
 		nf->ov.nat = FLOW_NAT_SNAT;
@@ -483,8 +480,7 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 	} else {
 		nf->ov.nat = FLOW_NAT_NONE;
 	}
-	new_flow_fill(nf, p, &fib, out, in);
-	return slow_insert(p, nf, cfg);
+	return XNAT_CONTINUE;
 }
 
 /*
@@ -497,17 +493,15 @@ static __always_inline int slow_from_lan(struct xdp_md *ctx, struct pkt *p,
 static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 					    struct new_flow *nf,
 					    const struct xnat_config *cfg,
-					    const struct iface_info *in,
-					    __u8 idx)
+					    __u8 idx, struct new_route *rt)
 {
-	struct fwd_key fk = { .port = p->key.dport, .proto = p->key.proto };
 	struct nat_endpoint ep;
 	struct fwd_value *fwd;
 
 	if (p->key.proto != IPPROTO_TCP && p->key.proto != IPPROTO_UDP)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_LOCAL); /* pings */
 	/* Port forwards live on the first address only. */
-	fwd = idx ? NULL : bpf_map_lookup_elem(&xnat_forwards, &fk);
+	fwd = idx ? NULL : forward_get(p);
 	/* A forward's port may also be one the kernel's NAT handed out (its
 	 * range is the operator's too): replies of its connections are its. */
 	if (fwd && kernel_owns_flow(ctx, p))
@@ -536,7 +530,7 @@ static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 	nf->ov.new_sport = p->key.sport;
 	nf->ov.new_daddr.v4 = ep.addr;
 	nf->ov.new_dport = ep.port;
-	return new_flow_to_lan(ctx, p, nf, cfg, in);
+	return new_flow_to_lan(ctx, p, nf, rt);
 }
 
 /*
@@ -546,18 +540,13 @@ static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
  * whose ruleset takes the same decision. ICMPv6 errors never get here:
  * those about an XDP flow follow it, the rest are the kernel's.
  */
-static __always_inline int slow_in6(struct pkt *p, struct new_flow *nf,
-				    const struct xnat_config *cfg,
-				    const struct bpf_fib_lookup *fib,
-				    const struct iface_info *out,
-				    const struct iface_info *in)
+static __always_inline int slow_in6(struct pkt *p, struct new_flow *nf)
 {
 	if (tcp_midstream(p))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_TCP_MIDSTREAM);
 	new_flow_as_is(nf, p);
 	nf->ov.nat = FLOW_NAT_NONE;
-	new_flow_fill(nf, p, fib, out, in);
-	return slow_insert(p, nf, cfg);
+	return XNAT_CONTINUE;
 }
 
 /*
@@ -570,10 +559,8 @@ static __always_inline int slow_in6(struct pkt *p, struct new_flow *nf,
 static __always_inline int slow_from_wan(struct xdp_md *ctx, struct pkt *p,
 					 struct new_flow *nf,
 					 const struct xnat_config *cfg,
-					 const struct iface_info *in)
+					 struct new_route *rt)
 {
-	struct bpf_fib_lookup fib;
-	struct iface_info *out;
 	union xnat_addr dst = p->key.daddr;
 	int rc, idx;
 
@@ -588,10 +575,10 @@ static __always_inline int slow_from_wan(struct xdp_md *ctx, struct pkt *p,
 	if (p->key.family == XNAT_AF_INET) {
 		idx = pool_index(cfg, p->key.daddr.v4);
 		if (idx >= 0)
-			return slow_to_nat_addr(ctx, p, nf, cfg, in, idx);
+			return slow_to_nat_addr(ctx, p, nf, cfg, idx, rt);
 	}
 
-	rc = new_flow_route(ctx, p, &dst, &fib, &out, 1);
+	rc = new_flow_route(ctx, p, &dst, rt, 1);
 	if (rc != XNAT_CONTINUE)
 		return rc;
 	if (kernel_owns_flow(ctx, p))
@@ -599,7 +586,31 @@ static __always_inline int slow_from_wan(struct xdp_md *ctx, struct pkt *p,
 	if (p->key.family != XNAT_AF_INET6 ||
 	    (!p->icmp_echo_request && !(cfg->flags & XNAT_F_IPV6_OPEN)))
 		return pkt_stop(p, XDP_DROP, XNAT_DROP_UNSOLICITED);
-	return slow_in6(p, nf, cfg, &fib, out, in);
+	return slow_in6(p, nf);
+}
+
+/*
+ * A packet without a flow, from IN (a port of ours): the handler of its
+ * side decides the new connection (its rewrite in nf->ov, and its route),
+ * which is then filled in and installed. XNAT_CONTINUE with the flow in
+ * place, or a verdict.
+ */
+static __always_inline int new_flow_open(struct xdp_md *ctx, struct pkt *p,
+					 struct new_flow *nf,
+					 const struct xnat_config *cfg,
+					 const struct iface_info *in)
+{
+	struct new_route rt;
+	int rc;
+
+	if (in->role == XNAT_ROLE_WAN)
+		rc = slow_from_wan(ctx, p, nf, cfg, &rt);
+	else
+		rc = slow_from_lan(ctx, p, nf, cfg, &rt);
+	if (rc != XNAT_CONTINUE)
+		return rc;
+	new_flow_fill(nf, p, &rt);
+	return slow_insert(p, nf, cfg);
 }
 
 #endif /* XNAT_SLOWPATH_H */

@@ -220,10 +220,7 @@ static __always_inline int new_flow_path(struct xdp_md *ctx, struct pkt *p,
 		return count(p, XNAT_PASS_MARTIAN, XDP_PASS);
 	if (in->role == XNAT_ROLE_WAN && fib_src_is_inside(ctx, p))
 		return count(p, XNAT_DROP_SPOOFED, XDP_DROP);
-	if (in->role == XNAT_ROLE_WAN)
-		rc = slow_from_wan(ctx, p, nf, cfg, in);
-	else
-		rc = slow_from_lan(ctx, p, nf, cfg, in);
+	rc = new_flow_open(ctx, p, nf, cfg, in);
 	if (rc != XNAT_CONTINUE)
 		return count(p, p->reason, rc);
 	if (nf->ov.nat == FLOW_NAT_SNAT)
