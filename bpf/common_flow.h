@@ -39,6 +39,8 @@ struct flow_key {
 	__u16 vid;    /* 802.1Q VLAN id on the ingress port, 0 untagged */
 	__u32 ifindex; /* ingress port (the physical one for VLANs) */
 };
+/* The members' sizes add up to it: no padding, whose bytes a hash key
+ * would compare without anyone setting them. */
 _Static_assert(sizeof(struct flow_key) == 44, "flow_key layout");
 
 enum flow_dir {
@@ -221,21 +223,23 @@ static inline __u8 flow_tcp_state(const struct flow_value *a,
 	return FLOW_TCP_ESTABLISHED;
 }
 
-/* The key a packet of the other direction arrives with: the data path
- * installs it, `xnat flows` pairs the two directions with it. */
+/*
+ * The key a packet of the other direction arrives with: the data path
+ * installs it, `xnat flows` pairs the two directions with it: the ORIG
+ * direction's rewritten tuple, swapped, on the port and VLAN the ORIG
+ * direction leaves by. Every byte of the key is a member (no padding: see
+ * its size's assertion), so the literal leaves none of a hash key unset.
+ */
 static inline void flow_reply_key(const struct flow_key *okey,
 				  const struct flow_value *ov,
 				  struct flow_key *rkey)
 {
-	__builtin_memset(rkey, 0, sizeof(*rkey));
-	rkey->saddr = ov->new_daddr;
-	rkey->daddr = ov->new_saddr;
-	rkey->sport = ov->new_dport;
-	rkey->dport = ov->new_sport;
-	rkey->proto = okey->proto;
-	rkey->family = okey->family;
-	rkey->ifindex = ov->egress_ifindex;
-	rkey->vid = ov->egress_vid;
+	*rkey = (struct flow_key){
+		.saddr = ov->new_daddr, .sport = ov->new_dport,
+		.daddr = ov->new_saddr, .dport = ov->new_sport,
+		.proto = okey->proto, .family = okey->family,
+		.vid = ov->egress_vid, .ifindex = ov->egress_ifindex,
+	};
 }
 
 /* DNS: the short UDP timeout RFC 4787 REQ-5a allows for port 53. */
