@@ -125,19 +125,22 @@ _Static_assert(sizeof(struct xnat_offload_config) == 16,
  * set it to put each packet to conntrack. */
 #define XNAT_OFFLOAD_F_LOOKUP_FIRST (1U << 1)
 
-/* [forward] rule: WAN (proto, port on nat_addr) to an inside host. */
+/*
+ * A [forward] rule as xnat_forwards holds it: the key is what it opens
+ * (protocol, port on nat_addr), the value the inside host it leads to.
+ * Addresses and ports in network order.
+ */
 struct fwd_key {
 	__be16 port;
-	__u8 proto;
+	__u8 proto;   /* IPPROTO_TCP or IPPROTO_UDP */
 	__u8 pad;
 };
-_Static_assert(sizeof(struct fwd_key) == 4, "fwd_key layout");
-
 struct fwd_value {
 	__be32 addr;
 	__be16 port;
 	__u16 pad;
 };
+_Static_assert(sizeof(struct fwd_key) == 4, "fwd_key layout");
 _Static_assert(sizeof(struct fwd_value) == 8, "fwd_value layout");
 
 /* Idle time after which a connection expires, in seconds. OKEY is the
