@@ -35,19 +35,22 @@ _Static_assert(sizeof(struct iface_info) == 20, "iface_info layout");
  * there to the kernel unless [offload] shaped = offload. */
 #define XNAT_IFACE_SHAPED (1U << 0)
 
-/* Router addresses on a port, source of XDP's errors (icmp_gen.h). */
-struct iface_addrs {
-	__be32 v4;
-	__be32 v6[4];
-};
-_Static_assert(sizeof(struct iface_addrs) == 20, "iface_addrs layout");
-/* (physical port, VLAN id) -> the VLAN device's ifindex. */
+/* The way back from a tagged frame to its VLAN device, the reverse of
+ * iface_info's (parent, vid): (physical port, VLAN id) -> the device's
+ * ifindex, in xnat_vlans. */
 struct vlan_key {
 	__u32 ifindex;
 	__u16 vid;
 	__u16 pad;
 };
 _Static_assert(sizeof(struct vlan_key) == 8, "vlan_key layout");
+
+/* Router addresses on a port, source of XDP's errors (icmp_gen.h). */
+struct iface_addrs {
+	__be32 v4;
+	__be32 v6[4];
+};
+_Static_assert(sizeof(struct iface_addrs) == 20, "iface_addrs layout");
 
 /* Bits of xnat_config.flags. */
 #define XNAT_F_FASTPATH_OFF (1U << 0) /* [router] fastpath = off: route every packet */
