@@ -78,6 +78,19 @@ struct nat_host {
 };
 _Static_assert(sizeof(struct nat_host) == 8, "nat_host layout");
 
+/* Per CPU (xnat_alloc): when this CPU last found no endpoint-independent
+ * port (while that is recent, a new endpoint tries one such port, not
+ * NAT_PORT_TRIES, before the endpoint-dependent fallback: a full range
+ * would fail all the tries), and how many flows without any port it
+ * handed to the kernel lately. Shared with the unit tests, which set it. */
+struct nat_alloc_hint {
+	__u64 eim_full_ns;    /* CLOCK_MONOTONIC, bpf_ktime_get_ns() */
+	__u64 pass_window_ns; /* start of the current window */
+	__u32 passed;         /* flows handed up in it */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct nat_alloc_hint) == 24, "nat_alloc_hint layout");
+
 /*
  * Paired pooling (RFC 4787 REQ-2): the external address of inside address
  * INSIDE is pool index xnat_pool_hash(INSIDE, N) of N. It is nftables'

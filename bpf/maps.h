@@ -74,17 +74,7 @@ struct {
 	__uint(max_entries, XNAT_MAX_POOL);
 } xnat_pool_rev SEC(".maps");
 
-/* Per CPU: when this CPU last found no endpoint-independent port (while
- * that is recent, new endpoints try fewer such ports before the
- * endpoint-dependent fallback: a full range would fail all the tries),
- * and how many flows without any port it handed to the kernel lately. */
-struct nat_alloc_hint {
-	__u64 eim_full_ns;
-	__u64 pass_window_ns; /* start of the current window */
-	__u32 passed;         /* flows handed up in it */
-	__u32 pad;
-};
-
+/* struct nat_alloc_hint (common_nat.h), one per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
@@ -293,7 +283,9 @@ struct new_flow {
 	 * the slow path has used up. */
 	struct nat_mapping nm;
 	struct nat_endpoint ep;   /* the flow's inside endpoint */
-	struct nat_port_key pk;   /* an endpoint-dependent port candidate */
+	struct nat_port_key pk;   /* a port candidate */
+	__u8 pk_active;           /* pk is taken by an active mapping's
+				     owner (port_probe()) */
 	__u8 mapped;              /* enum flow_mapping of the flow */
 	__u8 addr_idx;            /* its external address's pool index */
 };

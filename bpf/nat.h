@@ -33,11 +33,11 @@
 /* Port candidates tried for a new endpoint-independent mapping, and for
  * an endpoint-dependent binding, before giving up on each. */
 #define NAT_PORT_TRIES 16
-/* Endpoint-independent tries while this CPU recently found none: a full
- * range fails every try (each a look-up, a cache miss at scale), and the
- * fallback is only a few tries away. One: a port freed meanwhile is still
+/* For this long after a CPU found no endpoint-independent port, it tries
+ * one random port instead of NAT_PORT_TRIES (port_probe()): a full range
+ * fails every try (each a look-up, a cache miss at scale), and the
+ * fallback is only a few tries away. A port freed meanwhile is still
  * found by the new endpoints that follow, each trying one at random. */
-#define NAT_PORT_TRIES_FULL 1
 #define NAT_FULL_HINT_NS (1 * NSEC_PER_SEC)
 
 /* Flows that got no port at all, handed to the kernel's NAT (its own
@@ -282,12 +282,12 @@ static __always_inline void mapping_put(const struct xnat_config *cfg,
 }
 
 /*
- * Claim PK (its first candidate set) for EP, trying at most TRIES ports:
- * 0, -EEXIST when all were taken, or the update's error.
+ * Claim PK (its first candidate set) for EP, trying at most NAT_PORT_TRIES
+ * ports: 0, -EEXIST when all were taken, or the update's error.
  */
 static __always_inline int port_claim(const struct xnat_config *cfg,
 				      const struct nat_endpoint *ep,
-				      struct nat_port_key *pk, int tries)
+				      struct nat_port_key *pk)
 {
 	/* Its mapping is made with its first outbound flow. */
 	struct nat_endpoint owner = { .addr = ep->addr, .port = ep->port,
@@ -296,15 +296,8 @@ static __always_inline int port_claim(const struct xnat_config *cfg,
 	int err = -EEXIST, i;
 
 #pragma clang loop unroll(disable)
-	for (i = 0; i < NAT_PORT_TRIES && i < tries; i++) {
-		/* While the range is full, a port seen taken costs a read,
-		 * not the update's bucket lock. */
-		if (tries == NAT_PORT_TRIES_FULL &&
-		    bpf_map_lookup_elem(&xnat_ports, pk))
-			err = -EEXIST;
-		else
-			err = bpf_map_update_elem(&xnat_ports, pk, &owner,
-						  BPF_NOEXIST);
+	for (i = 0; i < NAT_PORT_TRIES; i++) {
+		err = bpf_map_update_elem(&xnat_ports, pk, &owner, BPF_NOEXIST);
 		if (err != -EEXIST)
 			break;
 		pk->port = port_random(cfg);
@@ -313,27 +306,71 @@ static __always_inline int port_claim(const struct xnat_config *cfg,
 }
 
 /*
- * A reference on EP's mapping for a new flow, creating it (and claiming a
- * port) if EP has none. The external port goes to *PORT, its address's
- * pool index to *IDX. KEY is the new flow's (a mapping only DNS flows,
- * UDP port 53, used expires sooner). NM is scratch space for the new
- * mapping. Returns XNAT_CONTINUE; NAT_EIM_FULL
- * when no endpoint-independent port is free (the caller may fall back to
- * an endpoint-dependent one); or a verdict with its reason.
+ * While the range is full: one look at PK, a random port (a port seen
+ * taken costs a read, not the update's bucket lock). Free: claimed for EP
+ * as port_claim() would. Taken: -EEXIST, and PK stays a candidate for an
+ * endpoint-dependent port whose owner is already known: *ACTIVE when the
+ * owner's mapping has outbound flows, so that edm_port_free() need not
+ * look it up again (each look-up is a cache miss at scale).
+ */
+static __always_inline int port_probe(const struct xnat_config *cfg,
+				      const struct nat_endpoint *ep,
+				      struct nat_port_key *pk, __u8 *active)
+{
+	struct nat_endpoint *owner = bpf_map_lookup_elem(&xnat_ports, pk);
+
+	if (!owner)
+		return port_claim(cfg, ep, pk);
+	*active = !!(owner->flags & NAT_EP_ACTIVE);
+	return -EEXIST;
+}
+
+/*
+ * The port of NF's new mapping, in nf->pk (its address index set): the
+ * endpoint's own port where it is in range (preservation), else random
+ * tries; while this CPU recently found the range full, one random probe
+ * (port_probe(), which may leave nf->pk an endpoint-dependent candidate,
+ * nf->pk_active). 0, or -EEXIST / -errno as port_claim().
+ */
+static __always_inline int mapping_port(const struct xnat_config *cfg,
+					struct new_flow *nf, __u64 now)
+{
+	struct nat_alloc_hint *hint;
+	__u32 zero = 0;
+	int err;
+
+	hint = bpf_map_lookup_elem(&xnat_alloc, &zero);
+	if (hint && now - hint->eim_full_ns < NAT_FULL_HINT_NS) {
+		nf->pk.port = port_random(cfg);
+		err = port_probe(cfg, &nf->ep, &nf->pk, &nf->pk_active);
+	} else {
+		nf->pk.port = port_first(cfg, nf->ep.port);
+		err = port_claim(cfg, &nf->ep, &nf->pk);
+	}
+	/* Taken, or the ports map full: the same to the caller. */
+	if (err && hint)
+		hint->eim_full_ns = now;
+	return err;
+}
+
+/*
+ * A reference on the mapping of NF's inside endpoint (nf->ep) for the new
+ * flow nf->okey, creating it (and claiming a port) if the endpoint has
+ * none. The external port goes to nf->ov.new_sport, its address's pool
+ * index to nf->addr_idx; nf->nm is scratch space for the new mapping. A
+ * mapping only DNS flows (UDP port 53) used expires sooner. Returns
+ * XNAT_CONTINUE; NAT_EIM_FULL when no endpoint-independent port is free
+ * (the caller may fall back to an endpoint-dependent one); or a verdict
+ * with its reason.
  */
 static __always_inline int mapping_get(__u32 *reason,
 				       const struct xnat_config *cfg,
-				       const struct nat_endpoint *ep,
-				       const struct flow_key *key,
-				       __be16 *port, __u8 *idx,
-				       struct nat_mapping *nm)
+				       struct new_flow *nf)
 {
-	int dns = flow_is_dns(key);
-	struct nat_port_key pk = { .proto = ep->proto };
-	struct nat_mapping *m;
-	struct nat_alloc_hint *hint;
-	int err, tries = NAT_PORT_TRIES, charged, revive;
-	__u32 zero = 0;
+	const struct nat_endpoint *ep = &nf->ep;
+	struct nat_mapping *nm = &nf->nm, *m;
+	int dns = flow_is_dns(&nf->okey);
+	int err, charged, revive;
 	__u64 now;
 
 	m = bpf_map_lookup_elem(&xnat_mappings, ep);
@@ -346,8 +383,8 @@ reuse:
 		__sync_fetch_and_add(&m->flows, 1);
 		if (revive)
 			port_owner_mark(ep, m, 1);
-		*port = m->ext_port;
-		*idx = m->addr_idx;
+		nf->ov.new_sport = m->ext_port;
+		nf->addr_idx = m->addr_idx;
 		return XNAT_CONTINUE;
 	}
 
@@ -355,23 +392,14 @@ reuse:
 	if (charged < 0)
 		return verdict(reason, XDP_DROP, XNAT_DROP_HOST_LIMIT);
 	now = bpf_ktime_get_ns();
-	hint = bpf_map_lookup_elem(&xnat_alloc, &zero);
-	if (hint && now - hint->eim_full_ns < NAT_FULL_HINT_NS)
-		tries = NAT_PORT_TRIES_FULL;
-
-	pk.addr_idx = pool_pick(cfg, ep->addr);
-	pk.port = port_first(cfg, ep->port);
-	err = port_claim(cfg, ep, &pk, tries);
-	if (err) {
-		/* Taken, or the ports map full: the same to the caller. */
-		if (hint)
-			hint->eim_full_ns = now;
+	nf->pk.proto = ep->proto;
+	nf->pk.addr_idx = pool_pick(cfg, ep->addr);
+	if (mapping_port(cfg, nf, now))
 		goto fail;
-	}
 
 	__builtin_memset(nm, 0, sizeof(*nm));
-	nm->ext_port = pk.port;
-	nm->addr_idx = pk.addr_idx;
+	nm->ext_port = nf->pk.port;
+	nm->addr_idx = nf->pk.addr_idx;
 	nm->flags = (charged ? NAT_MAPPING_CHARGED : 0) |
 		    (dns ? NAT_MAPPING_DNS : 0);
 	nm->flows = 1;
@@ -379,7 +407,7 @@ reuse:
 	nm->last_used_ns = now;
 	err = bpf_map_update_elem(&xnat_mappings, ep, nm, BPF_NOEXIST);
 	if (err) {
-		bpf_map_delete_elem(&xnat_ports, &pk);
+		bpf_map_delete_elem(&xnat_ports, &nf->pk);
 		/* Another CPU mapped EP meanwhile: use its mapping. */
 		m = err == -EEXIST ? bpf_map_lookup_elem(&xnat_mappings, ep) :
 				     NULL;
@@ -390,10 +418,10 @@ reuse:
 		}
 		goto fail;
 	}
-	natlog_emit(NATLOG_CREATED, ep, pool_addr(cfg, pk.addr_idx), pk.port,
-		    key->daddr.v4, key->dport);
-	*port = pk.port;
-	*idx = pk.addr_idx;
+	natlog_emit(NATLOG_CREATED, ep, pool_addr(cfg, nf->pk.addr_idx),
+		    nf->pk.port, nf->okey.daddr.v4, nf->okey.dport);
+	nf->ov.new_sport = nf->pk.port;
+	nf->addr_idx = nf->pk.addr_idx;
 	return XNAT_CONTINUE;
 fail:
 	if (charged)

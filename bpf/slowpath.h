@@ -200,16 +200,21 @@ __noinline int new_flow_insert_edm(struct new_flow *nf,
 	 * NAT_PORT_TRIES ports is searched whole. No port preservation: many
 	 * hosts using the same inside ports would all start on the same one.
 	 * A candidate's reply key (the reply key with its port) is taken by
-	 * the reply entry itself. */
+	 * the reply entry itself. The random port the endpoint-independent
+	 * probe found held by an active mapping (nf->pk_active) is such a
+	 * start, and its owner needs no second look. */
 	range = cfg->port_max - cfg->port_min + 1;
-	off = bpf_get_prandom_u32() % range;
+	if (nf->pk_active)
+		off = (__u32)(bpf_ntohs(pk->port) - cfg->port_min);
+	else
+		off = bpf_get_prandom_u32() % range;
 	flow_reply_key(&nf->okey, &nf->ov, &nf->rkey);
 #pragma clang loop unroll(disable)
 	for (i = 0; i < NAT_PORT_TRIES; i++) {
 		nf->ov.new_sport = bpf_htons(cfg->port_min + (off + i) % range);
 		pk->port = nf->ov.new_sport;
 		nf->rkey.dport = nf->ov.new_sport;
-		if (!edm_port_free(pk))
+		if (!(i == 0 && nf->pk_active) && !edm_port_free(pk))
 			continue;
 		err = edm_claim(nf);
 		if (err != -EEXIST)
@@ -251,6 +256,7 @@ __noinline int new_flow_map(struct new_flow *nf, const struct xnat_config *cfg,
 	if (!nf || !cfg || !reason)
 		return XDP_ABORTED;
 	nf->addr_idx = 0;
+	nf->pk_active = 0;
 	nf->mapped = flow_mapping_ep(&nf->okey, &nf->ov, &nf->ep);
 	if (nf->ov.nat == FLOW_NAT_INBOUND) {
 		m = bpf_map_lookup_elem(&xnat_mappings, &nf->ep);
@@ -261,8 +267,7 @@ __noinline int new_flow_map(struct new_flow *nf, const struct xnat_config *cfg,
 	}
 	if (nf->mapped != FLOW_MAPPING_OUT)
 		return XNAT_CONTINUE;
-	rc = mapping_get(reason, cfg, &nf->ep, &nf->okey, &nf->ov.new_sport,
-			 &nf->addr_idx, &nf->nm);
+	rc = mapping_get(reason, cfg, nf);
 	if (rc == NAT_EIM_FULL && nf->ov.nat != FLOW_NAT_SNAT)
 		return verdict(reason, XDP_PASS, XNAT_PASS_NO_PORT);
 	if (rc == XNAT_CONTINUE)

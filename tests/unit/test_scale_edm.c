@@ -11,6 +11,7 @@
  * independent oracle (csum_oracle.h). Run as root from the repository
  * root. Prints "#N name:OK|FAIL" and ends with "N passed, N failed".
  */
+#include <time.h>
 #include "scale_harness.h"
 
 /* ---- Endpoint-dependent fallback --------------------------------------- */
@@ -238,6 +239,64 @@ static bool test_edm_owner_mark(void)
 	return ok;
 }
 FIXTURE_TEST(.name = "edm_owner_mark", .fn = test_edm_owner_mark);
+
+/* Every CPU's "no endpoint-independent port lately" hint (struct
+ * nat_alloc_hint) set to now, or cleared: which of mapping_port()'s two
+ * ways a new endpoint takes does not depend on the CPU the test runs on. */
+static bool full_hint_set(bool on)
+{
+	int fd = bpf_map__fd(skel->maps.xnat_alloc);
+	struct nat_alloc_hint h[ncpus];
+	struct timespec ts;
+	__u32 zero = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	memset(h, 0, sizeof(h));
+	for (int i = 0; i < ncpus; i++)
+		h[i].eim_full_ns = on ? (__u64)ts.tv_sec * 1000000000ULL +
+						ts.tv_nsec : 0;
+	return ASSERT_OK(bpf_map_update_elem(fd, &zero, h, BPF_ANY),
+			 "allocation hint");
+}
+
+/*
+ * While the range is full (the hint set), a new endpoint tries one random
+ * port (port_probe()): found free, it is the endpoint's mapping; found
+ * held by a mapping with outbound flows, it is where the endpoint-
+ * dependent search starts, without a second look at its owner; held by a
+ * mapping that is over (REQ-3), it is not used. A one-port range makes
+ * "random" that port.
+ */
+static bool test_edm_full_probe(void)
+{
+	struct xnat_config c = scale_cfg;
+	uint16_t port = 0;
+	bool ok = true;
+
+	c.port_min = c.port_max = 30000;
+	if (!scale_reset(&c) || !full_hint_set(true))
+		return false;
+	ok &= out_expect(&c, 80, 1000, 9, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
+			 &port);
+	ok &= ASSERT_EQ(port, 30000, "the probed port, free: a mapping");
+	ok &= ASSERT_TRUE(full_hint_set(true), "hint");
+	ok &= out_expect(&c, 81, 1000, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
+			 NULL, &port);
+	ok &= ASSERT_EQ(port, 30000, "the probed port, active: shared");
+	ok &= reply_expect(81, 1000, 10, NULL, 30000);
+	ok &= reply_expect(80, 1000, 9, NULL, 30000);
+	/* The owner's mapping over, as flow expiry leaves it. */
+	map_clear(flows_fd, SCALE_FLOWS_MAX + 1);
+	ok &= mapping_counts(80, 1000, 0, 0);
+	ok &= port_owner_set(30000, 0);
+	ok &= ASSERT_TRUE(full_hint_set(true), "hint");
+	ok &= out_expect(&c, 82, 1000, 11, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
+			 NULL);
+	ok &= ASSERT_EQ(map_count(flows_fd), 0, "no flow");
+	ok &= ASSERT_TRUE(full_hint_set(false), "hint cleared");
+	return ok;
+}
+FIXTURE_TEST(.name = "edm_full_probe", .fn = test_edm_full_probe);
 
 /*
  * An endpoint-dependent flow leaves the address-dependent filter of its
