@@ -40,12 +40,22 @@ static uint32_t mark_reply(const struct config *cfg)
 	return cfg->offload_mark & ~mark_orig(cfg);
 }
 
-/* { "wan", "lan0", ... }: the ports XDP may carry traffic between. */
-static void emit_port_set(FILE *f, const struct config *cfg)
+static const char *port_name(const struct config *cfg, int i)
 {
-	fprintf(f, "{ \"%s\"", cfg->wan.name);
-	for (int i = 0; i < cfg->n_lan; i++)
-		fprintf(f, ", \"%s\"", cfg->lan[i].name);
+	return i ? cfg->lan[i - 1].name : cfg->wan.name;
+}
+
+/* { "wan" . "wan", "wan" . "lan0", ... }: every (in, out) pair of the
+ * ports XDP may carry traffic between, for one lookup of both names. */
+static void emit_port_pairs(FILE *f, const struct config *cfg)
+{
+	int n = cfg->n_lan + 1;
+
+	fprintf(f, "{ ");
+	for (int i = 0; i < n; i++)
+		for (int o = 0; o < n; o++)
+			fprintf(f, "%s\"%s\" . \"%s\"", i || o ? ", " : "",
+				port_name(cfg, i), port_name(cfg, o));
 	fprintf(f, " }");
 }
 
@@ -61,7 +71,11 @@ static void emit_port_set(FILE *f, const struct config *cfg)
  * first one included, so the cheap tests come first and stop it early:
  * the direction (which makes one of the two rules fail at once), then
  * whether the bit is already set (a connection the kernel keeps, e.g. on
- * a shaped port), and only then the interface-name set lookups.
+ * a shaped port), and only then one look-up of the input and output port
+ * names together (three set look-ups before: protocol, input, output,
+ * about 2 % of a new connection's setup, docs/BENCHMARKS.md). Every
+ * protocol gets its bit: it says only what the ruleset accepted, and XDP
+ * looks up TCP and UDP connections alone.
  */
 void offload_emit_nft(FILE *f, const struct config *cfg)
 {
@@ -71,11 +85,9 @@ void offload_emit_nft(FILE *f, const struct config *cfg)
 	fprintf(f, "\tchain mark_accepted {\n"
 		   "\t\ttype filter hook postrouting priority 2147483647; policy accept;\n");
 	for (int d = 0; d < 2; d++) {
-		fprintf(f, "\t\tct direction %s ct mark and 0x%08x == 0 meta l4proto { tcp, udp } iifname ",
+		fprintf(f, "\t\tct direction %s ct mark and 0x%08x == 0 iifname . oifname ",
 			dirs[d], bits[d]);
-		emit_port_set(f, cfg);
-		fprintf(f, " oifname ");
-		emit_port_set(f, cfg);
+		emit_port_pairs(f, cfg);
 		fprintf(f, " ct mark set ct mark or 0x%08x\n", bits[d]);
 	}
 	fprintf(f, "\t}\n");
