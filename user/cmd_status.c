@@ -28,6 +28,7 @@
 #include "nft_table.h"
 #include "memory.h"
 #include "percpu.h"
+#include "map_walk.h"
 #include "pins.h"
 #include "state.h"
 
@@ -77,6 +78,22 @@ struct status {
 	unsigned long edm_flows[XNAT_MAX_POOL];
 };
 
+struct fill_walk {
+	struct table_fill *t;
+	unsigned long *edm;
+};
+
+static int fill_count(const void *key, const void *value, void *ctx)
+{
+	const struct flow_value *v = value;
+	struct fill_walk *w = ctx;
+
+	w->t->entries++;
+	if (w->edm && v->dir == FLOW_DIR_ORIG && v->edm != FLOW_EDM_NONE)
+		w->edm[v->addr_idx]++; /* a __u8: within XNAT_MAX_POOL */
+	return 0;
+}
+
 /* The flow table's fill; with EDM (xdp mode), also the endpoint-dependent
  * flows per pool address (one ORIG entry each: their ports are held by
  * their reply entries, bpf/slowpath.h edm_claim()). */
@@ -84,26 +101,19 @@ static int flow_table_fill(struct table_fill *t, unsigned long *edm)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	struct flow_key key, next;
-	struct flow_value v;
-	void *prev = NULL;
+	struct fill_walk w = { .t = t, .edm = edm };
 	int fd = pins_map_open(MAP_FLOWS);
+	long n;
 
 	if (fd < 0)
 		return fd;
 	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
 		t->max = info.max_entries;
 	t->entries = 0;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		t->entries++;
-		key = next;
-		prev = &key;
-		if (edm && !bpf_map_lookup_elem(fd, &key, &v) &&
-		    v.dir == FLOW_DIR_ORIG && v.edm != FLOW_EDM_NONE)
-			edm[v.addr_idx]++; /* a __u8: within XNAT_MAX_POOL */
-	}
+	n = map_walk(fd, sizeof(struct flow_key), sizeof(struct flow_value),
+		     fill_count, &w);
 	close(fd);
-	return 0;
+	return n < 0 ? (int)n : 0;
 }
 
 /* The sweeper's queue: its fill from the count the data path keeps in
@@ -248,30 +258,20 @@ out:
 	free(expected);
 }
 
-/* Adds one to COUNT[addr_idx] for every key of the pinned map NAME, whose
- * keys (KEY_SIZE bytes, at most 16) hold the pool index at byte IDX_OFF. */
-static void count_by_addr(const char *name, size_t key_size, size_t idx_off,
-			  unsigned long count[XNAT_MAX_POOL])
+static int port_count(const void *key, const void *value, void *ctx)
 {
-	__u8 key[16], next[16];
-	void *prev = NULL;
-	int fd = pins_map_open(name);
+	const struct nat_port_key *k = key;
+	unsigned long *count = ctx;
 
-	if (fd < 0)
-		return;
-	while (!bpf_map_get_next_key(fd, prev, next)) {
-		memcpy(key, next, key_size);
-		prev = key;
-		count[key[idx_off]]++; /* a __u8: within XNAT_MAX_POOL */
-	}
-	close(fd);
+	count[k->addr_idx]++; /* a __u8: within XNAT_MAX_POOL */
+	return 0;
 }
 
 /* Ports in use per pool address, from the port map (the endpoint-
  * dependent ones come from the flow table, flow_table_fill()). */
 static void addr_use(struct status *s)
 {
-	int i;
+	int fd, i;
 
 	s->n_addrs = s->cfg.n_pool > 1 ? s->cfg.n_pool : 1;
 	for (i = 0; i < s->n_addrs; i++)
@@ -280,8 +280,12 @@ static void addr_use(struct status *s)
 				  INET_ADDRSTRLEN);
 		else
 			snprintf(s->addrs[i], INET_ADDRSTRLEN, "%s", s->nat_addr);
-	count_by_addr(MAP_PORTS, sizeof(struct nat_port_key),
-		      offsetof(struct nat_port_key, addr_idx), s->mappings);
+	fd = pins_map_open(MAP_PORTS);
+	if (fd < 0)
+		return;
+	map_walk(fd, sizeof(struct nat_port_key), sizeof(struct nat_endpoint),
+		 port_count, s->mappings);
+	close(fd);
 }
 
 static void gather(struct status *s)
