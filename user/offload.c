@@ -22,12 +22,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "iface.h"
+#include "map_walk.h"
 #include "pins.h"
 #include "log.h"
 #include "offload.h"
 #include "natlog.h"
 #include "flow_ctl.skel.h"
-
 
 /* The lower set bit of the mask is the original direction's. */
 static uint32_t mark_orig(const struct config *cfg)
@@ -283,42 +283,40 @@ void offload_ct_tuple(char *buf, size_t len, const struct flow_key *k,
 		 v->dir == FLOW_DIR_ORIG ? other : pkt);
 }
 
-/* Delete the offloaded entries for which MATCH says yes (NULL: all);
- * each one goes to LOG (may be NULL) with WHY. */
-static int flush_matching(int fd, int (*match)(const struct flow_key *k,
-						 const void *arg),
-			  const void *arg, struct natlog *log, int why)
-{
-	struct flow_key key, next;
-	struct flow_value v;
-	void *prev = NULL;
-	int n = 0;
+struct flush_walk {
+	int fd;
+	struct natlog *log;
+	int why;
+	int n;
+};
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &v) || v.nat != FLOW_NAT_CT ||
-		    (match && !match(&key, arg)))
-			continue;
-		if (!bpf_map_delete_elem(fd, &key)) {
-			natlog_flow_returned(log, &key, &v, why);
-			n++;
-			/* The deleted key cannot anchor the walk. */
-			prev = NULL;
-		}
+static int flush_one(const void *key, const void *value, void *ctx)
+{
+	const struct flow_value *v = value;
+	struct flush_walk *w = ctx;
+
+	if (v->nat != FLOW_NAT_CT)
+		return 0;
+	if (!bpf_map_delete_elem(w->fd, key)) {
+		natlog_flow_returned(w->log, key, v, w->why);
+		w->n++;
 	}
-	return n;
+	return 0;
 }
 
-int offload_flush(void)
+/* Delete every offloaded entry; each one goes to LOG (may be NULL) with
+ * WHY. Returns how many, or -errno. Deleting during the walk
+ * is safe: map_walk() has each batch's entries in hand already, and the
+ * next batch starts from a bucket, not from a deleted key. (A walk key by
+ * key had to start over after every delete, which made a flush of N
+ * entries take time in N squared: 20 s for 200,000.) */
+static int flush_offloaded(int fd, struct natlog *log, int why)
 {
-	int fd = pins_map_open(MAP_FLOWS), n;
+	struct flush_walk w = { .fd = fd, .log = log, .why = why };
+	long err = map_walk(fd, sizeof(struct flow_key),
+			    sizeof(struct flow_value), flush_one, &w);
 
-	if (fd < 0)
-		return fd;
-	n = flush_matching(fd, NULL, NULL, NULL, 0);
-	close(fd);
-	return n;
+	return err < 0 ? (int)err : w.n;
 }
 
 /* Where offloaded packets enter: the physical port and VLAN id of every
@@ -524,15 +522,15 @@ void offload_watch_wait(struct offload_watch *w, int timeout_ms)
 		 * events (ENOBUFS) could leave a dead connection on the fast
 		 * path: start over from a clean table. */
 		if (nfct_catch(w->ct) < 0 && errno == ENOBUFS) {
-			n = flush_matching(w->flows_fd, NULL, NULL, w->log,
-					   FLOWLOG_WHY_CT_EVENTS_LOST);
+			n = flush_offloaded(w->flows_fd, w->log,
+					    FLOWLOG_WHY_CT_EVENTS_LOST);
 			pr_info("xnat: conntrack events lost; %d offloaded flow entries back to the kernel\n",
 				n);
 		}
 	}
 	if (pfd[1].revents && nft_changed(w)) {
-		n = flush_matching(w->flows_fd, NULL, NULL, w->log,
-				   FLOWLOG_WHY_RULESET);
+		n = flush_offloaded(w->flows_fd, w->log,
+				    FLOWLOG_WHY_RULESET);
 		pr_debug("nftables ruleset changed: %d offloaded flow entries back to the kernel\n",
 			 n);
 	}

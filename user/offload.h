@@ -33,9 +33,6 @@ int offload_port_shaped(int ifindex, char kind[16]);
 void offload_ct_tuple(char *buf, size_t len, const struct flow_key *k,
 		      const struct flow_value *v);
 
-/* Take every offloaded flow off the fast path; how many entries went. */
-int offload_flush(void);
-
 /*
  * For `xnat run`: wait up to TIMEOUT_MS for conntrack destroy events
  * (their flows leave the fast path) and nftables ruleset changes (all
