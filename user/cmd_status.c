@@ -28,7 +28,6 @@
 #include "nft_table.h"
 #include "memory.h"
 #include "percpu.h"
-#include "map_walk.h"
 #include "pins.h"
 #include "state.h"
 
@@ -99,20 +98,15 @@ static int fill_count(const void *key, const void *value, void *ctx)
  * their reply entries, bpf/slowpath.h edm_claim()). */
 static int flow_table_fill(struct table_fill *t, unsigned long *edm)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
 	struct fill_walk w = { .t = t, .edm = edm };
-	int fd = pins_map_open(MAP_FLOWS);
+	__u32 max = 0;
 	long n;
 
-	if (fd < 0)
-		return fd;
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
-		t->max = info.max_entries;
 	t->entries = 0;
-	n = map_walk(fd, sizeof(struct flow_key), sizeof(struct flow_value),
-		     fill_count, &w);
-	close(fd);
+	n = pins_map_walk(MAP_FLOWS, sizeof(struct flow_key),
+			  sizeof(struct flow_value), &max, fill_count, &w);
+	if (max)
+		t->max = max;
 	return n < 0 ? (int)n : 0;
 }
 
@@ -271,7 +265,7 @@ static int port_count(const void *key, const void *value, void *ctx)
  * dependent ones come from the flow table, flow_table_fill()). */
 static void addr_use(struct status *s)
 {
-	int fd, i;
+	int i;
 
 	s->n_addrs = s->cfg.n_pool > 1 ? s->cfg.n_pool : 1;
 	for (i = 0; i < s->n_addrs; i++)
@@ -280,12 +274,8 @@ static void addr_use(struct status *s)
 				  INET_ADDRSTRLEN);
 		else
 			snprintf(s->addrs[i], INET_ADDRSTRLEN, "%s", s->nat_addr);
-	fd = pins_map_open(MAP_PORTS);
-	if (fd < 0)
-		return;
-	map_walk(fd, sizeof(struct nat_port_key), sizeof(struct nat_endpoint),
-		 port_count, s->mappings);
-	close(fd);
+	pins_map_walk(MAP_PORTS, sizeof(struct nat_port_key),
+		      sizeof(struct nat_endpoint), NULL, port_count, s->mappings);
 }
 
 static void gather(struct status *s)

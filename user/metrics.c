@@ -21,7 +21,6 @@
 #include "loader.h"
 #include "metrics.h"
 #include "percpu.h"
-#include "map_walk.h"
 #include "pins.h"
 #include "reasons.h"
 #include "state.h"
@@ -126,30 +125,6 @@ static void write_ports(FILE *f, const struct xnat_state *st)
 	freeifaddrs(ifas);
 }
 
-static int count_only(const void *key, const void *value, void *ctx)
-{
-	return 0;
-}
-
-/* Entries of a pinned map (EACH called on each, if given), and its size.
- * -errno if it cannot be read. */
-static long map_count(const char *name, __u32 key_size, __u32 value_size,
-		      __u32 *max_entries, map_walk_fn each, void *ctx)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	int fd = pins_map_open(name);
-	long n;
-
-	if (fd < 0)
-		return fd;
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && max_entries)
-		*max_entries = info.max_entries;
-	n = map_walk(fd, key_size, value_size, each ? each : count_only, ctx);
-	close(fd);
-	return n;
-}
-
 struct port_use {
 	unsigned long tcp, udp, icmp;
 };
@@ -177,8 +152,8 @@ static void write_tables(FILE *f)
 	long n;
 	int fd;
 
-	n = map_count(MAP_FLOWS, sizeof(struct flow_key),
-		      sizeof(struct flow_value), &max, NULL, NULL);
+	n = pins_map_walk(MAP_FLOWS, sizeof(struct flow_key),
+			  sizeof(struct flow_value), &max, NULL, NULL);
 	if (n >= 0) {
 		family(f, "xnat_flow_entries", "gauge",
 		       "Entries in the flow table (one per direction of a "
@@ -197,16 +172,16 @@ static void write_tables(FILE *f)
 	}
 	inet_ntop(AF_INET, &c.nat_addr, addr, sizeof(addr));
 
-	n = map_count(MAP_MAPPINGS, sizeof(struct nat_endpoint),
-		      sizeof(struct nat_mapping), NULL, NULL, NULL);
+	n = pins_map_walk(MAP_MAPPINGS, sizeof(struct nat_endpoint),
+			  sizeof(struct nat_mapping), NULL, NULL, NULL);
 	if (n >= 0) {
 		family(f, "xnat_nat_mappings", "gauge",
 		       "NAT mappings (inside endpoint to external port) alive, "
 		       "in use or waiting out their timeout.");
 		fprintf(f, "xnat_nat_mappings{address=\"%s\"} %ld\n", addr, n);
 	}
-	n = map_count(MAP_PORTS, sizeof(struct nat_port_key),
-		      sizeof(struct nat_endpoint), NULL, count_port, &use);
+	n = pins_map_walk(MAP_PORTS, sizeof(struct nat_port_key),
+			  sizeof(struct nat_endpoint), NULL, count_port, &use);
 	if (n >= 0) {
 		family(f, "xnat_nat_ports_in_use", "gauge",
 		       "External ports (ICMP: echo ids) of the XDP NAT held by "

@@ -2,6 +2,7 @@
 /* Pin paths of the router's maps; see pins.h. */
 #include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include "netns.h"
 #include "pins.h"
@@ -46,4 +47,21 @@ const char *pins_dir(void)
 int pins_map_open(const char *name)
 {
 	return pins_map_open_of(netns_id(), name);
+}
+
+long pins_map_walk(const char *name, __u32 key_size, __u32 value_size,
+		   __u32 *max_entries, map_walk_fn each, void *ctx)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = pins_map_open(name);
+	long n;
+
+	if (fd < 0)
+		return fd;
+	if (max_entries && !bpf_obj_get_info_by_fd(fd, &info, &len))
+		*max_entries = info.max_entries;
+	n = map_walk(fd, key_size, value_size, each, ctx);
+	close(fd);
+	return n;
 }

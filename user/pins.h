@@ -11,6 +11,8 @@
 #define XNAT_PINS_H
 
 #include <stddef.h>
+#include <linux/types.h>
+#include "map_walk.h"
 
 /* Names of the maps, as pinned (the map names in bpf/maps.h). */
 #define MAP_FLOWS    "xnat_flows"
@@ -51,5 +53,11 @@ int pins_map_open_of(unsigned long netns_ino, const char *name);
 /* The same for the router of the current network namespace. */
 const char *pins_dir(void);
 int pins_map_open(const char *name);
+
+/* map_walk() (user/lib/map_walk.h) over the pinned map NAME of the router
+ * here, its size in *MAX_ENTRIES if not NULL: the number of entries, or
+ * -errno (-ENOENT: not up here). */
+long pins_map_walk(const char *name, __u32 key_size, __u32 value_size,
+		   __u32 *max_entries, map_walk_fn each, void *ctx);
 
 #endif /* XNAT_PINS_H */

@@ -76,27 +76,33 @@ static int check_walk(int fd)
 	return 0;
 }
 
-static int test_hash_batches(void)
+/* A map of TYPE filled with WALK_ENTRIES entries, walked, then counted
+ * (no callback). */
+static int walk_filled(enum bpf_map_type type)
 {
-	int fd = filled_map(BPF_MAP_TYPE_HASH), err;
+	int fd = filled_map(type), err;
+	long counted;
 
 	if (fd < 0)
-		return fail("hash map: %s", strerror(errno));
+		return fail("map of type %d: %s", type, strerror(errno));
 	err = check_walk(fd);
+	counted = map_walk(fd, sizeof(__u32), sizeof(__u64), NULL, NULL);
 	close(fd);
-	return err;
+	if (err)
+		return err;
+	EXPECT_EQ(counted, WALK_ENTRIES);
+	return 0;
+}
+
+static int test_hash_batches(void)
+{
+	return walk_filled(BPF_MAP_TYPE_HASH);
 }
 
 /* An array's batch is the kernel's generic one (its token is a key). */
 static int test_array_batches(void)
 {
-	int fd = filled_map(BPF_MAP_TYPE_ARRAY), err;
-
-	if (fd < 0)
-		return fail("array map: %s", strerror(errno));
-	err = check_walk(fd);
-	close(fd);
-	return err;
+	return walk_filled(BPF_MAP_TYPE_ARRAY);
 }
 
 /* Key K of a port map holds the loopback's ifindex. */

@@ -27,7 +27,7 @@ static long walk_by_key(int fd, __u32 key_size, char *buf, char *value,
 		memcpy(key, next, key_size);
 		if (bpf_map_lookup_elem(fd, key, value))
 			continue; /* gone meanwhile */
-		rc = each(key, value, ctx);
+		rc = each ? each(key, value, ctx) : 0;
 		if (rc)
 			return rc;
 		n++;
@@ -59,7 +59,7 @@ static long walk_by_batch(int fd, __u32 key_size, __u32 value_size,
 				return -EOPNOTSUPP;
 			return -errno;
 		}
-		for (i = 0; i < count; i++) {
+		for (i = 0; each && i < count; i++) {
 			rc = each(keys + (size_t)i * key_size,
 				  values + (size_t)i * value_size, ctx);
 			if (rc)

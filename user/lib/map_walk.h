@@ -15,7 +15,8 @@
 typedef int (*map_walk_fn)(const void *key, const void *value, void *ctx);
 
 /*
- * Call EACH(key, value, CTX) for every entry of the map FD, whose keys and
+ * Call EACH(key, value, CTX) (NULL: count only) for every entry of the
+ * map FD, whose keys and
  * values must be KEY_SIZE and VALUE_SIZE bytes (-EPROTO if the map's are
  * not: a pinned map of another layout). Not for per-CPU maps (-EINVAL).
  * Maps without batch operations (e.g. a device hash map) are walked key by key.
