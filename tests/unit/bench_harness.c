@@ -112,10 +112,11 @@ int bench_tests_main(const char *prog, int (*setup)(void),
 	}
 	bench_fds_at_start = count_fds();
 	for (i = 0; i < n; i++) {
+		unsigned int failures = check_failures;
 		bool ok;
 
 		cur_test = tests[i].name;
-		ok = tests[i].fn();
+		ok = tests[i].fn() && check_failures == failures;
 		if (ok)
 			n_pass++;
 		else

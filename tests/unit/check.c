@@ -11,11 +11,13 @@
 #include "check.h"
 
 const char *cur_test = "setup";
+unsigned int check_failures;
 
 void check_fail(const char *fmt, ...)
 {
 	va_list ap;
 
+	check_failures++;
 	fprintf(stderr, "  %s: ", cur_test);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

@@ -20,6 +20,12 @@ extern const char *cur_test;
 /* Report a failed check of cur_test on stderr, printf style. */
 void check_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* How many checks have failed so far. A runner fails a test during which
+ * this grew, whatever the test returned: a test that reports a failed
+ * check and then returns without clearing its own result (`if
+ * (!ASSERT_EQ(...)) goto out;`) is not passed. */
+extern unsigned int check_failures;
+
 /* A shell command of a test's setup (ip, nft): system(CMD), its failure
  * reported on stderr; 0 or its status. */
 int sh(const char *cmd);

@@ -22,8 +22,11 @@ int config_tests_main(const struct config_test *tests, size_t n)
 	}
 	snprintf(ini_path, sizeof(ini_path), "%s/t.ini", tmpdir);
 	for (i = 0; i < n; i++) {
+		unsigned int failures = check_failures;
+
 		cur_test = tests[i].name;
-		if (tests[i].fn ? tests[i].fn() : !tests[i].check()) {
+		if ((tests[i].fn ? tests[i].fn() : !tests[i].check()) ||
+		    check_failures != failures) {
 			failed++;
 			printf("#%zu %s:FAIL\n", i + 1, tests[i].name);
 		} else {

@@ -560,12 +560,14 @@ static void report_known(const char *name, const char *defect)
 
 static void run_test(const struct test *t)
 {
+	unsigned int failures = check_failures;
 	bool ok;
 
 	cur_test = t->name;
 	if (t->clean)
 		flows_clear();
 	ok = t->fn ? t->fn() : run_fixtures(t->steps, t->nsteps);
+	ok &= check_failures == failures;
 	if (!ok && t->known_defect)
 		report_known(t->name, t->known_defect);
 	else
@@ -574,9 +576,13 @@ static void run_test(const struct test *t)
 
 static void run_single(const struct fixture *f)
 {
+	unsigned int failures = check_failures;
+	bool ok;
+
 	cur_test = f->name;
 	flows_clear();
-	report(f->name, run_fixture(f));
+	ok = run_fixture(f);
+	report(f->name, ok && check_failures == failures);
 }
 
 /* The registered tests (FIXTURE_TEST): none in a binary without any. */

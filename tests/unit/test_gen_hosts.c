@@ -98,7 +98,7 @@ int main(void)
 		return 1;
 	}
 	cur_test = "gen_hosts";
-	ok = test_gen_hosts();
+	ok = test_gen_hosts() && !check_failures;
 	printf("#1 gen_hosts:%s\n%d passed, %d failed\n", ok ? "OK" : "FAIL",
 	       ok, !ok);
 	return ok ? 0 : 1;
