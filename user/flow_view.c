@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include "filter_words.h"
 #include "grow.h"
+#include "map_walk.h"
 #include "flow_view.h"
 
 static const char *const tcp_states[] = { "syn_sent", "established",
@@ -173,46 +174,128 @@ bool conn_match(const struct conn *c, const struct flow_filter *f)
 	return true;
 }
 
+/* One REPLY (or otherwise not ORIG) entry, held until it is paired. */
+struct loose_entry {
+	struct flow_key key;
+	struct flow_value v;
+};
+
+struct conns_walk {
+	struct conn *conns;
+	size_t nconns, cap_conns;
+	struct loose_entry *loose;
+	size_t nloose, cap_loose;
+};
+
+/* A walk's entry: an ORIG entry opens a connection, the others wait. */
+static int conns_take(const void *key, const void *value, void *ctx)
+{
+	const struct flow_value *v = value;
+	struct conns_walk *w = ctx;
+	struct conn *c;
+
+	if (v->dir != FLOW_DIR_ORIG) {
+		if (grow_for(&w->loose, sizeof(*w->loose), w->nloose,
+			     &w->cap_loose, 256))
+			return -ENOMEM;
+		memcpy(&w->loose[w->nloose].key, key, sizeof(struct flow_key));
+		w->loose[w->nloose++].v = *v;
+		return 0;
+	}
+	if (grow_for(&w->conns, sizeof(*w->conns), w->nconns, &w->cap_conns,
+		     256))
+		return -ENOMEM;
+	c = &w->conns[w->nconns++];
+	memset(c, 0, sizeof(*c));
+	memcpy(&c->okey, key, sizeof(c->okey));
+	c->ov = *v;
+	c->has_orig = true;
+	/* Each direction's rewrite leads to the other's key. */
+	flow_reply_key(&c->okey, &c->ov, &c->rkey);
+	return 0;
+}
+
+/* struct flow_key has no padding (its _Static_assert): bytes compare. */
+static int cmp_loose(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct flow_key));
+}
+
+static int cmp_conn_okey(const void *a, const void *b)
+{
+	return memcmp(&((const struct conn *)a)->okey,
+		      &((const struct conn *)b)->okey, sizeof(struct flow_key));
+}
+
+/* The ORIG entry of key K among the first N connections, sorted. */
+static const struct conn *orig_find(const struct conn *conns, size_t n,
+				    const struct flow_key *k)
+{
+	struct conn probe = { .okey = *k };
+
+	return bsearch(&probe, conns, n, sizeof(*conns), cmp_conn_okey);
+}
+
+/*
+ * One walk of the table in batches (map_walk.h), then the pairing in
+ * memory: two system calls an entry before, four million for a million
+ * connections. A REPLY entry belongs to the ORIG entry its own rewrite
+ * points to; one whose ORIG entry is gone (the data path deleting the
+ * connection) is listed alone.
+ */
 int conns_read(int fd, struct conn **out, size_t *n)
 {
-	struct flow_key key, next, other;
-	struct flow_value v, ov;
-	struct conn *list = NULL, *c;
-	size_t len = 0, cap = 0;
-	void *prev = NULL;
+	struct conns_walk w = {};
+	size_t orig, i;
+	long got;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		/* Gone between the two calls: expired meanwhile. */
-		if (bpf_map_lookup_elem(fd, &key, &v))
-			continue;
-		/* Each direction's rewrite leads to the other's key. */
-		flow_reply_key(&key, &v, &other);
-		if (v.dir != FLOW_DIR_ORIG && !bpf_map_lookup_elem(fd, &other, &ov) &&
-		    ov.dir == FLOW_DIR_ORIG)
-			continue; /* listed with its ORIG entry */
-		if (grow_for(&list, sizeof(*list), len, &cap, 256)) {
-			free(list);
-			return -ENOMEM;
-		}
-		c = &list[len++];
-		memset(c, 0, sizeof(*c));
-		if (v.dir == FLOW_DIR_ORIG) {
-			c->okey = key;
-			c->ov = v;
-			c->has_orig = true;
-			c->rkey = other;
-			c->has_reply = !bpf_map_lookup_elem(fd, &other, &c->rv);
-		} else {
-			c->rkey = key;
-			c->rv = v;
-			c->has_reply = true;
-		}
+	got = map_walk(fd, sizeof(struct flow_key), sizeof(struct flow_value),
+		       conns_take, &w);
+	if (got < 0)
+		goto fail;
+	qsort(w.loose, w.nloose, sizeof(*w.loose), cmp_loose);
+	qsort(w.conns, w.nconns, sizeof(*w.conns), cmp_conn_okey);
+	orig = w.nconns;
+	for (i = 0; i < orig; i++) {
+		struct conn *c = &w.conns[i];
+		const struct loose_entry *r = bsearch(&c->rkey, w.loose, w.nloose,
+						      sizeof(*w.loose), cmp_loose);
+		const struct conn *o = r ? NULL : orig_find(w.conns, orig,
+							    &c->rkey);
+
+		c->has_reply = r || o;
+		if (r)
+			c->rv = r->v;
+		else if (o)
+			c->rv = o->ov;
 	}
-	*out = list;
-	*n = len;
+	for (i = 0; i < w.nloose; i++) {
+		struct flow_key other;
+		struct conn *c;
+
+		flow_reply_key(&w.loose[i].key, &w.loose[i].v, &other);
+		/* Listed with its ORIG entry (the first ORIG connections:
+		 * those appended here have none). */
+		if (orig_find(w.conns, orig, &other))
+			continue;
+		got = grow_for(&w.conns, sizeof(*w.conns), w.nconns,
+			       &w.cap_conns, 256);
+		if (got)
+			goto fail;
+		c = &w.conns[w.nconns++];
+		memset(c, 0, sizeof(*c));
+		c->rkey = w.loose[i].key;
+		c->rv = w.loose[i].v;
+		c->has_reply = true;
+	}
+	free(w.loose);
+	*out = w.conns;
+	*n = w.nconns;
 	return 0;
+fail:
+	free(w.loose);
+	free(w.conns);
+	return (int)got;
 }
 
 static enum flow_sort sort_by;

@@ -37,7 +37,7 @@ struct flow_filter {
 };
 
 enum flow_sort {
-	FLOW_SORT_NONE = 0,      /* table order */
+	FLOW_SORT_NONE = 0,      /* by ORIG key, then lone REPLY entries */
 	FLOW_SORT_BYTES,         /* both directions, largest first */
 	FLOW_SORT_PACKETS,
 	FLOW_SORT_AGE,           /* oldest first */

@@ -90,6 +90,49 @@ out:
 	return ok;
 }
 
+/* A connection whose REPLY entry is gone is listed with its ORIG entry
+ * alone, one whose ORIG entry is gone with its REPLY entry alone (the data
+ * path deletes the two one after the other); none is listed twice. */
+static bool test_lone_entries(void)
+{
+	struct conn *c = NULL, *c2 = NULL;
+	size_t n = 0, n2 = 0, lone_orig = 0, lone_reply = 0;
+	bool ok = two_conns();
+
+	ok &= ASSERT_OK(conns_read(flows_fd, &c, &n), "conns_read");
+	if (!ASSERT_EQ(n, 2, "two connections"))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		const struct flow_key *gone = ntohs(c[i].okey.sport) == 42001 ?
+					      &c[i].rkey : &c[i].okey;
+
+		ok &= ASSERT_OK(bpf_map_delete_elem(flows_fd, gone),
+				"delete one entry");
+	}
+	ok &= ASSERT_OK(conns_read(flows_fd, &c2, &n2), "conns_read again");
+	if (!ASSERT_EQ(n2, 2, "still two connections"))
+		goto out;
+	for (size_t i = 0; i < n2; i++) {
+		if (c2[i].has_orig && !c2[i].has_reply) {
+			lone_orig++;
+			ok &= ASSERT_EQ(ntohs(c2[i].okey.sport), 42001,
+					"the one without its reply");
+		} else if (c2[i].has_reply && !c2[i].has_orig) {
+			lone_reply++;
+			ok &= ASSERT_EQ(c2[i].rkey.ifindex, if_wan,
+					"the reply entry, from the WAN");
+			ok &= ASSERT_EQ(c2[i].rv.dir, FLOW_DIR_REPLY,
+					"a REPLY entry");
+		}
+	}
+	ok &= ASSERT_EQ(lone_orig, 1, "one ORIG alone");
+	ok &= ASSERT_EQ(lone_reply, 1, "one REPLY alone");
+out:
+	free(c);
+	free(c2);
+	return ok;
+}
+
 static bool test_filter_words(void)
 {
 	static const char *const bad[][2] = {
@@ -182,6 +225,7 @@ static bool test_delete(void)
 
 static const struct test tests[] = {
 	{ "flows_pairs_filter_sort", true, .fn = test_pairs_filter_sort },
+	{ "flows_lone_entries", true, .fn = test_lone_entries },
 	{ "flows_filter_words", false, .fn = test_filter_words },
 	{ "flows_delete_by_sweeper", true, .fn = test_delete },
 };
