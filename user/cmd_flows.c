@@ -26,7 +26,7 @@
 #include "cmd.h"
 #include "flow_view.h"
 #include "flows_kernel.h"
-#include "flow_ctl.skel.h"
+#include "flow_end.h"
 #include "json.h"
 #include "loader.h"
 #include "names.h"
@@ -229,129 +229,7 @@ static int show(const struct opts *o, int fd, const struct flow_filter *f,
 	return EXIT_OK;
 }
 
-/* The entries `flows delete` marks: KEYS[i] belongs to connection
- * OWNER[i]; one connection's keys are next to each other. */
-struct doomed {
-	struct flow_key *keys;
-	size_t *owner;
-	size_t nkeys, ncon, orphans;
-};
-
-/* Connections with an entry still there. */
-static size_t still_there(int fd, const struct doomed *d)
-{
-	struct flow_value v;
-	size_t left = 0;
-
-	for (size_t i = 0; i < d->nkeys; i++) {
-		if (i && d->owner[i] == d->owner[i - 1])
-			continue;
-		if (!bpf_map_lookup_elem(fd, &d->keys[i], &v) ||
-		    (i + 1 < d->nkeys && d->owner[i + 1] == d->owner[i] &&
-		     !bpf_map_lookup_elem(fd, &d->keys[i + 1], &v)))
-			left++;
-	}
-	return left;
-}
-
-static void doom_key(struct doomed *d, const struct flow_key *k)
-{
-	d->owner[d->nkeys] = d->ncon;
-	d->keys[d->nkeys++] = *k;
-}
-
-/* The keys of the N connections in CONNS that F matches, into D (whose
- * arrays hold 2 * N). */
-static void doom_select(struct doomed *d, const struct conn *conns, size_t n,
-			const struct flow_filter *f)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (!conn_match(&conns[i], f))
-			continue;
-		/* Offload mode: no mapping to release, each entry has its
-		 * own timer, which removes it and logs why; the connection
-		 * goes back to the kernel (offloaded again once the ruleset
-		 * accepts another of its packets). */
-		if (conn_value(&conns[i])->nat == FLOW_NAT_CT) {
-			if (conns[i].has_orig)
-				doom_key(d, &conns[i].okey);
-			if (conns[i].has_reply)
-				doom_key(d, &conns[i].rkey);
-			d->ncon++;
-			continue;
-		}
-		/* Only the ORIG entry is swept; a lone REPLY entry is
-		 * one the data path is deleting right now. */
-		if (conns[i].has_orig) {
-			doom_key(d, &conns[i].okey);
-			d->ncon++;
-		} else {
-			d->orphans++;
-		}
-	}
-}
-
-/*
- * The flow control program, on the router's flow table FLOWS_FD and its
- * sweeper's maps. Those are missing under a data path from before the
- * sweeper (its connections have timers of their own): the program then
- * gets maps of its own, which nothing reads.
- */
-static int flow_ctl_open(int flows_fd, struct flow_ctl_bpf **out)
-{
-	struct flow_ctl_bpf *skel = flow_ctl_bpf__open();
-	int err, now_fd, sweep_fd;
-
-	*out = skel;
-	if (!skel)
-		return -errno;
-	err = bpf_map__reuse_fd(skel->maps.xnat_flows, flows_fd);
-	now_fd = pins_map_open(MAP_EXPIRE_NOW);
-	sweep_fd = pins_map_open(MAP_SWEEP);
-	if (!err && now_fd >= 0 && sweep_fd >= 0) {
-		err = bpf_map__reuse_fd(skel->maps.xnat_expire_now, now_fd);
-		if (!err)
-			err = bpf_map__reuse_fd(skel->maps.xnat_sweep, sweep_fd);
-	}
-	if (now_fd >= 0)
-		close(now_fd);
-	if (sweep_fd >= 0)
-		close(sweep_fd);
-	return err ? err : flow_ctl_bpf__load(skel);
-}
-
-/* Marks D's entries expired through the flow control program (sharing the
- * table FD) so that the sweeper (or their own timers) removes them. */
-static int doom_run(const struct opts *o, int fd, const struct doomed *d)
-{
-	struct flow_ctl_bpf *skel;
-	int err, prog, ret = EXIT_OK;
-
-	err = flow_ctl_open(fd, &skel);
-	if (err) {
-		flow_ctl_bpf__destroy(skel);
-		return fail(o, EXIT_SYSTEM, "flows delete: failed to load "
-			    "the flow control program: %s", strerror(-err));
-	}
-	prog = bpf_program__fd(skel->progs.xdp_flow_expire);
-	for (size_t i = 0; i < d->nkeys; i++) {
-		/* XDP_DROP: it expired meanwhile, as good. */
-		LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &d->keys[i],
-			    .data_size_in = sizeof(d->keys[i]));
-
-		if (bpf_prog_test_run_opts(prog, &run)) {
-			ret = fail(o, EXIT_SYSTEM, "flows delete: failed to run "
-				   "the flow control program: %s (%zu of %zu "
-				   "connections marked)", strerror(errno), i,
-				   d->nkeys);
-			break;
-		}
-	}
-	flow_ctl_bpf__destroy(skel);
-	return ret;
-}
-
-static void doom_report(const struct opts *o, const struct doomed *d,
+static void delete_report(const struct opts *o, const struct flow_end *d,
 			size_t left)
 {
 	if (o->json) {
@@ -370,12 +248,18 @@ static void doom_report(const struct opts *o, const struct doomed *d,
 	printf("\n");
 }
 
+static bool filter_match(const struct conn *c, const void *f)
+{
+	return conn_match(c, f);
+}
+
 static int delete(const struct opts *o, int fd, const struct flow_filter *f)
 {
-	struct doomed d = { 0 };
+	struct flow_end d;
 	struct conn *conns = NULL;
-	size_t n, left;
-	int err, ret;
+	size_t n, done;
+	long left;
+	int err;
 
 	if (!f->match)
 		return fail(o, EXIT_USAGE, "flows delete: name the connections "
@@ -385,27 +269,20 @@ static int delete(const struct opts *o, int fd, const struct flow_filter *f)
 	if (err)
 		return fail(o, EXIT_SYSTEM, "flows delete: failed to read %s: %s",
 			    MAP_FLOWS, strerror(-err));
-	d.keys = calloc(n ? 2 * n : 1, sizeof(*d.keys));
-	d.owner = calloc(n ? 2 * n : 1, sizeof(*d.owner));
-	if (!d.keys || !d.owner) {
-		ret = fail(o, EXIT_SYSTEM, "flows delete: out of memory");
-		goto out;
-	}
-	doom_select(&d, conns, n, f);
-	ret = d.nkeys ? doom_run(o, fd, &d) : EXIT_OK;
-	if (ret)
-		goto out;
-	/* The sweeper runs in softirq right away; give it a moment. */
-	for (int t = 0; t < 100 && still_there(fd, &d); t++)
-		usleep(10000);
-	left = still_there(fd, &d);
-	doom_report(o, &d, left);
-	ret = left ? EXIT_SYSTEM : EXIT_OK;
-out:
-	free(d.owner);
-	free(d.keys);
+	err = flow_end_select(&d, conns, n, filter_match, f);
 	free(conns);
-	return ret;
+	if (err)
+		return fail(o, EXIT_SYSTEM, "flows delete: out of memory");
+	left = flow_end_run(fd, &d, 1000, &done);
+	if (left < 0) {
+		flow_end_free(&d);
+		return fail(o, EXIT_SYSTEM, "flows delete: failed to run the "
+			    "flow control program: %s (%zu of %zu connections "
+			    "marked)", strerror(-left), done, d.ncon);
+	}
+	delete_report(o, &d, left);
+	flow_end_free(&d);
+	return left ? EXIT_SYSTEM : EXIT_OK;
 }
 
 int cmd_flows(const struct opts *o)

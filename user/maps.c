@@ -17,6 +17,7 @@
 #include "grow.h"
 #include "iface.h"
 #include "log.h"
+#include "flow_end.h"
 #include "maps.h"
 #include "offload.h"
 #include "pins.h"
@@ -180,90 +181,64 @@ int maps_write(const struct plan *plan)
 	return err;
 }
 
-/* The inside endpoint whose mapping an ORIG entry holds, as the data path
- * computes it (flow_mapping_ep in bpf/nat.h); 0 if it holds none. */
-static int mapping_of(const struct flow_key *k, const struct flow_value *v,
-		      struct nat_endpoint *ep)
+/* What a flush selects: the connections through a port, or NATed to an
+ * address. */
+struct flush_arg {
+	bool (*entry)(const struct flow_key *k, const struct flow_value *v,
+		      __u32 arg);
+	__u32 arg;
+};
+
+static bool flush_match(const struct conn *c, const void *p)
 {
-	memset(ep, 0, sizeof(*ep));
-	ep->proto = k->proto;
-	if (v->dir != FLOW_DIR_ORIG)
-		return 0;
-	if (v->nat == FLOW_NAT_SNAT || v->nat == FLOW_NAT_HAIRPIN) {
-		ep->addr = k->saddr.v4;
-		ep->port = k->sport;
-		return 1;
-	}
-	if (v->nat == FLOW_NAT_INBOUND) {
-		ep->addr = v->new_daddr.v4;
-		ep->port = v->new_dport;
-		return 1;
-	}
-	return 0;
+	const struct flush_arg *a = p;
+
+	return (c->has_orig && a->entry(&c->okey, &c->ov, a->arg)) ||
+	       (c->has_reply && a->entry(&c->rkey, &c->rv, a->arg));
 }
-
-/* Drop EP's mapping and the external port it owns. */
-static void drop_mapping(int mfd, int pfd, const struct nat_endpoint *ep)
-{
-	struct nat_mapping m;
-	struct nat_port_key pk = { .proto = ep->proto };
-
-	if (bpf_map_lookup_elem(mfd, ep, &m))
-		return;
-	pk.port = m.ext_port;
-	bpf_map_delete_elem(pfd, &pk);
-	bpf_map_delete_elem(mfd, ep);
-}
-
-typedef int (*flow_match_fn)(const struct flow_key *k,
-			     const struct flow_value *v, __u32 arg);
 
 /*
- * Delete every flow entry MATCH selects, and the mappings their ORIG
- * entries hold. Keys are collected first: deleting while walking a hash
- * map can skip entries. Returns how many entries went, or -errno.
+ * End every connection an entry of which ENTRY(key, value, ARG) selects,
+ * as its timeout would (flow_end.h): the mapping it holds keeps its hold
+ * time and its host's charge is released, as on a timeout. Returns how
+ * many connections went, or -errno.
  */
-static int flush_flows(flow_match_fn match, __u32 arg)
+static long flush_flows(bool (*entry)(const struct flow_key *k,
+				      const struct flow_value *v, __u32 arg),
+			__u32 arg)
 {
-	int ffd = pins_map_open(MAP_FLOWS), mfd = pins_map_open(MAP_MAPPINGS);
-	int pfd = pins_map_open(MAP_PORTS), n = 0, err = 0, i;
-	struct flow_key cur, next, *keys = NULL;
-	size_t cap = 0;
-	struct nat_endpoint ep;
-	struct flow_value v;
-	void *prev = NULL;
+	const struct flush_arg a = { entry, arg };
+	int fd = pins_map_open(MAP_FLOWS);
+	struct conn *conns = NULL;
+	struct flow_end e = {};
+	size_t n = 0, done;
+	long left;
 
-	if (ffd < 0 || mfd < 0 || pfd < 0)
-		err = ffd < 0 ? ffd : mfd < 0 ? mfd : pfd;
-	while (!err && !bpf_map_get_next_key(ffd, prev, &next)) {
-		cur = next;
-		prev = &cur;
-		if (bpf_map_lookup_elem(ffd, &cur, &v) || !match(&cur, &v, arg))
-			continue;
-		err = grow_for(&keys, sizeof(*keys), n, &cap, 256);
-		if (err)
-			break;
-		keys[n++] = cur;
-		if (mapping_of(&cur, &v, &ep))
-			drop_mapping(mfd, pfd, &ep);
-	}
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(ffd, &keys[i]);
-	free(keys);
-	close_fd(ffd);
-	close_fd(mfd);
-	close_fd(pfd);
-	return err ? err : n;
+	if (fd < 0)
+		return fd;
+	left = conns_read(fd, &conns, &n);
+	if (!left)
+		left = flow_end_select(&e, conns, n, flush_match, &a);
+	free(conns);
+	if (!left)
+		left = flow_end_run(fd, &e, 2000, &done);
+	close(fd);
+	if (left > 0)
+		pr_warn("%ld of %zu connections were marked to end, but are "
+			"still there: the flow sweeper ends them at its next "
+			"pass\n", left, e.ncon);
+	flow_end_free(&e);
+	return left < 0 ? left : (long)e.ncon;
 }
 
-static int uses_port(const struct flow_key *k, const struct flow_value *v,
-		     __u32 ifindex)
+static bool uses_port(const struct flow_key *k, const struct flow_value *v,
+		      __u32 ifindex)
 {
 	return k->ifindex == ifindex || v->egress_ifindex == ifindex;
 }
 
-static int uses_addr(const struct flow_key *k, const struct flow_value *v,
-		     __u32 addr)
+static bool uses_addr(const struct flow_key *k, const struct flow_value *v,
+		      __u32 addr)
 {
 	return k->family == XNAT_AF_INET && v->nat != FLOW_NAT_NONE &&
 	       (k->saddr.v4 == addr || k->daddr.v4 == addr ||
@@ -272,13 +247,13 @@ static int uses_addr(const struct flow_key *k, const struct flow_value *v,
 
 int maps_flush_port(__u32 ifindex)
 {
-	int n = flush_flows(uses_port, ifindex);
+	long n = flush_flows(uses_port, ifindex);
 
 	if (n < 0)
-		pr_warn("Failed to remove the flows of ifindex %u: %s\n",
+		pr_warn("Failed to end the connections of ifindex %u: %s\n",
 			ifindex, strerror(-n));
 	else if (n)
-		pr_info("Removed %d flow entries of ifindex %u: the kernel "
+		pr_info("Ended %ld connections of ifindex %u: the kernel "
 			"takes their traffic\n", n, ifindex);
 	return n < 0 ? n : 0;
 }
@@ -286,14 +261,14 @@ int maps_flush_port(__u32 ifindex)
 int maps_flush_nat_addr(__u32 old)
 {
 	char a[INET_ADDRSTRLEN];
-	int n = flush_flows(uses_addr, old);
+	long n = flush_flows(uses_addr, old);
 
 	inet_ntop(AF_INET, &old, a, sizeof(a));
 	if (n < 0)
-		pr_warn("Failed to remove the flows NATed to %s: %s\n", a,
+		pr_warn("Failed to end the connections NATed to %s: %s\n", a,
 			strerror(-n));
 	else
-		pr_info("Removed %d flow entries NATed to the old address %s\n",
+		pr_info("Ended %ld connections NATed to the old address %s\n",
 			n, a);
 	return n < 0 ? n : 0;
 }

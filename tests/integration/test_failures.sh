@@ -352,9 +352,9 @@ test_attach_mode_rolls_back() { native_rolls_back generic generic 40021; }
 TEST_MODES[swap_rolls_back]="xdp offload"
 test_swap_rolls_back() { native_rolls_back auto native 40031; }
 
-# A LAN port dropped on reload takes its flows out of the table (and its
-# hosts' mappings): the kernel carries them now. Flows of the ports that
-# stay are kept.
+# A LAN port dropped on reload takes its flows out of the table, ended as
+# their timeout would end them (their mappings keep their hold time): the
+# kernel carries them now. Flows of the ports that stay are kept.
 TEST_MODES[remove_port_flows]=xdp
 test_remove_port_flows() {
 	local two one n1 n0
