@@ -61,6 +61,10 @@ const volatile __u16 dst_port_first;
 const volatile __u32 n_dports = 1;
 /* The endpoint the first flow is (a run that continues another's). */
 const volatile __u32 flow_first;
+/* Not 0: the trial's number, written into the first payload word of each
+ * frame long enough to carry it, for the sink to tell this trial's frames
+ * from a late one of an earlier trial (xnat_sink.bpf.c). */
+const volatile __u16 stamp;
 /* Frame length (without FCS) of each slot of the size cycle, 42 or more. */
 const volatile __u32 cycle_len = 1;
 const volatile __u16 cycle[GEN_CYCLE_MAX] = { GEN_HDR_LEN };
@@ -151,8 +155,13 @@ int xdp_gen(struct xdp_md *ctx)
 	udp->source = sport;
 	udp->len = l4_len;
 	/* The UDP length counts twice: in the pseudo-header and the header.
-	 * Zero payload adds nothing. A computed 0 goes out as 0xffff. */
+	 * Zero payload adds nothing, the stamp itself. A computed 0 goes out
+	 * as 0xffff. */
 	sum += sport + l4_len + l4_len;
+	if (stamp && data + GEN_HDR_LEN + sizeof(__u16) <= data_end) {
+		*(__u16 *)(data + GEN_HDR_LEN) = stamp;
+		sum += stamp;
+	}
 	check = ~csum_fold(sum);
 	udp->check = check ? check : 0xffff;
 

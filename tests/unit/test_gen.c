@@ -103,8 +103,8 @@ static uint16_t max_size(const struct gen_config *c)
 /*
  * A frame the generator sent must be exactly what CFG describes: its MACs,
  * IPv4 without options, DF, TTL 64, the addresses, UDP to dst_port from
- * SPORT, lengths that match LEN, a zero payload and both checksums right by
- * the oracle.
+ * SPORT, lengths that match LEN, a zero payload (but for CFG's stamp in its
+ * first word) and both checksums right by the oracle.
  */
 static bool check_frame(const uint8_t *f, uint32_t len,
 			const struct gen_config *c, uint16_t sport,
@@ -135,7 +135,15 @@ static bool check_frame(const uint8_t *f, uint32_t len,
 	ok &= ASSERT_EQ(ntohs(p->udp.dest), c->dst_port, "destination port");
 	ok &= ASSERT_EQ(ntohs(p->udp.len), len - sizeof(struct ethhdr) - 20,
 			"UDP length");
-	for (i = sizeof(*p); i < len && f[i] == 0; i++)
+	i = sizeof(*p);
+	if (c->stamp && len >= i + sizeof(uint16_t)) {
+		uint16_t stamp;
+
+		memcpy(&stamp, f + i, sizeof(stamp));
+		ok &= ASSERT_EQ(stamp, c->stamp, "the stamp, first payload word");
+		i += sizeof(stamp);
+	}
+	for (; i < len && f[i] == 0; i++)
 		;
 	ok &= ASSERT_EQ(i, len, "payload all zeros up to");
 	ok &= ASSERT_EQ(csum_get16(&p->udp.check),
@@ -214,6 +222,48 @@ static bool test_gen_frame_64(void)
 	}
 	gen_close(g);
 	ok &= ASSERT_TRUE(!xdp_attached(if_lo), "lo clean after gen_close");
+	return ok;
+}
+
+/*
+ * A trial's stamp: in the first payload word of every frame, in the UDP
+ * checksum (the oracle's), and what the sink tells trials apart by: a
+ * frame of the trial counts, one of another trial is late.
+ */
+static bool test_gen_stamp(void)
+{
+	struct gen_config c = base_config();
+	uint8_t in[PKT_MAX] = {}, out[PKT_MAX];
+	uint64_t late, packets, bytes;
+	struct sink *sk = NULL;
+	uint32_t len, retval;
+	struct gen *g;
+	bool ok = true;
+
+	c.stamp = 0xbeef;
+	if (!ASSERT_OK(gen_open(&g, &c), "gen_open"))
+		return false;
+	for (int i = 0; i < 3 && ok; i++) {
+		ok &= gen_frame(g, in, 60, out, &len);
+		ok &= ok && check_frame(out, len, &c, c.src_port, 60);
+	}
+	gen_close(g);
+	if (!ok || !ASSERT_OK(sink_open_port(&sk, if_sink, c.dst_port),
+			      "sink_open_port"))
+		return false;
+	sink_stamp(sk, 0xbeef);
+	ok &= run_prog(sink_prog_fd(sk), if_sink, out, len, 2, NULL, NULL,
+		       &retval);
+	ok &= ASSERT_EQ(retval, XDP_DROP, "this trial's frame dropped");
+	sink_stamp(sk, 0xbef0);
+	ok &= run_prog(sink_prog_fd(sk), if_sink, out, len, 1, NULL, NULL,
+		       &retval);
+	ok &= ASSERT_EQ(retval, XDP_DROP, "a late frame dropped too");
+	ok &= ASSERT_OK(sink_read(sk, &packets, &bytes), "sink_read");
+	ok &= ASSERT_EQ(packets, 2, "the trial's frames counted");
+	ok &= ASSERT_OK(sink_read_late(sk, &late), "sink_read_late");
+	ok &= ASSERT_EQ(late, 1, "the other trial's frame late");
+	sink_close(sk);
 	return ok;
 }
 
@@ -676,6 +726,7 @@ static int setup(void)
 static const struct bench_test tests[] = {
 	{ "gen_bad_config", test_gen_bad_config },
 	{ "gen_frame_64", test_gen_frame_64 },
+	{ "gen_stamp", test_gen_stamp },
 	{ "gen_imix_flows", test_gen_imix_flows },
 	{ "gen_stale_page", test_gen_stale_page },
 	{ "gen_lo_untouched", test_gen_lo_untouched },

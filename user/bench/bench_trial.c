@@ -123,6 +123,35 @@ static uint64_t kernel_forwarded(struct bench *b)
 	return v;
 }
 
+/*
+ * A new trial number for the generators' frames and the sinks: a frame an
+ * earlier trial sent that arrives only now (held in a queue or a ring on
+ * the way) is then counted as late, not as this trial's. Without it, such
+ * a frame made a trial forward one more frame than it offered (lost -1),
+ * and the trial it came from one less.
+ */
+static uint16_t sinks_stamp(struct bench *b)
+{
+	static uint16_t last;
+
+	if (!++last)
+		last = 1;
+	for (int ns = 0; ns < NS_MAX; ns++)
+		if (b->sink[ns])
+			sink_stamp(b->sink[ns], last);
+	return last;
+}
+
+static uint64_t sinks_late(struct bench *b)
+{
+	uint64_t n, sum = 0;
+
+	for (int ns = 0; ns < NS_MAX; ns++)
+		if (b->sink[ns] && !sink_read_late(b->sink[ns], &n))
+			sum += n;
+	return sum;
+}
+
 static void sinks_read(struct bench *b, uint64_t pk[2], uint64_t by[2])
 {
 	/* Direction 0 arrives at the WAN host, direction 1 at the LAN host. */
@@ -140,6 +169,8 @@ int trial_run(struct bench *b, struct trial *t, double settle)
 	sigset_t all, old;
 	int err = 0, started = 0;
 	bool abort = false;
+	uint16_t stamp = sinks_stamp(b);
+	uint64_t late = sinks_late(b);
 
 	sinks_read(b, t->sink_before, t->bytes_before);
 	bench_router_read(b, &t->rb);
@@ -150,6 +181,7 @@ int trial_run(struct bench *b, struct trial *t, double settle)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (int i = 0; i < t->n; i++) {
+		t->job[i].cfg.stamp = stamp;
 		t->job[i].start = &start;
 		t->job[i].abort = &abort;
 		t->job[i].ns_fd = b->ns_fd[i == 0 ? NS_LAN : NS_WAN];
@@ -187,5 +219,10 @@ int trial_run(struct bench *b, struct trial *t, double settle)
 	sinks_read(b, t->sink_after, t->bytes_after);
 	bench_router_read(b, &t->ra);
 	t->kfwd_after = kernel_forwarded(b);
+	late = sinks_late(b) - late;
+	if (late)
+		bench_progress("  %llu frame%s of an earlier trial arrived during "
+			       "this one, not counted", (unsigned long long)late,
+			       late == 1 ? "" : "s");
 	return bench_stop ? -EINTR : 0;
 }

@@ -216,6 +216,7 @@ static void gen_set_rodata(struct xnat_gen_bpf *skel,
 	ro->dst_port_first = cfg->dst_port;
 	ro->n_dports = cfg->n_dports ?: 1;
 	ro->flow_first = cfg->flow_first;
+	ro->stamp = cfg->stamp;
 	if (cfg->ports_per_host) /* source address, destination port: per frame */
 		memset(ip + 12, 0, 4), memset(udp + 2, 0, 2);
 	ro->ip_csum_base = sum16(ip, 20); /* tot_len, check still 0 */
@@ -665,6 +666,23 @@ int sink_read(struct sink *s, uint64_t *packets, uint64_t *bytes)
 	err = percpu_counter_sum(bpf_map__fd(s->skel->maps.sink_stats), 0, &sum);
 	*packets = sum.packets;
 	*bytes = sum.bytes;
+	if (err)
+		pr_warn("Sink: reading its counters failed: %s\n", strerror(-err));
+	return err;
+}
+
+void sink_stamp(struct sink *s, uint16_t stamp)
+{
+	s->skel->bss->trial_stamp = stamp;
+}
+
+int sink_read_late(struct sink *s, uint64_t *packets)
+{
+	struct xnat_counter sum;
+	int err;
+
+	err = percpu_counter_sum(bpf_map__fd(s->skel->maps.sink_stats), 1, &sum);
+	*packets = sum.packets;
 	if (err)
 		pr_warn("Sink: reading its counters failed: %s\n", strerror(-err));
 	return err;

@@ -37,6 +37,8 @@ struct gen_config {
 	uint32_t n_dports;
 	uint32_t flow_first;      /* with ports_per_host: flow 0 is endpoint
 				     flow_first (a run continuing another) */
+	uint16_t stamp;           /* not 0: the trial, in each frame's first
+				     payload word, for the sink (sink_stamp) */
 	/* Frame sizes without FCS (64 B on the wire = 60 here), and their
 	 * weights: imix is {60, 572, 1496} x {7, 4, 1}. */
 	uint16_t sizes[GEN_MAX_SIZES];
@@ -118,8 +120,14 @@ int sink_open(struct sink **s, int ifindex);
 /* The same, counting and dropping only IPv4 UDP to DST_PORT (host order);
  * everything else goes on to the host (ARP, probes, TCP). 0: every frame. */
 int sink_open_port(struct sink **s, int ifindex, uint16_t dst_port);
-/* Totals since sink_open, summed over CPUs. */
+/* Totals since sink_open, summed over CPUs: frames of the trial running
+ * (all frames while no stamp is set). */
 int sink_read(struct sink *s, uint64_t *packets, uint64_t *bytes);
+/* From now on count only frames stamped STAMP (gen_config.stamp; 0: all);
+ * the others are late, of an earlier trial. */
+void sink_stamp(struct sink *s, uint16_t stamp);
+/* Late frames since sink_open, summed over CPUs. */
+int sink_read_late(struct sink *s, uint64_t *packets);
 /* Detaches the sink's own program only (closing its BPF link). */
 void sink_close(struct sink *s);
 /* "native" or "generic"; and the program, for tests. */
