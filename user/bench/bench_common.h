@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "gen.h"
+#include "sink.h"
 #include "xnat_common.h"
 
 /* ---- what is measured ------------------------------------------------- */

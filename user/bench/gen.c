@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The benchmark's packet generator and sink; see gen.h for the contract and
- * bpf/bench/xnat_gen.bpf.c, bpf/bench/xnat_sink.bpf.c for the programs.
+ * The benchmark's packet generator; see gen.h for the contract and
+ * bpf/bench/xnat_gen.bpf.c for the program (the sink: sink.c).
  *
  * A run is a loop of BPF_PROG_RUN calls in live-frames mode. Unpaced, each
  * call is sized to last about GEN_CALL_S at the rate the previous call
@@ -13,9 +13,7 @@
  * TIMER_ABSTIME). Frames go out in bursts at full speed, one period's worth
  * each; on veth the receiver processes them on the sending CPU as they go.
  *
- * Both programs attach through BPF links: closing the link detaches exactly
- * that program, and the kernel does it too when the process dies, so a
- * killed benchmark leaves no XDP program behind.
+ * The program attaches through a BPF link (xdp_link.h), as the sink's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,8 +31,8 @@
 #include <bpf/libbpf.h>
 #include "xnat_common.h"
 #include "xnat_gen.skel.h"
-#include "xnat_sink.skel.h"
 #include "gen.h"
+#include "xdp_link.h"
 #include "log.h"
 #include "percpu.h"
 
@@ -70,12 +68,6 @@ struct gen {
 	int ncpus;
 	uint8_t *frame;     /* the template: zeros, the largest size */
 	uint32_t frame_len;
-};
-
-struct sink {
-	struct xnat_sink_bpf *skel;
-	int link_fd;
-	const char *mode;
 };
 
 static uint64_t now_ns(void)
@@ -239,15 +231,6 @@ static int netns_ino_of(int fd, ino_t *ino)
 		return -errno;
 	*ino = st.st_ino;
 	return 0;
-}
-
-/* Attach PROG_FD to IFINDEX with a BPF link in MODE (XDP_FLAGS_*_MODE). */
-static int xdp_link(int prog_fd, int ifindex, __u32 mode)
-{
-	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = mode);
-	int fd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &opts);
-
-	return fd < 0 ? -errno : fd;
 }
 
 /* Load the generator's program and attach it to lo (generic XDP), where
@@ -597,112 +580,4 @@ out_close:
 int gen_run(struct gen *g, struct gen_result *res)
 {
 	return gen_run_on(g, g->cfg.cpu, res);
-}
-
-/* ---- Sink --------------------------------------------------------------- */
-
-int sink_open(struct sink **sp, int ifindex)
-{
-	return sink_open_port(sp, ifindex, 0);
-}
-
-int sink_open_port(struct sink **sp, int ifindex, uint16_t dst_port)
-{
-	struct sink *s;
-	int prog_fd, err;
-
-	*sp = NULL;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->skel = xnat_sink_bpf__open();
-	if (!s->skel) {
-		err = pr_warn_errno("Failed to open the sink's BPF object");
-		goto err_free;
-	}
-	s->skel->rodata->dst_port = htons(dst_port);
-	err = xnat_sink_bpf__load(s->skel);
-	if (err) {
-		pr_warn("Failed to load the sink's XDP program: %s\n",
-			strerror(-err));
-		goto err_destroy;
-	}
-	prog_fd = bpf_program__fd(s->skel->progs.xdp_sink);
-	s->mode = "native";
-	s->link_fd = xdp_link(prog_fd, ifindex, XDP_FLAGS_DRV_MODE);
-	if (s->link_fd == -EBUSY || s->link_fd == -EEXIST) {
-		err = s->link_fd;
-		pr_warn("Failed to attach the sink to ifindex %d: %s (another XDP "
-			"program is attached)\n", ifindex, strerror(-err));
-		goto err_destroy;
-	}
-	if (s->link_fd < 0) {
-		pr_debug("Sink: native XDP on ifindex %d failed (%s); using "
-			 "generic XDP\n", ifindex, strerror(-s->link_fd));
-		s->mode = "generic";
-		s->link_fd = xdp_link(prog_fd, ifindex, XDP_FLAGS_SKB_MODE);
-	}
-	if (s->link_fd < 0) {
-		err = s->link_fd;
-		pr_warn("Failed to attach the sink to ifindex %d (native or "
-			"generic XDP): %s\n", ifindex, strerror(-err));
-		goto err_destroy;
-	}
-	*sp = s;
-	return 0;
-
-err_destroy:
-	xnat_sink_bpf__destroy(s->skel);
-err_free:
-	free(s);
-	return err;
-}
-
-int sink_read(struct sink *s, uint64_t *packets, uint64_t *bytes)
-{
-	struct xnat_counter sum;
-	int err;
-
-	err = percpu_counter_sum(bpf_map__fd(s->skel->maps.sink_stats), 0, &sum);
-	*packets = sum.packets;
-	*bytes = sum.bytes;
-	if (err)
-		pr_warn("Sink: reading its counters failed: %s\n", strerror(-err));
-	return err;
-}
-
-void sink_stamp(struct sink *s, uint16_t stamp)
-{
-	s->skel->bss->trial_stamp = stamp;
-}
-
-int sink_read_late(struct sink *s, uint64_t *packets)
-{
-	struct xnat_counter sum;
-	int err;
-
-	err = percpu_counter_sum(bpf_map__fd(s->skel->maps.sink_stats), 1, &sum);
-	*packets = sum.packets;
-	if (err)
-		pr_warn("Sink: reading its counters failed: %s\n", strerror(-err));
-	return err;
-}
-
-void sink_close(struct sink *s)
-{
-	if (!s)
-		return;
-	close(s->link_fd);
-	xnat_sink_bpf__destroy(s->skel);
-	free(s);
-}
-
-const char *sink_mode(const struct sink *s)
-{
-	return s->mode;
-}
-
-int sink_prog_fd(const struct sink *s)
-{
-	return bpf_program__fd(s->skel->progs.xdp_sink);
 }
