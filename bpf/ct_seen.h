@@ -27,31 +27,14 @@
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include "flow_hash.h"
 #include "maps.h"
-
-/* A multiply-xorshift mix of the flow key's words: cheap, and its low
- * bits (the bit's place) depend on every field that tells flows apart. */
-static __always_inline __u32 ct_seen_hash(const struct flow_key *k)
-{
-	__u32 s = k->saddr.v6[0] ^ k->saddr.v6[1] ^ k->saddr.v6[2] ^
-		  k->saddr.v6[3];
-	__u32 d = k->daddr.v6[0] ^ k->daddr.v6[1] ^ k->daddr.v6[2] ^
-		  k->daddr.v6[3];
-	__u32 h = s * 0x9e3779b1u ^ d;
-
-	h = h * 0x85ebca6bu ^ ((__u32)k->sport << 16 | k->dport);
-	h = h * 0xc2b2ae35u ^ (k->proto | k->ifindex << 8);
-	h ^= h >> 16;
-	h *= 0x7feb352du;
-	h ^= h >> 15;
-	return h;
-}
 
 /* Is this miss worth a conntrack lookup? 1 yes (and KEY's bit is
  * cleared), 0 no: its bit was clear, and is set now. */
 static __always_inline int ct_seen_ask(const struct flow_key *key)
 {
-	__u32 h = ct_seen_hash(key), word = (h >> 6) & (CT_SEEN_WORDS - 1);
+	__u32 h = flow_key_hash(key), word = (h >> 6) & (CT_SEEN_WORDS - 1);
 	__u64 bit = 1ULL << (h & 63), *w;
 
 	w = bpf_map_lookup_elem(&xnat_ct_seen, &word);
