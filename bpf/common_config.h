@@ -128,6 +128,26 @@ _Static_assert(sizeof(struct xnat_offload_config) == 16,
  * set it to put each packet to conntrack. */
 #define XNAT_OFFLOAD_F_LOOKUP_FIRST (1U << 1)
 
+/* Offload mode's table filter (bpf/offload_filter.h): a word per hash of
+ * a flow key, its high half the epoch it was written in, its low half 32
+ * bits, one per key; 2^20 bits in 256 KiB. */
+#define OFFLOADED_WORDS (1U << 15)
+#define OFFLOADED_BITS (OFFLOADED_WORDS * 32)
+/* Installs the filter stays off for once the live entries were too many. */
+#define OFFLOADED_RETRY (1U << 22)
+
+/* The table filter's state (xnat_offloaded_epoch): which epoch its
+ * words are of, how many bits this epoch has set (approximate: updated
+ * without atomics), and, while the filter is off, how many more installs
+ * until it is tried again. `xnat status` reads it. */
+struct offloaded_epoch {
+	__u32 epoch;
+	__u32 set;
+	__u32 off;
+	__u32 resets;  /* epochs begun since the map was made */
+};
+_Static_assert(sizeof(struct offloaded_epoch) == 16, "offloaded_epoch layout");
+
 /*
  * A [forward] rule as xnat_forwards holds it: the key is what it opens
  * (protocol, port on nat_addr), the value the inside host it leads to.

@@ -122,6 +122,22 @@ struct {
 	__uint(max_entries, CT_SEEN_WORDS);
 } xnat_ct_seen SEC(".maps");
 
+/* Offload mode's table filter (offload_filter.h, common_config.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, OFFLOADED_WORDS);
+} xnat_offloaded SEC(".maps");
+
+/* The filter's epoch and fill (one entry). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct offloaded_epoch);
+	__uint(max_entries, 1);
+} xnat_offloaded_epoch SEC(".maps");
+
 /* Offload mode's settings (conntrack mark bits, shaping policy). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -29,6 +29,7 @@
 #include "slowpath.h"
 #include "ct.h"
 #include "ct_seen.h"
+#include "offload_filter.h"
 #include "tcp_track.h"
 #include "natlog.h"
 #include "trace.h"
@@ -382,6 +383,9 @@ static __always_inline int offload_install(struct pkt *p, struct new_flow *nf,
 	rc = bpf_map_update_elem(&xnat_flows, &nf->okey, ov, BPF_NOEXIST);
 	if (rc && rc != -EEXIST)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_TABLE_FULL);
+	/* EEXIST too: an entry the filter had lost (a new epoch) is found
+	 * again from the next packet on. */
+	offload_filter_add(&nf->okey);
 	if (!rc) {
 		struct flow_value *v = bpf_map_lookup_elem(&xnat_flows,
 							   &nf->okey);
@@ -504,7 +508,9 @@ static __always_inline int offload_packet(struct xdp_md *ctx, struct pkt *p,
 	 * translation of them is the right one. */
 	if (p->icmp_error)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_PROTO);
-	v = bpf_map_lookup_elem(&xnat_flows, &p->key);
+	/* Most packets of a new connection: no look-up (offload_filter.h). */
+	v = offload_filter_may_have(p) ?
+		    bpf_map_lookup_elem(&xnat_flows, &p->key) : NULL;
 	if (v) {
 		if (!mac_eq(p->eth->h_dest, v->ingress_mac))
 			return pkt_stop(p, XDP_PASS, XNAT_PASS_OTHERHOST);

@@ -58,6 +58,10 @@ struct status {
 	 * capacity, the connections the sweeper ended. have_sweep: read. */
 	bool have_sweep;
 	unsigned long long sweep_queued, sweep_max, swept;
+	/* Offload mode's table filter (bpf/offload_filter.h). have_filter:
+	 * read. */
+	bool have_filter;
+	struct offloaded_epoch filter;
 	char nat_addr[INET_ADDRSTRLEN];
 	int n_wan_addrs;
 	char wan_addrs[MAX_WAN_ADDRS][INET_ADDRSTRLEN];
@@ -136,6 +140,21 @@ static void sweep_fill(struct status *s)
 		close(qfd);
 	if (sfd >= 0)
 		close(sfd);
+}
+
+/* Offload mode's table filter: missing under a data path from before it. */
+static void table_filter_read(struct status *s)
+{
+	int fd = pins_map_open(MAP_OFFLOADED_EPOCH);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+
+	if (fd < 0)
+		return;
+	s->have_filter = !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+			 info.value_size == sizeof(s->filter) &&
+			 !bpf_map_lookup_elem(fd, &zero, &s->filter);
+	close(fd);
 }
 
 static const char *role_of(const char *name, const struct config *cfg)
@@ -308,6 +327,8 @@ static void gather(struct status *s)
 		addr_use(s);
 		sweep_fill(s);
 	}
+	if (s->st.mode == MODE_OFFLOAD)
+		table_filter_read(s);
 }
 
 static void json_range(const char *key, unsigned int lo, unsigned int hi)
@@ -397,6 +418,14 @@ static void json_tables(const struct status *s)
 		json_u64("ended", s->swept);
 		json_obj_end();
 	}
+	if (s->st.mode == MODE_OFFLOAD && s->have_filter) {
+		json_obj_begin("table_filter");
+		json_u64("bits", OFFLOADED_BITS);
+		json_u64("bits_set", s->filter.off ? 0 : s->filter.set);
+		json_u64("epochs", s->filter.resets);
+		json_u64("off_for_installs", s->filter.off);
+		json_obj_end();
+	}
 	if (s->st.mode != MODE_XDP)
 		return;
 	/* The maps are preallocated whole; timers grow with use. */
@@ -462,6 +491,19 @@ static void print_time(long long t)
 	printf("%s", buf);
 }
 
+/* Offload mode's table filter (bpf/offload_filter.h). */
+static void print_filter(const struct offloaded_epoch *f)
+{
+	if (f->off)
+		printf("filter:  off for %u more installs: every packet looks "
+		       "the flow table up (too many entries for its %u bits)\n",
+		       f->off, OFFLOADED_BITS);
+	else
+		printf("filter:  %u of %u bits set, %u epochs begun: packets "
+		       "of other keys skip the flow table's look-up\n",
+		       f->set, OFFLOADED_BITS, f->resets);
+}
+
 static void print_text(const struct status *s)
 {
 	const struct xnat_state *st = &s->st;
@@ -512,6 +554,8 @@ static void print_text(const struct status *s)
 		printf("sweep:   %llu of %llu queued for expiry (full: new "
 		       "connections go to the kernel, pass_table_full), %llu "
 		       "ended\n", s->sweep_queued, s->sweep_max, s->swept);
+	if (st->mode == MODE_OFFLOAD && s->have_filter)
+		print_filter(&s->filter);
 	printf("memory:  %llu MB of kernel memory in maps (preallocated), up to "
 	       "%llu MB more in timers when full\n", s->map_bytes >> 20,
 	       mem_timers_bytes(s->fill.max / 2) >> 20);

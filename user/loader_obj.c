@@ -30,9 +30,12 @@ static int map_is_derived(const char *name)
 		MAP_CONFIG, MAP_IFACES, MAP_TX_PORTS, MAP_FORWARDS, MAP_VLANS,
 		MAP_OFFLOAD, MAP_POOL, MAP_POOL_REV, MAP_STATS, "xnat_alloc",
 		/* transient, not state: fragments in flight, scratch space,
-		 * offload's first-packet filter,
+		 * offload's first-packet and table filters (a table
+		 * filter made anew costs each offloaded entry one packet
+		 * through the kernel, bpf/offload_filter.h),
 		 * the trace's and the NAT log's settings and rings */
 		"xnat_fragments", "xnat_scratch", "xnat_ct_seen",
+		"xnat_offloaded", "xnat_offloaded_epoch",
 		MAP_SLOW_PATH,
 		MAP_TRACE_CFG, MAP_TRACE_CPU,
 		MAP_TRACE_RB, MAP_NATLOG_CFG, MAP_NATLOG_CPU, MAP_NATLOG_RB,

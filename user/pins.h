@@ -39,6 +39,7 @@
 #define MAP_SWEEP      "xnat_sweep"
 #define MAP_EXPIRY     "xnat_expiry"
 #define MAP_SLOW_PATH  "xnat_slow_path"
+#define MAP_OFFLOADED_EPOCH "xnat_offloaded_epoch"
 
 /* The pin directory of the router in the network namespace with inode
  * NETNS_INO, in BUF. 0, or -ENAMETOOLONG. */

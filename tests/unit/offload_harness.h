@@ -136,6 +136,52 @@ static inline bool flows_are(int n)
 	return got == n;
 }
 
+/* Offload mode's table filter (bpf/offload_filter.h) as new: epoch 0,
+ * every bit clear. */
+static inline bool table_filter_fresh(void)
+{
+	int fd = bpf_map__fd(skel->maps.xnat_offloaded);
+	struct offloaded_epoch e = {};
+	__u32 zero = 0;
+	__u64 v = 0;
+
+	for (__u32 i = 0; i < OFFLOADED_WORDS; i++)
+		if (bpf_map_update_elem(fd, &i, &v, BPF_ANY))
+			return false;
+	return !bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_offloaded_epoch),
+				    &zero, &e, BPF_ANY);
+}
+
+static inline bool table_filter_get(struct offloaded_epoch *e)
+{
+	__u32 zero = 0;
+
+	return ASSERT_OK(bpf_map_lookup_elem(
+		bpf_map__fd(skel->maps.xnat_offloaded_epoch), &zero, e),
+		"the table filter's epoch");
+}
+
+static inline bool table_filter_put(const struct offloaded_epoch *e)
+{
+	__u32 zero = 0;
+
+	return ASSERT_OK(bpf_map_update_elem(
+		bpf_map__fd(skel->maps.xnat_offloaded_epoch), &zero, e, BPF_ANY),
+		"the table filter's epoch written");
+}
+
+/* A new epoch, as the data path starts one: every bit reads as clear. */
+static inline bool table_filter_new_epoch(void)
+{
+	struct offloaded_epoch e;
+
+	if (!table_filter_get(&e))
+		return false;
+	e.epoch++;
+	e.set = 0;
+	return table_filter_put(&e);
+}
+
 /* Packets of the entry ct_tcp() makes, in both directions. */
 #define ORIG_AT(sp, fl, sq)                                                  \
 	.ingress = LAN,                                                       \

@@ -183,7 +183,7 @@ static bool test_dns_timeout(void)
 	static const struct fixture dns = { .name = "dns offloaded",
 		UDP_NAT(40013, 53, OFFLOAD, EXT_PORT) };
 	static const struct fixture other = { .name = "udp offloaded",
-		UDP_NAT(40014, 5000, OFFLOAD, EXT_PORT) };
+		UDP_NAT(40014, 5002, OFFLOAD, EXT_PORT) };
 	struct xnat_config c;
 	long t1, t2, t3;
 
@@ -197,7 +197,7 @@ static bool test_dns_timeout(void)
 	/* Another connection: the reply tuple must differ. */
 	sh("conntrack -D -p udp --orig-port-src 40012 >/dev/null 2>&1");
 	if (!ct_udp(40013, 53, MARK_ORIG) || !run_fixture(&dns) ||
-	    !ct_udp(40014, 5000, MARK_ORIG) || !run_fixture(&other))
+	    !ct_udp(40014, 5002, MARK_ORIG) || !run_fixture(&other))
 		return false;
 	t2 = ct_timeout("-p udp --orig-port-src 40013");
 	t3 = ct_timeout("-p udp --orig-port-src 40014");
@@ -307,6 +307,116 @@ static bool test_first_miss_not_looked_up(void)
 }
 FIXTURE_TEST(.name = "first_miss_not_looked_up", .fn = test_first_miss_not_looked_up);
 
+/*
+ * The table filter (bpf/offload_filter.h): an offloaded flow is found
+ * while its bit is set. After a new epoch cleared the bits its next packet
+ * goes up (its mark was consumed when it was offloaded: the kernel marks
+ * it again), the one after is offloaded again onto the entry still there
+ * (EEXIST, forwarded as fwd_offload), and from then on it is a hit.
+ */
+static bool test_table_filter_epoch(void)
+{
+	static const struct fixture before[] = {
+		{ .name = "offloaded", UDP_NAT(40012, 5000, OFFLOAD, EXT_PORT) },
+		{ .name = "a hit", UDP_NAT(40012, 5000, FAST, EXT_PORT) },
+	};
+	static const struct fixture after[] = {
+		{ .name = "missed, up", UDP_OUT(40012, 5000), PASS(CT_UNMARKED) },
+	};
+	static const struct fixture again[] = {
+		{ .name = "offloaded again", UDP_NAT(40012, 5000, OFFLOAD, EXT_PORT) },
+		{ .name = "a hit again", UDP_NAT(40012, 5000, FAST, EXT_PORT) },
+	};
+	struct offloaded_epoch e;
+
+	return reset() && table_filter_fresh() &&
+	       ct_udp(40012, 5000, MARK_ORIG) &&
+	       run_fixtures(before, ARRAY_SIZE(before)) && flows_are(1) &&
+	       table_filter_get(&e) && ASSERT_EQ(e.set, 1, "one bit set") &&
+	       table_filter_new_epoch() &&
+	       run_fixtures(after, ARRAY_SIZE(after)) && flows_are(1) &&
+	       !sh("conntrack -U -s " LAN_HOST " -p udp --sport 40012 "
+		   "-m 0x40000000 >/dev/null 2>&1") &&
+	       run_fixtures(again, ARRAY_SIZE(again)) && flows_are(1);
+}
+FIXTURE_TEST(.name = "table_filter_epoch", .fn = test_table_filter_epoch);
+
+/* The filter one bit short of half set, as if many installs had been. */
+static bool fill_to_half(void)
+{
+	struct offloaded_epoch e;
+
+	if (!table_filter_get(&e))
+		return false;
+	e.set = OFFLOADED_BITS / 2 - 1;
+	return table_filter_put(&e);
+}
+
+/* Dummy entries in the flow table, N of them, keys nothing sends. */
+static bool table_fill(__u32 n)
+{
+	struct flow_value v = { .nat = FLOW_NAT_CT };
+	struct flow_key k = { .family = XNAT_AF_INET, .proto = IPPROTO_UDP,
+			      .ifindex = 0xffff };
+
+	for (__u32 i = 0; i < n; i++) {
+		k.saddr.v4 = htonl(0xc6120000 + i); /* 198.18.0.0/15 */
+		if (!ASSERT_OK(bpf_map_update_elem(flows_fd, &k, &v, BPF_NOEXIST),
+			       "a dummy entry"))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * (Each connection to a port of its own: the kernel's entries share the
+ * masquerade port EXT_PORT.)
+ * When an install finds the bits half set: with few live entries, a new
+ * epoch; with an eighth of the bits' worth or more, the filter goes off
+ * (every packet looks the table up) for OFFLOADED_RETRY installs, then
+ * starts a new epoch.
+ */
+static bool test_table_filter_full(void)
+{
+	static const struct fixture one = { .name = "offloaded",
+		UDP_NAT(40013, 5001, OFFLOAD, EXT_PORT) };
+	static const struct fixture two = { .name = "offloaded, full",
+		UDP_NAT(40014, 5002, OFFLOAD, EXT_PORT) };
+	static const struct fixture three = { .name = "offloaded, off",
+		UDP_NAT(40015, 5003, OFFLOAD, EXT_PORT) };
+	struct offloaded_epoch e;
+	bool ok;
+
+	ok = reset() && table_filter_fresh() && ct_udp(40013, 5001, MARK_ORIG) &&
+	     ct_udp(40014, 5002, MARK_ORIG) && ct_udp(40015, 5003, MARK_ORIG) &&
+	     fill_to_half() && run_fixture(&one) && table_filter_get(&e);
+	if (!ok)
+		return false;
+	ok &= ASSERT_EQ(e.epoch, 1, "a new epoch");
+	ok &= ASSERT_EQ(e.set, 0, "its bits clear");
+	ok &= ASSERT_EQ(e.off, 0, "on");
+	ok &= table_fill(OFFLOADED_BITS / 8) && fill_to_half() &&
+	      run_fixture(&two) && table_filter_get(&e);
+	ok &= ASSERT_EQ(e.epoch, 1, "no new epoch with many entries");
+	ok &= ASSERT_EQ(e.off, OFFLOADED_RETRY, "off");
+	/* Off: the next install counts down, and the last one starts an
+	 * epoch. */
+	e.off = 1;
+	ok &= table_filter_put(&e) && run_fixture(&three) && table_filter_get(&e);
+	ok &= ASSERT_EQ(e.off, 0, "on again");
+	ok &= ASSERT_EQ(e.epoch, 2, "with a new epoch");
+	flows_clear();
+	return ok;
+}
+FIXTURE_TEST(.name = "table_filter_full", .fn = test_table_filter_full);
+
 FIXTURE_TEST(.name = "offload_off_again", .fn = offload_off_again);
 
-FIXTURE_MAIN_REGISTERED()
+/* A flow table that holds an eighth of the table filter's bits in
+ * entries, for table_filter_full. */
+int main(void)
+{
+	const struct fixture_opts o = { .flow_entries = OFFLOADED_BITS / 4 };
+
+	return fixture_main_registered(__FILE__, &o);
+}

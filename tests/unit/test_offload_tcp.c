@@ -34,6 +34,21 @@ static bool test_fin_rst(void)
 }
 FIXTURE_TEST(.name = "fin_rst", .fn = test_fin_rst);
 
+/* The table filter (bpf/offload_filter.h) never hides an entry from a FIN
+ * or RST: after a new epoch cleared the flow's bit, its FIN still finds
+ * the entry and takes the flow off the fast path. */
+static bool test_fin_after_epoch(void)
+{
+	static const struct fixture fin = { .name = "fin, bit cleared",
+		ORIG_ACK(40021, TCP_FIN | ACK), PASS(CT_TCP_END) };
+
+	return reset() && table_filter_fresh() &&
+	       ct_tcp(40021, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
+	       offload_both(40021) && table_filter_new_epoch() &&
+	       run_handback(&fin);
+}
+FIXTURE_TEST(.name = "fin_after_epoch", .fn = test_fin_after_epoch);
+
 /*
  * A clean slate with tcp_transitory at 5 s (*OK), and for
  * trans5_offloaded() the connection on SPORT offloaded both ways. False

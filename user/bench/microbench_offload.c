@@ -9,6 +9,7 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "flow_hash.h"
 #include "microbench.h"
 #include "xnat_common.h"
 #include "xnat.skel.h"
@@ -25,8 +26,31 @@ static int offload_flag(int config_fd, bool on)
 	return bpf_map_update_elem(config_fd, &zero, &c, BPF_EXIST) ? -errno : 0;
 }
 
-static int offload_entry(int flows_fd, int if_lan, bool on)
+/* KEY's bit in offload mode's table filter (bpf/offload_filter.h), set
+ * as the data path sets it on an install: an entry written here would
+ * otherwise be skipped, never looked up. */
+static int filter_bit_set(struct xnat_bpf *xnat, const struct flow_key *key)
 {
+	int words_fd = bpf_map__fd(xnat->maps.xnat_offloaded);
+	int epoch_fd = bpf_map__fd(xnat->maps.xnat_offloaded_epoch);
+	struct offloaded_epoch e;
+	__u32 word, bit;
+	__u32 zero = 0;
+	__u64 w;
+
+	flow_key_hash_fast(key, &word, &bit);
+	if (bpf_map_lookup_elem(epoch_fd, &zero, &e) ||
+	    bpf_map_lookup_elem(words_fd, &word, &w))
+		return -errno;
+	if ((__u32)(w >> 32) != e.epoch)
+		w = (__u64)e.epoch << 32;
+	w |= 1U << bit;
+	return bpf_map_update_elem(words_fd, &word, &w, BPF_ANY) ? -errno : 0;
+}
+
+static int offload_entry(struct xnat_bpf *xnat, int if_lan, bool on)
+{
+	int flows_fd = bpf_map__fd(xnat->maps.xnat_flows);
 	static struct flow_value saved;
 	struct flow_key key, next;
 	struct flow_value v;
@@ -52,19 +76,19 @@ static int offload_entry(int flows_fd, int if_lan, bool on)
 			v.ct_refresh = saved.ct_refresh;
 		}
 		/* The entry's timer field is not written from userspace. */
-		return bpf_map_update_elem(flows_fd, &key, &v, BPF_EXIST) ?
-			       -errno : 0;
+		if (bpf_map_update_elem(flows_fd, &key, &v, BPF_EXIST))
+			return -errno;
+		return on ? filter_bit_set(xnat, &key) : 0;
 	}
 	return -ENOENT;
 }
 
 int microbench_offload(struct xnat_bpf *xnat, int if_lan, bool on)
 {
-	int flows_fd = bpf_map__fd(xnat->maps.xnat_flows);
 	int config_fd = bpf_map__fd(xnat->maps.xnat_config);
 
-	return on ? offload_entry(flows_fd, if_lan, true) ?:
+	return on ? offload_entry(xnat, if_lan, true) ?:
 			    offload_flag(config_fd, true) :
 		    offload_flag(config_fd, false) ?:
-			    offload_entry(flows_fd, if_lan, false);
+			    offload_entry(xnat, if_lan, false);
 }
