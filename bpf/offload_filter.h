@@ -15,9 +15,10 @@
  * epoch reads as empty. An entry whose bit that clears is missed until
  * its connection is offloaded again: its next packet goes up (the kernel
  * still owns the connection and forwards it, and its mark chain marks it
- * again), the one after finds the mark, the install finds the entry
- * there (EEXIST) and sets the bit again. One packet through the kernel
- * for each live entry, so an epoch ends only when its bits are half set
+ * again), a later one finds the mark, the install finds the entry there
+ * (EEXIST) and sets the bit again. One packet through the kernel for
+ * each live entry, two when the first-packet filter (ct_seen.h) lets the
+ * first go up unasked; so an epoch ends only when its bits are half set
  * and few entries are live (at most an eighth of the bits); else the
  * filter stays off for OFFLOADED_RETRY installs (every packet looks the
  * table up, as without it) and then tries a new epoch.

@@ -295,6 +295,12 @@ for i in range(300):
 		 and f['proto'] == 'udp' and f['src'] == '$LAN_HOST4:4000'
 		 and f['new_src'].startswith('$RTR_WAN4:')][0]" <<<"$CHECK_OUT" ||
 		fail "the entry does not carry the kernel's masquerade"
+	# The table filter (bpf/offload_filter.h) holds the entry's bit.
+	check xnat status --json
+	[ "$(json_q "j['table_filter']['bits_set'] >= 1 and j['table_filter']['off_for_installs'] == 0" \
+		<<<"$CHECK_OUT")" = true ] || fail "status: no bit in the table filter: $CHECK_OUT"
+	check xnat status
+	grep -q '^filter: ' <<<"$CHECK_OUT" || fail "status has no filter line"
 }
 
 # IPv6 is routed, not NATed, and offloaded the same way.
