@@ -445,6 +445,10 @@ test_wan_address_change() {
 	tb_resolve "$NS_RTR" "$WAN_HOST4" || fail "WAN host unreachable"
 	wait_until 10 no_flows "'$RTR_WAN4:' in f['new_src'] + f['dst']" ||
 		fail "flows NATed to the old address remain"
+	# Two changes, two refreshes: until the second one, NAT waits for an
+	# address and the kernel takes new flows (pass_no_nat_addr).
+	wait_until 10 grep -q "NAT now uses the new one" "$TB_WORK/run.log" ||
+		fail "run did not take up the new address"
 	check udp_from "$NS_LAN" 40004 after
 	[ "$CHECK_OUT" = after ] || fail "no reply after the address change"
 	[ "$(flow_count "f['new_src'].startswith('$new:')")" -ge 1 ] ||
