@@ -7,6 +7,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -126,4 +127,28 @@ int bench_tests_main(const char *prog, int (*setup)(void),
 	}
 	printf("%d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
+}
+
+const uint8_t mac_gen0[6] = { 0x02, 0, 0, 0, 0x0a, 0x01 };
+const uint8_t mac_sink0[6] = { 0x02, 0, 0, 0, 0x0b, 0x01 };
+
+int gen_testbed_setup(struct gen_testbed *tb)
+{
+	if (unshare_net(&tb->orig_netns))
+		return -1;
+	/* No IPv6 chatter (ND, MLD) on the veths. */
+	write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
+	if (sh("ip link add gen0 address 02:00:00:00:0a:01 type veth "
+	       "peer name sink0 address 02:00:00:00:0b:01") ||
+	    sh("ip link set gen0 up") || sh("ip link set sink0 up"))
+		return -1;
+	tb->if_gen = if_nametoindex("gen0");
+	tb->if_sink = if_nametoindex("sink0");
+	tb->if_lo = if_nametoindex("lo");
+	if (!tb->if_gen || !tb->if_sink || !tb->if_lo) {
+		fprintf(stderr, "setup: gen0/sink0/lo missing\n");
+		return -1;
+	}
+	tb->cpu = pin_this_cpu();
+	return tb->cpu < 0 ? -1 : 0;
 }

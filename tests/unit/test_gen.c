@@ -46,18 +46,13 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-static const uint8_t mac_gen0[ETH_ALEN] = { 0x02, 0, 0, 0, 0x0a, 0x01 };
-static const uint8_t mac_sink0[ETH_ALEN] = { 0x02, 0, 0, 0, 0x0b, 0x01 };
-#define GEN_SRC "198.18.0.1"
-#define GEN_DST "198.18.0.2"
-
-static int if_gen, if_sink, if_lo, test_cpu;
+static struct gen_testbed tb = { .orig_netns = -1 };
 /* ---- Helpers ---------------------------------------------------------- */
 
 static struct gen_config base_config(void)
 {
 	struct gen_config c = {
-		.ifindex = if_gen,
+		.ifindex = tb.if_gen,
 		.src_port = 1024,
 		.dst_port = 9,
 		.flows = 1,
@@ -65,7 +60,7 @@ static struct gen_config base_config(void)
 		.weights = { 1 },
 		.n_sizes = 1,
 		.duration_s = 0.1,
-		.cpu = test_cpu,
+		.cpu = tb.cpu,
 	};
 
 	memcpy(c.src_mac, mac_gen0, ETH_ALEN);
@@ -164,7 +159,7 @@ static bool gen_frame(struct gen *g, const uint8_t *in, uint32_t in_len,
 {
 	uint32_t retval;
 
-	if (!run_prog(gen_prog_fd(g), if_gen, in, in_len, 1, out, out_len,
+	if (!run_prog(gen_prog_fd(g), tb.if_gen, in, in_len, 1, out, out_len,
 		      &retval))
 		return false;
 	return ASSERT_EQ(retval, XDP_TX, "generator verdict");
@@ -200,7 +195,7 @@ static bool test_gen_bad_config(void)
 		ok &= ASSERT_EQ(gen_open(&g, &c), -EINVAL, what);
 		ok &= ASSERT_TRUE(g == NULL, "no generator returned");
 	}
-	ok &= ASSERT_TRUE(!xdp_attached(if_lo), "nothing left on lo");
+	ok &= ASSERT_TRUE(!xdp_attached(tb.if_lo), "nothing left on lo");
 	return ok;
 }
 
@@ -216,13 +211,13 @@ static bool test_gen_frame_64(void)
 
 	if (!ASSERT_OK(gen_open(&g, &c), "gen_open"))
 		return false;
-	ok &= ASSERT_TRUE(xdp_attached(if_lo), "generator attached to lo");
+	ok &= ASSERT_TRUE(xdp_attached(tb.if_lo), "generator attached to lo");
 	for (i = 0; i < 3 && ok; i++) {
 		ok &= gen_frame(g, in, 60, out, &len);
 		ok &= ok && check_frame(out, len, &c, c.src_port, 60);
 	}
 	gen_close(g);
-	ok &= ASSERT_TRUE(!xdp_attached(if_lo), "lo clean after gen_close");
+	ok &= ASSERT_TRUE(!xdp_attached(tb.if_lo), "lo clean after gen_close");
 	return ok;
 }
 
@@ -249,15 +244,15 @@ static bool test_gen_stamp(void)
 		ok &= ok && check_frame(out, len, &c, c.src_port, 60);
 	}
 	gen_close(g);
-	if (!ok || !ASSERT_OK(sink_open_port(&sk, if_sink, c.dst_port),
+	if (!ok || !ASSERT_OK(sink_open_port(&sk, tb.if_sink, c.dst_port),
 			      "sink_open_port"))
 		return false;
 	sink_stamp(sk, 0xbeef);
-	ok &= run_prog(sink_prog_fd(sk), if_sink, out, len, 2, NULL, NULL,
+	ok &= run_prog(sink_prog_fd(sk), tb.if_sink, out, len, 2, NULL, NULL,
 		       &retval);
 	ok &= ASSERT_EQ(retval, XDP_DROP, "this trial's frame dropped");
 	sink_stamp(sk, 0xbef0);
-	ok &= run_prog(sink_prog_fd(sk), if_sink, out, len, 1, NULL, NULL,
+	ok &= run_prog(sink_prog_fd(sk), tb.if_sink, out, len, 1, NULL, NULL,
 		       &retval);
 	ok &= ASSERT_EQ(retval, XDP_DROP, "a late frame dropped too");
 	ok &= ASSERT_OK(sink_read(sk, &packets, &bytes), "sink_read");
@@ -362,7 +357,7 @@ static bool test_gen_lo_untouched(void)
 	len = pkt_build(in, &s);
 	if (!ASSERT_OK(gen_open(&g, &c), "gen_open"))
 		return false;
-	ok = run_prog(gen_prog_fd(g), if_lo, in, len, 1, out, &out_len, &retval);
+	ok = run_prog(gen_prog_fd(g), tb.if_lo, in, len, 1, out, &out_len, &retval);
 	ok &= ok && ASSERT_EQ(retval, XDP_PASS, "verdict on lo");
 	ok &= ok && ASSERT_TRUE(out_len == len && !memcmp(in, out, len),
 				"frame unchanged");
@@ -377,7 +372,7 @@ static bool test_gen_lo_untouched(void)
 static bool open_sink_and_gen(const struct gen_config *c, struct sink **sk,
 			      struct gen **g)
 {
-	if (!ASSERT_OK(sink_open_port(sk, if_sink, c->dst_port), "sink_open_port"))
+	if (!ASSERT_OK(sink_open_port(sk, tb.if_sink, c->dst_port), "sink_open_port"))
 		return false;
 	if (!ASSERT_OK(gen_open(g, c), "gen_open")) {
 		sink_close(*sk);
@@ -444,7 +439,7 @@ static bool test_live_paced_to_sink(void)
 	ok &= ASSERT_TRUE(l.r.packets <= 10000, "no more than rate * duration");
 	ok &= ASSERT_EQ(l.p, l.r.packets, "sink saw every frame offered");
 	ok &= ASSERT_EQ(l.b, l.r.bytes, "sink saw the bytes offered");
-	ok &= ASSERT_TRUE(!xdp_attached(if_lo) && !xdp_attached(if_sink),
+	ok &= ASSERT_TRUE(!xdp_attached(tb.if_lo) && !xdp_attached(tb.if_sink),
 			  "nothing left attached");
 	return ok;
 }
@@ -493,12 +488,12 @@ static bool test_live_frames_valid(void)
 	pass = xnat_bench_bpf__open_and_load();
 	if (!ASSERT_TRUE(pass, "load xdp_pass"))
 		goto out;
-	link = bpf_link_create(bpf_program__fd(pass->progs.xdp_pass), if_sink,
+	link = bpf_link_create(bpf_program__fd(pass->progs.xdp_pass), tb.if_sink,
 			       BPF_XDP, &lopts);
 	if (!ASSERT_TRUE(link >= 0, "attach xdp_pass to sink0"))
 		goto out;
 	sock = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_IP));
-	sll.sll_ifindex = if_sink;
+	sll.sll_ifindex = tb.if_sink;
 	if (!ASSERT_TRUE(sock >= 0, "packet socket") ||
 	    !ASSERT_OK(setsockopt(sock, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
 				  sizeof(rcvbuf)), "SO_RCVBUFFORCE") ||
@@ -537,7 +532,7 @@ out:
 	if (link >= 0)
 		close(link);
 	xnat_bench_bpf__destroy(pass);
-	ok &= ASSERT_TRUE(!xdp_attached(if_lo) && !xdp_attached(if_sink),
+	ok &= ASSERT_TRUE(!xdp_attached(tb.if_lo) && !xdp_attached(tb.if_sink),
 			  "nothing left attached");
 	return ok;
 }
@@ -555,7 +550,6 @@ struct thread_run {
 	bool ns_back, cpus_back;
 };
 
-static int orig_netns = -1;
 
 static ino_t thread_netns(void)
 {
@@ -570,7 +564,7 @@ static void *thread_main(void *arg)
 	cpu_set_t before, after;
 	ino_t ino;
 
-	if (setns(orig_netns, CLONE_NEWNET)) {
+	if (setns(tb.orig_netns, CLONE_NEWNET)) {
 		t->err = -errno;
 		return NULL;
 	}
@@ -617,9 +611,9 @@ static bool test_nothing_left(void)
 {
 	bool ok = ASSERT_EQ(count_fds(), bench_fds_at_start, "open descriptors");
 
-	ok &= ASSERT_TRUE(!xdp_attached(if_lo), "lo clean");
-	ok &= ASSERT_TRUE(!xdp_attached(if_gen), "gen0 clean");
-	ok &= ASSERT_TRUE(!xdp_attached(if_sink), "sink0 clean");
+	ok &= ASSERT_TRUE(!xdp_attached(tb.if_lo), "lo clean");
+	ok &= ASSERT_TRUE(!xdp_attached(tb.if_gen), "gen0 clean");
+	ok &= ASSERT_TRUE(!xdp_attached(tb.if_sink), "sink0 clean");
 	return ok;
 }
 
@@ -627,23 +621,7 @@ static bool test_nothing_left(void)
 
 static int setup(void)
 {
-	if (unshare_net(&orig_netns))
-		return -1;
-	/* No IPv6 chatter (ND, MLD) on the veths. */
-	write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
-	if (sh("ip link add gen0 address 02:00:00:00:0a:01 type veth "
-	       "peer name sink0 address 02:00:00:00:0b:01") ||
-	    sh("ip link set gen0 up") || sh("ip link set sink0 up"))
-		return -1;
-	if_gen = if_nametoindex("gen0");
-	if_sink = if_nametoindex("sink0");
-	if_lo = if_nametoindex("lo");
-	if (!if_gen || !if_sink || !if_lo) {
-		fprintf(stderr, "setup: gen0/sink0/lo missing\n");
-		return -1;
-	}
-	test_cpu = pin_this_cpu();
-	return test_cpu < 0 ? -1 : 0;
+	return gen_testbed_setup(&tb);
 }
 
 static const struct bench_test tests[] = {

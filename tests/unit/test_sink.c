@@ -23,12 +23,7 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-static const uint8_t mac_gen0[ETH_ALEN] = { 0x02, 0, 0, 0, 0x0a, 0x01 };
-static const uint8_t mac_sink0[ETH_ALEN] = { 0x02, 0, 0, 0, 0x0b, 0x01 };
-#define GEN_SRC "198.18.0.1"
-#define GEN_DST "198.18.0.2"
-
-static int if_gen, if_sink, if_lo, test_cpu;
+static struct gen_testbed tb = { .orig_netns = -1 };
 
 static bool sink_expect(struct sink *s, uint64_t packets, uint64_t bytes)
 {
@@ -55,22 +50,22 @@ static bool test_sink_counts(void)
 	memcpy(s.smac, mac_gen0, ETH_ALEN);
 	memcpy(s.dmac, mac_sink0, ETH_ALEN);
 	len = pkt_build(in, &s);
-	if (!ASSERT_OK(sink_open(&sk, if_sink), "sink_open"))
+	if (!ASSERT_OK(sink_open(&sk, tb.if_sink), "sink_open"))
 		return false;
-	ok &= ASSERT_TRUE(xdp_attached(if_sink), "sink attached");
+	ok &= ASSERT_TRUE(xdp_attached(tb.if_sink), "sink attached");
 	ok &= ASSERT_TRUE(!strcmp(sink_mode(sk), "native"), "native XDP on veth");
 	ok &= sink_expect(sk, 0, 0);
 	for (i = 0; i < 7 && ok; i++) {
-		ok &= run_prog(sink_prog_fd(sk), if_sink, in, len, 1, NULL, NULL,
+		ok &= run_prog(sink_prog_fd(sk), tb.if_sink, in, len, 1, NULL, NULL,
 			       &retval);
 		ok &= ASSERT_EQ(retval, XDP_DROP, "sink verdict");
 	}
 	ok &= sink_expect(sk, 7, 7 * len);
-	ok &= run_prog(sink_prog_fd(sk), if_sink, in, len, 100, NULL, NULL,
+	ok &= run_prog(sink_prog_fd(sk), tb.if_sink, in, len, 100, NULL, NULL,
 		       &retval);
 	ok &= sink_expect(sk, 107, 107 * len);
 	sink_close(sk);
-	ok &= ASSERT_TRUE(!xdp_attached(if_sink), "sink0 clean after sink_close");
+	ok &= ASSERT_TRUE(!xdp_attached(tb.if_sink), "sink0 clean after sink_close");
 	return ok;
 }
 
@@ -93,40 +88,22 @@ static bool test_sink_port_filter(void)
 	len[1] = pkt_build(f[1], &udp10);
 	len[2] = pkt_build(f[2], &tcp9);
 	len[3] = pkt_build_arp(f[3], &arp);
-	if (!ASSERT_OK(sink_open_port(&sk, if_sink, 9), "sink_open_port"))
+	if (!ASSERT_OK(sink_open_port(&sk, tb.if_sink, 9), "sink_open_port"))
 		return false;
 	for (i = 0; i < 4 && ok; i++) {
-		ok &= run_prog(sink_prog_fd(sk), if_sink, f[i], len[i], 1, NULL,
+		ok &= run_prog(sink_prog_fd(sk), tb.if_sink, f[i], len[i], 1, NULL,
 			       NULL, &retval);
 		ok &= ASSERT_EQ(retval, i ? XDP_PASS : XDP_DROP, "sink verdict");
 	}
 	ok &= sink_expect(sk, 1, len[0]);
 	sink_close(sk);
-	ok &= ASSERT_TRUE(!xdp_attached(if_sink), "sink0 clean after sink_close");
+	ok &= ASSERT_TRUE(!xdp_attached(tb.if_sink), "sink0 clean after sink_close");
 	return ok;
 }
 
-static int orig_netns = -1;
-
 static int setup(void)
 {
-	if (unshare_net(&orig_netns))
-		return -1;
-	/* No IPv6 chatter (ND, MLD) on the veths. */
-	write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
-	if (sh("ip link add gen0 address 02:00:00:00:0a:01 type veth "
-	       "peer name sink0 address 02:00:00:00:0b:01") ||
-	    sh("ip link set gen0 up") || sh("ip link set sink0 up"))
-		return -1;
-	if_gen = if_nametoindex("gen0");
-	if_sink = if_nametoindex("sink0");
-	if_lo = if_nametoindex("lo");
-	if (!if_gen || !if_sink || !if_lo) {
-		fprintf(stderr, "setup: gen0/sink0/lo missing\n");
-		return -1;
-	}
-	test_cpu = pin_this_cpu();
-	return test_cpu < 0 ? -1 : 0;
+	return gen_testbed_setup(&tb);
 }
 
 static const struct bench_test tests[] = {
