@@ -81,16 +81,25 @@ err_free:
 	return err;
 }
 
+/* Counter SLOT of the sink (xnat_sink.bpf.c: 0 this trial's frames, 1
+ * late ones), summed over CPUs. */
+static int sink_counter(struct sink *s, __u32 slot, struct xnat_counter *sum)
+{
+	int err = percpu_counter_sum(bpf_map__fd(s->skel->maps.sink_stats),
+				     slot, sum);
+
+	if (err)
+		pr_warn("Sink: reading its counters failed: %s\n", strerror(-err));
+	return err;
+}
+
 int sink_read(struct sink *s, uint64_t *packets, uint64_t *bytes)
 {
 	struct xnat_counter sum;
-	int err;
+	int err = sink_counter(s, 0, &sum);
 
-	err = percpu_counter_sum(bpf_map__fd(s->skel->maps.sink_stats), 0, &sum);
 	*packets = sum.packets;
 	*bytes = sum.bytes;
-	if (err)
-		pr_warn("Sink: reading its counters failed: %s\n", strerror(-err));
 	return err;
 }
 
@@ -102,12 +111,9 @@ void sink_stamp(struct sink *s, uint16_t stamp)
 int sink_read_late(struct sink *s, uint64_t *packets)
 {
 	struct xnat_counter sum;
-	int err;
+	int err = sink_counter(s, 1, &sum);
 
-	err = percpu_counter_sum(bpf_map__fd(s->skel->maps.sink_stats), 1, &sum);
 	*packets = sum.packets;
-	if (err)
-		pr_warn("Sink: reading its counters failed: %s\n", strerror(-err));
 	return err;
 }
 
