@@ -64,7 +64,8 @@ enum xnat_reason {
 	XNAT_PASS_CT_HELPER,    /* helper, sequence adjustment, flowtable */
 	XNAT_PASS_SHAPED,       /* egress port has a shaping qdisc */
 	XNAT_PASS_CT_TCP_END,   /* hand-back: FIN/RST/SYN on an offloaded
-				   flow, which leaves the fast path */
+				   flow, or a RST of its other direction:
+				   the flow leaves the fast path */
 	XNAT_PASS_CT_GONE,      /* hand-back: conntrack entry gone or
 				   changed, the flow leaves the fast path */
 	/* NAT at scale (bpf/nat.h), appended too */

@@ -304,6 +304,9 @@ struct new_flow {
 				     owner (port_probe()) */
 	__u8 mapped;              /* enum flow_mapping of the flow */
 	__u8 addr_idx;            /* its external address's pool index */
+	/* offload_miss_rst()'s route lookup: that function's frame adds
+	 * to the main program's, which is nearly full. */
+	struct bpf_fib_lookup fib;
 };
 
 /* Raw bytes as far as BTF is concerned: a per-CPU map may not hold a

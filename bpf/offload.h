@@ -401,6 +401,75 @@ static __always_inline int offload_install(struct pkt *p, struct new_flow *nf,
 }
 
 /*
+ * A RST whose own direction is the kernel's (a miss), while the other
+ * direction may be offloaded: it goes up, and if it is in the window of
+ * that direction's receiver (offload_in_window's rule, the sender's next
+ * sequence number being conntrack's, which saw every packet of this
+ * direction), it also ends the other direction's entry and closes
+ * conntrack's, as a RST on the fast path does (offload_tcp_end). Without
+ * this the offloaded direction went on through XDP, and conntrack, whose
+ * record of that side is stale, could keep the connection established
+ * (ct_close) for as long as its packets came.
+ *
+ * The other direction's key is this packet's translated reply arriving
+ * where this packet leaves: conntrack's tuples and a route lookup, as an
+ * install builds it. Always XDP_PASS: pass_ct_tcp_end if the other
+ * direction was taken off, else pass_ct_tcp_state. A function of its own:
+ * RSTs are rare and the main program's stack is full.
+ */
+static __noinline int offload_miss_rst(struct xdp_md *ctx, struct pkt *p,
+				       struct new_flow *nf,
+				       const struct xnat_config *cfg)
+{
+	struct flow_value *ov = &nf->ov, *r;
+	struct ip_ct_tcp_state___xnat *cs;
+	struct tcphdr *th = p->l4;
+	struct iface_info *out;
+	__u32 end = 0, win = 0;
+	struct nf_conn *ct;
+	int ended = 0;
+	__u8 dir;
+
+	if (!th || (void *)(th + 1) > p->data_end)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_STATE);
+	ct = ct_lookup(ctx, p, &dir);
+	if (!ct)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_STATE);
+	__builtin_memset(ov, 0, sizeof(*ov));
+	ct_translation(ct, dir, ov);
+	if (fib_route(ctx, p, &ov->new_saddr, &ov->new_daddr, &nf->fib) !=
+		    XNAT_CONTINUE ||
+	    !(out = egress_get(p, &nf->fib)))
+		goto up;
+	ov->egress_ifindex = out->parent;
+	ov->egress_vid = out->vid;
+	flow_reply_key(&p->key, ov, &nf->rkey);
+	r = bpf_map_lookup_elem(&xnat_flows, &nf->rkey);
+	if (!r || r->nat != FLOW_NAT_CT)
+		goto up;
+	/* The receiver's window: its entry's, else conntrack's record. */
+	cs = ct_tcp_sender(ct, dir);
+	if (cs->td_maxwin)
+		end = cs->td_end;
+	if (r->tcp_flags_seen & TCP_TRACK_SEEN)
+		win = tcp_win_bytes(r->tcp_win);
+	else
+		win = ct_tcp_sender(ct, dir == CT_DIR_ORIGINAL ?
+					    CT_DIR_REPLY : CT_DIR_ORIGINAL)->td_maxwin;
+	/* Nothing to judge by (an entry made through ctnetlink): yes. */
+	if (!cs->td_maxwin || !win ||
+	    tcp_seq_in_window(end, win, bpf_ntohl(th->seq))) {
+		ct_close(ct, cfg->timeout_tcp_trans);
+		offload_remove(&nf->rkey, r, FLOWLOG_WHY_TCP_END);
+		ended = 1;
+	}
+up:
+	bpf_ct_release(ct);
+	return pkt_stop(p, XDP_PASS, ended ? XNAT_PASS_CT_TCP_END :
+					     XNAT_PASS_CT_TCP_STATE);
+}
+
+/*
  * A miss: ask conntrack whether the kernel accepted this direction of the
  * connection, and if so build the entry in NF->ov from the conntrack
  * entry's tuples and the route of the translated packet, and install it.
@@ -433,10 +502,13 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 							  XNAT_PASS_EGRESS);
 	if (!mac_eq(p->eth->h_dest, in->mac))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_OTHERHOST);
-	/* A FIN or RST whose own direction is the kernel's: it goes up, for
-	 * conntrack. Should the other direction be offloaded, it stays on
-	 * the fast path until its own FIN or RST (a hit) ends it there. */
-	if (p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_RST))
+	/* A FIN or RST whose own direction is the kernel's goes up, for
+	 * conntrack. After a FIN the other direction may still send (a
+	 * half-close): offloaded, it stays on the fast path until its own
+	 * FIN or RST (a hit) ends it there. A RST ends both. */
+	if (p->tcp_flags & XNAT_TCP_RST)
+		return offload_miss_rst(ctx, p, nf, cfg);
+	if (p->tcp_flags & XNAT_TCP_FIN)
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_STATE);
 
 	rc = offload_ct_get(ctx, p, ocfg, &ct, &dir);

@@ -374,6 +374,61 @@ test_shaped_mq_child() {
 	[ "$(counter pass_shaped)" -gt 0 ] || fail "nothing was kept off the shaped port"
 }
 
+# A RST from the side the kernel carries while the other direction is
+# offloaded: a download through a shaped WAN port keeps the LAN host's
+# direction (its ACKs) in the kernel and offloads the server's. The LAN
+# host aborts (SO_LINGER 0: a RST). XDP takes the server's direction off
+# the fast path and closes the conntrack entry on tcp_transitory
+# (bpf/offload.h offload_miss_rst). Before, that direction stayed in XDP
+# and conntrack, whose record of the server's side was stale, kept the
+# connection established for its full timeout.
+TEST_MODES[rst_kernel_side]=offload
+test_rst_kernel_side() {
+	local client end0 end1 t flag=$TB_WORK/abort
+	check on_rtr tc qdisc add dev "$RTR_WAN_IF" root tbf rate 10gbit \
+		burst 256kb latency 50ms
+	check xnat up -c "$TB_CONFIG"
+	bg_ns 20 "$NS_WAN" python3 -c '
+import socket, sys, time
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("", int(sys.argv[1])))
+l.listen(1)
+c, _ = l.accept()
+end = time.time() + 15
+try:
+    while time.time() < end:
+        c.sendall(b"x" * 16384)
+        time.sleep(0.01)
+except OSError as e:
+    print("server:", e)
+' $SRV_PORT
+	wait_listen "$NS_WAN" tcp $SRV_PORT || fail "no server"
+	bg_ns 20 "$NS_LAN" python3 -c '
+import os, socket, struct, sys, time
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+end = time.time() + 15
+while not os.path.exists(sys.argv[3]) and time.time() < end:
+    s.recv(65536)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+s.close()
+' "$WAN_HOST4" $SRV_PORT "$flag"
+	client=$BG_PID
+	wait_offloaded -eq 1 "dst=$WAN_HOST4" "dport=$SRV_PORT" ||
+		fail "the download was not offloaded one way"
+	end0=$(counter pass_ct_tcp_end)
+	touch "$flag"
+	bg_wait "$client" || fail "the client failed"
+	wait_offloaded -eq 0 "dst=$WAN_HOST4" "dport=$SRV_PORT" ||
+		fail "the server's direction stayed on the fast path after the LAN host's RST"
+	end1=$(counter pass_ct_tcp_end)
+	check on_rtr conntrack -L -p tcp --orig-dst "$WAN_HOST4" --dport "$SRV_PORT"
+	t=$(awk '$1 == "tcp" { print $3; exit }' <<<"$CHECK_OUT")
+	echo "pass_ct_tcp_end $end0 -> $end1; conntrack timeout after the RST: ${t:-none}"
+	[ "$end1" -gt "$end0" ] || fail "no pass_ct_tcp_end for the RST"
+	[ "${t:-0}" -le 240 ] || fail "conntrack kept the connection for $t s"
+}
+
 # Offload mode's own kernel settings: conntrack "be liberal" and the mark
 # chain while up; `xnat down` puts the sysctl back (a new namespace has 0)
 # and removes the chain with the table.

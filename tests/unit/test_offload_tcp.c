@@ -201,6 +201,70 @@ static bool test_td_maxwin_fallback(void)
 	       ct_established(filter, 1000) && run_handback(&edge);
 }
 
+/*
+ * A RST from the side the kernel still carries (its direction a miss)
+ * while the other direction is offloaded (bpf/offload.h
+ * offload_miss_rst): it goes up, takes the offloaded direction off the
+ * fast path and closes the kernel's entry on tcp_transitory, as a RST on
+ * the fast path does. Before, the reply direction stayed in XDP and the
+ * kernel's entry established. The entry comes from ctnetlink, so conntrack
+ * knows no sequence number of the sender: nothing to judge by, obeyed.
+ */
+static bool test_rst_miss_ends_other(void)
+{
+	static const struct fixture reply = { .name = "reply offloaded",
+		REPLY_FWD(40023, OFFLOAD) };
+	static const struct fixture rst = { .name = "rst from the lan, a miss",
+		ORIG_ACK(40023, TCP_RST | ACK), PASS(CT_TCP_END) };
+	struct xnat_config c;
+	long t_rst = -1;
+	bool ok;
+
+	if (!trans5(&c, &ok))
+		return false;
+	ok = ok && ct_tcp(40023, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
+	     run_fixture(&reply) && flows_are(1) && run_handback(&rst);
+	if (ok)
+		t_rst = ct_timeout("-p tcp --sport 40023");
+	return trans_end(&c, ok, t_rst, "the rst");
+}
+FIXTURE_TEST(.name = "rst_miss_ends_other", .fn = test_rst_miss_ends_other);
+
+/*
+ * The same RST judged: conntrack saw the LAN side's segment (its next
+ * sequence number ORIG_NEXT), the offloaded reply direction's entry has
+ * the WAN side's window. A forged RST far off goes up for the kernel to
+ * judge and ends nothing here; the one at ORIG_NEXT ends the connection.
+ */
+static bool test_rst_miss_judged(void)
+{
+	static const struct fixture seg = { .name = "orig, seen by conntrack",
+		ORIG_ACK(40024, ACK) };
+	static const struct fixture reply = { .name = "reply offloaded",
+		REPLY_FWD(40024, OFFLOAD) };
+	static const struct fixture forged = { .name = "forged rst from the lan side",
+		ORIG_AT(40024, TCP_RST, ORIG_NEXT + 0x40000000),
+		PASS(CT_TCP_STATE) };
+	static const struct fixture rst = { .name = "rst in window, a miss",
+		ORIG_AT(40024, TCP_RST | ACK, ORIG_NEXT), PASS(CT_TCP_END) };
+	const char *filter = "-p tcp --sport 40024";
+	struct pkt_spec in = seg.in;
+	struct xnat_config c;
+	long t_rst = -1;
+	bool ok;
+
+	if (!trans5(&c, &ok))
+		return false;
+	ok = ok && ct_tcp(40024, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
+	     ct_feed(LAN, &in, 64240, filter) && run_fixture(&reply) &&
+	     flows_are(1) && run_fixture(&forged) && flows_are(1) &&
+	     ct_established(filter, 1000) && run_handback(&rst);
+	if (ok)
+		t_rst = ct_timeout(filter);
+	return trans_end(&c, ok, t_rst, "the rst in window");
+}
+FIXTURE_TEST(.name = "rst_miss_judged", .fn = test_rst_miss_judged);
+
 /* Clear TCP_TRACK_SEEN in the entry of KEY: an entry offloaded by an
  * xnat before tracking (its tcp_end slot held ct_refresh). */
 static bool untrack(struct flow_key k)
