@@ -178,6 +178,49 @@ test_pool_paired() {
 	fi
 }
 
+# Paired pooling with two addresses puts the LAN host (on lan0) on the
+# first and the host on a second LAN port (lan1) on the second; both send
+# from port 42000, and each keeps it on its own address. A reload that
+# drops lan1 ends that host's flows (user/flow_end.c: the sweeper ends
+# them as their timeout would) and nothing of the other host's: its
+# flows, its port on the first address (status counts it there) and the
+# address and port its server sees. Until commit 039bbd0 the reload
+# deleted the dropped host's port key without its address, that is the
+# same port number on the first address: the other host's.
+TEST_MODES[pool_port_dropped]=xdp
+test_pool_port_dropped() {
+	local two one out use
+	[ "$(pool_index "$LAN_HOST4" 2)" = 0 ] && [ "$(pool_index "$LAN1_HOST4" 2)" = 1 ] ||
+		fail "paired pooling no longer splits the two hosts as this test needs"
+	on_wan ip route add "$POOL_NET.0/24" via "$RTR_WAN4" || fail "no route to the pool"
+	testbed_add_lan_port || fail "no second LAN port"
+	two=$(config_variant two "nat.address=$RTR_WAN4, $POOL_NET.1" \
+		"router.lan=$RTR_LAN_IF, $RTR_LAN1_IF") || fail "config"
+	one=$(config_variant one "nat.address=$RTR_WAN4, $POOL_NET.1") || fail "config"
+	check xnat down
+	check xnat up -c "$two"
+	peer_server 7000 || fail "no server"
+	out=$(probe "$NS_LAN" 42000:7000; probe "$NS_LAN1" 42000:7000)
+	echo "$out"
+	[ "$out" = "42000 7000 $RTR_WAN4:42000
+42000 7000 $POOL_NET.1:42000" ] || fail "the hosts did not keep port 42000 on their addresses"
+	check xnat status --json
+	use=$(json_q "[a['mappings'] for a in j['addresses']]" <<<"$CHECK_OUT")
+	[ "$use" = "[1, 1]" ] || fail "status: mappings per address $use, expected [1, 1]"
+	check xnat up -c "$one"
+	wait_number -eq 0 "flow entries of the lan1 host" \
+		flow_count "'$LAN1_HOST4' in f['src'] + f['new_dst']" ||
+		fail "flows through the dropped port remain"
+	[ "$(flow_count "'$LAN_HOST4' in f['src'] + f['new_dst']")" = 2 ] ||
+		fail "the lan0 host's flow was lost"
+	check xnat status --json
+	use=$(json_q "j['addresses'][0]['mappings']" <<<"$CHECK_OUT")
+	[ "$use" = 1 ] || fail "the lan0 host's port on $RTR_WAN4 is no longer held ($use)"
+	out=$(probe "$NS_LAN" 42000:7000)
+	echo "$out"
+	[ "$out" = "42000 7000 $RTR_WAN4:42000" ] || fail "the lan0 host's mapping changed"
+}
+
 # xnat ARGS... with /proc/meminfo showing MB megabytes available: a copy
 # bind-mounted over it in a private mount namespace, as lxcfs shows a
 # container its memory limit. xnat reads no other figure (user/memory.c),
