@@ -148,6 +148,14 @@ struct offloaded_epoch {
 };
 _Static_assert(sizeof(struct offloaded_epoch) == 16, "offloaded_epoch layout");
 
+/* Filter word W as epoch EPOCH reads it: a word written in another epoch
+ * is empty. The data path and the microbenchmark, which writes an entry
+ * from userspace, set bits through it alike. */
+static inline __u64 offloaded_word_now(__u64 w, __u32 epoch)
+{
+	return (__u32)(w >> 32) == epoch ? w : (__u64)epoch << 32;
+}
+
 /*
  * A [forward] rule as xnat_forwards holds it: the key is what it opens
  * (protocol, port on nat_addr), the value the inside host it leads to.

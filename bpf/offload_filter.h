@@ -104,9 +104,7 @@ static __always_inline void offload_filter_add(const struct flow_key *key)
 	w = bpf_map_lookup_elem(&xnat_offloaded, &word);
 	if (!w)
 		return;
-	v = *w;
-	if ((__u32)(v >> 32) != e->epoch)
-		v = (__u64)e->epoch << 32;
+	v = offloaded_word_now(*w, e->epoch);
 	if (!(v & bit)) {
 		*w = v | bit;
 		e->set++;

@@ -124,37 +124,22 @@ static void sweep_fill(struct status *s)
 		__u64 queued;
 		__u64 swept;
 	} v;
-	struct bpf_map_info qi = {}, si = {};
-	__u32 qlen = sizeof(qi), slen = sizeof(si), zero = 0;
-	int qfd = pins_map_open(MAP_EXPIRY), sfd = pins_map_open(MAP_SWEEP);
+	long queue_max = pins_map_max_entries(MAP_EXPIRY);
 
-	if (qfd >= 0 && sfd >= 0 && !bpf_obj_get_info_by_fd(qfd, &qi, &qlen) &&
-	    !bpf_obj_get_info_by_fd(sfd, &si, &slen) &&
-	    si.value_size == sizeof(v) && !bpf_map_lookup_elem(sfd, &zero, &v)) {
+	if (queue_max >= 0 &&
+	    !pins_map_read_first(MAP_SWEEP, &v, sizeof(v))) {
 		s->have_sweep = true;
 		s->sweep_queued = v.queued;
-		s->sweep_max = qi.max_entries;
+		s->sweep_max = queue_max;
 		s->swept = v.swept;
 	}
-	if (qfd >= 0)
-		close(qfd);
-	if (sfd >= 0)
-		close(sfd);
 }
 
 /* Offload mode's table filter: missing under a data path from before it. */
 static void table_filter_read(struct status *s)
 {
-	int fd = pins_map_open(MAP_OFFLOADED_EPOCH);
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info), zero = 0;
-
-	if (fd < 0)
-		return;
-	s->have_filter = !bpf_obj_get_info_by_fd(fd, &info, &len) &&
-			 info.value_size == sizeof(s->filter) &&
-			 !bpf_map_lookup_elem(fd, &zero, &s->filter);
-	close(fd);
+	s->have_filter = !pins_map_read_first(MAP_OFFLOADED_EPOCH, &s->filter,
+					      sizeof(s->filter));
 }
 
 static const char *role_of(const char *name, const struct config *cfg)
@@ -189,20 +174,15 @@ static void wan_addresses(struct status *s)
 static void nat_address(struct status *s)
 {
 	struct xnat_config xc;
-	__u32 zero = 0;
-	int fd;
 
 	if (s->st.mode == MODE_XDP) {
-		fd = pins_map_open(MAP_CONFIG);
-		if (fd >= 0 && !bpf_map_lookup_elem(fd, &zero, &xc)) {
+		if (!pins_map_read_first(MAP_CONFIG, &xc, sizeof(xc))) {
 			if (xc.nat_addr)
 				inet_ntop(AF_INET, &xc.nat_addr, s->nat_addr,
 					  sizeof(s->nat_addr));
 			s->xdp_ports[0] = xc.port_min;
 			s->xdp_ports[1] = xc.port_max;
 		}
-		if (fd >= 0)
-			close(fd);
 		return;
 	}
 	if (s->cfg_ok && s->cfg.nat_addr)

@@ -147,10 +147,9 @@ static void write_tables(FILE *f)
 {
 	struct xnat_config c = {};
 	struct port_use use = {};
-	__u32 max = 0, zero = 0;
+	__u32 max = 0;
 	char addr[INET_ADDRSTRLEN] = "";
 	long n;
-	int fd;
 
 	n = pins_map_walk(MAP_FLOWS, sizeof(struct flow_key),
 			  sizeof(struct flow_value), &max, NULL, NULL);
@@ -165,11 +164,7 @@ static void write_tables(FILE *f)
 		fprintf(f, "xnat_flow_entries_max %u\n", max);
 	}
 
-	fd = pins_map_open(MAP_CONFIG);
-	if (fd >= 0) {
-		bpf_map_lookup_elem(fd, &zero, &c);
-		close(fd);
-	}
+	pins_map_read_first(MAP_CONFIG, &c, sizeof(c));
 	inet_ntop(AF_INET, &c.nat_addr, addr, sizeof(addr));
 
 	n = pins_map_walk(MAP_MAPPINGS, sizeof(struct nat_endpoint),

@@ -65,3 +65,36 @@ long pins_map_walk(const char *name, __u32 key_size, __u32 value_size,
 	close(fd);
 	return n;
 }
+
+long pins_map_max_entries(const char *name)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = pins_map_open(name);
+	long n;
+
+	if (fd < 0)
+		return fd;
+	n = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno :
+						      (long)info.max_entries;
+	close(fd);
+	return n;
+}
+
+int pins_map_read_first(const char *name, void *value, __u32 size)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+	int fd = pins_map_open(name), err = 0;
+
+	if (fd < 0)
+		return fd;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		err = -errno;
+	else if (info.value_size != size)
+		err = -EPROTO;
+	else if (bpf_map_lookup_elem(fd, &zero, value))
+		err = -errno;
+	close(fd);
+	return err;
+}

@@ -61,4 +61,14 @@ int pins_map_open(const char *name);
 long pins_map_walk(const char *name, __u32 key_size, __u32 value_size,
 		   __u32 *max_entries, map_walk_fn each, void *ctx);
 
+/* The max_entries of the pinned map NAME of the router here, or -errno
+ * (-ENOENT: not up here). */
+long pins_map_max_entries(const char *name);
+
+/* The value of key 0 of the pinned map NAME of the router here, into
+ * VALUE, of SIZE bytes. 0, or -errno: -ENOENT not up here, -EPROTO values
+ * of another size (a map of an older data path, whose layout this binary
+ * does not read). */
+int pins_map_read_first(const char *name, void *value, __u32 size);
+
 #endif /* XNAT_PINS_H */

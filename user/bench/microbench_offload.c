@@ -42,9 +42,7 @@ static int filter_bit_set(struct xnat_bpf *xnat, const struct flow_key *key)
 	if (bpf_map_lookup_elem(epoch_fd, &zero, &e) ||
 	    bpf_map_lookup_elem(words_fd, &word, &w))
 		return -errno;
-	if ((__u32)(w >> 32) != e.epoch)
-		w = (__u64)e.epoch << 32;
-	w |= 1U << bit;
+	w = offloaded_word_now(w, e.epoch) | 1U << bit;
 	return bpf_map_update_elem(words_fd, &word, &w, BPF_ANY) ? -errno : 0;
 }
 
