@@ -78,15 +78,6 @@ static int step_maps(const struct plan *plan, struct undo *u, char *err)
 	return ret;
 }
 
-/* The flows through ports the new plan drops go to the kernel now, not to
- * a port XDP is about to leave (their redirects would fail). */
-static void flush_dropped(const struct plan *plan, const struct plan *old)
-{
-	for (int i = 0; old && i < old->n_ports; i++)
-		if (!plan_has_port(plan, old->ports[i].ifindex))
-			maps_flush_port(old->ports[i].ifindex);
-}
-
 /* The counters of failed redirects write into the stats map: a re-created
  * one needs them attached anew. Not fatal: redirect_err_attach warns. */
 static void attach_counters(const struct loader_undo *lu)
@@ -162,10 +153,9 @@ int apply_plan(const struct plan *plan, const struct plan *old,
 		ret = step_sysctls(plan, st, &u, err);
 	if (!ret && plan->xdp)
 		ret = step_maps(plan, &u, err);
-	if (!ret && plan->xdp) {
-		flush_dropped(plan, old);
+	/* maps_write() ended the flows through ports the plan drops. */
+	if (!ret && plan->xdp)
 		ret = step_attach(plan, st, &u, err);
-	}
 	if (ret) {
 		undo(&u);
 		return ret;

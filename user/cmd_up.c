@@ -267,8 +267,11 @@ static void follow(struct runner *r, unsigned long generation)
 }
 
 /* Re-resolve (WAN address, ports) and re-apply what changed; put the nft
- * table back if something removed it. */
-static void refresh_plan(struct runner *r)
+ * table back if something removed it. 1 when a port is another interface
+ * now, deleted and made again under its name (a USB adapter plugged back,
+ * a VLAN or bridge recreated): its XDP program went with the old one, and
+ * only a whole apply attaches it again (the caller's, after the lock). */
+static int refresh_plan(struct runner *r)
 {
 	struct config cfg = r->plan.cfg;
 	char err[CONFIG_ERR_LEN];
@@ -278,19 +281,23 @@ static void refresh_plan(struct runner *r)
 
 	if (config_resolve(&cfg, err) || plan_build(&cfg, &now, err)) {
 		pr_warn("xnat: %s\n", err);
-		return;
+		return 0;
+	}
+	if (!plan_same_ports(&now, &r->plan)) {
+		plan_free(&now);
+		return 1;
 	}
 	if (!table)
 		pr_warn("xnat: nft table inet xnat is gone (nft flush "
 			"ruleset?): applying it again\n");
 	if (table && plan_same(&now, &r->plan)) {
 		plan_free(&now);
-		return;
+		return 0;
 	}
 	if (apply_refresh(&now, err)) {
 		pr_warn("xnat: refresh failed: %s\n", err);
 		plan_free(&now);
-		return;
+		return 0;
 	}
 	if (old_addr != now.cfg.nat_addr) {
 		pr_info("WAN address changed: NAT now uses %s\n",
@@ -300,11 +307,14 @@ static void refresh_plan(struct runner *r)
 	}
 	plan_free(&r->plan);
 	r->plan = now;
+	return 0;
 }
 
-/* Under the lock. -ENOENT when the router was taken down meanwhile. */
+/* Under the lock. -ENOENT when the router was taken down meanwhile; 1
+ * when the running config must be applied again (refresh_plan()). */
 static int refresh(struct runner *r)
 {
+	int again = 0;
 	struct xnat_state st;
 	int lock = state_lock(LOCK_WAIT_S);
 
@@ -321,9 +331,9 @@ static int refresh(struct runner *r)
 	if (st.generation != r->generation)
 		follow(r, st.generation);
 	else
-		refresh_plan(r);
+		again = refresh_plan(r);
 	state_unlock(lock);
-	return 0;
+	return again;
 }
 
 static volatile sig_atomic_t got_hup, got_term;
@@ -424,12 +434,27 @@ static void reload(const struct opts *o, struct runner *r,
 		       "before is still running", o->config);
 }
 
+/* A port of the running plan was made again: apply its config again, as
+ * a reload does (apply_plan() attaches the new interface and ends the
+ * flows through the old one). */
+static void reapply(const struct opts *o, struct runner *r,
+		    struct run_events *ev)
+{
+	struct opts again = *o;
+	char path[sizeof(r->plan.cfg.path)];
+
+	snprintf(path, sizeof(path), "%s", r->plan.cfg.path);
+	again.config = path;
+	pr_info("A port is a new interface: applying %s again\n", path);
+	reload(&again, r, ev);
+}
+
 /* Until SIGTERM; 1 if another command took the router down. */
 static int run_loop(const struct opts *o, struct runner *r,
 		    struct run_events *ev)
 {
 	time_t last = time(NULL);
-	int changed;
+	int changed, rc;
 
 	while (!got_term) {
 		changed = events_wait(ev);
@@ -445,8 +470,11 @@ static int run_loop(const struct opts *o, struct runner *r,
 		if (!changed && time(NULL) - last < 5)
 			continue;
 		last = time(NULL);
-		if (refresh(r) == -ENOENT)
+		rc = refresh(r);
+		if (rc == -ENOENT)
 			return 1;
+		if (rc == 1)
+			reapply(o, r, ev);
 	}
 	return 0;
 }

@@ -22,6 +22,9 @@
 #include "offload.h"
 #include "pins.h"
 
+struct ports_gone;
+static void flush_ports(const struct ports_gone *g);
+
 /* Delete every key of FD for which KEEP says no. */
 static void delete_stale(int fd, size_t key_size,
 			 int (*keep)(const void *key, const struct plan *plan),
@@ -73,7 +76,43 @@ static int fwd_keep(const void *key, const struct plan *plan)
 	return 0;
 }
 
-static int write_ports(const struct plan *plan, const int fds[3])
+/* Ports the maps drop, as flow entries name them: by their physical port
+ * and VLAN id (struct iface_info's parent and vid). */
+struct ports_gone {
+	int n;
+	struct {
+		__u32 parent;
+		__u16 vid;
+	} p[XNAT_MAX_IFACES];
+};
+
+/*
+ * The ports in FD (the pinned xnat_ifaces, before it is rewritten) that
+ * PLAN does not have, into G: ports a reload drops, and ports deleted and
+ * made again under their name (a new ifindex; the plan has the new one).
+ * Their flows would redirect to an interface that is no more.
+ */
+static void ports_gone(int fd, const struct plan *plan, struct ports_gone *g)
+{
+	__u32 key, next, *prev = NULL;
+	struct iface_info info;
+
+	g->n = 0;
+	while (g->n < XNAT_MAX_IFACES &&
+	       !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (iface_keep(&key, plan) ||
+		    bpf_map_lookup_elem(fd, &key, &info))
+			continue;
+		g->p[g->n].parent = info.parent;
+		g->p[g->n].vid = info.vid;
+		g->n++;
+	}
+}
+
+static int write_ports(const struct plan *plan, const int fds[3],
+		       struct ports_gone *gone)
 {
 	int i;
 
@@ -89,6 +128,7 @@ static int write_ports(const struct plan *plan, const int fds[3])
 		if (bpf_map_update_elem(fds[2], &plan->vlans[i].key,
 					&plan->vlans[i].ifindex, BPF_ANY))
 			return -errno;
+	ports_gone(fds[0], plan, gone);
 	delete_stale(fds[0], sizeof(__u32), iface_keep, plan);
 	delete_stale(fds[1], sizeof(__u32), tx_keep, plan);
 	delete_stale(fds[2], sizeof(struct vlan_key), vlan_keep, plan);
@@ -150,6 +190,7 @@ int maps_write(const struct plan *plan)
 	static const char *const names[] = { MAP_IFACES, MAP_TX_PORTS,
 					     MAP_VLANS, MAP_FORWARDS,
 					     MAP_CONFIG };
+	struct ports_gone gone = { .n = 0 };
 	int fds[5], i, err = 0;
 
 	for (i = 0; i < 5; i++) {
@@ -160,7 +201,7 @@ int maps_write(const struct plan *plan)
 	/* Ports and forwards before the config: the config's NAT address is
 	 * what turns NAT on, and by then everything it needs is there. */
 	if (!err)
-		err = write_ports(plan, fds);
+		err = write_ports(plan, fds, &gone);
 	if (!err)
 		err = maps_sync_ifaddrs(&plan->cfg);
 	if (!err)
@@ -178,6 +219,8 @@ int maps_write(const struct plan *plan)
 	if (err)
 		pr_warn("Failed to write the config into the maps in %s: %s\n",
 			pins_dir(), strerror(-err));
+	if (gone.n)
+		flush_ports(&gone);
 	return err;
 }
 
@@ -185,8 +228,8 @@ int maps_write(const struct plan *plan)
  * address. */
 struct flush_arg {
 	bool (*entry)(const struct flow_key *k, const struct flow_value *v,
-		      __u32 arg);
-	__u32 arg;
+		      const void *arg);
+	const void *arg;
 };
 
 static bool flush_match(const struct conn *c, const void *p)
@@ -204,8 +247,9 @@ static bool flush_match(const struct conn *c, const void *p)
  * many connections went, or -errno.
  */
 static long flush_flows(bool (*entry)(const struct flow_key *k,
-				      const struct flow_value *v, __u32 arg),
-			__u32 arg)
+				      const struct flow_value *v,
+				      const void *arg),
+			const void *arg)
 {
 	const struct flush_arg a = { entry, arg };
 	int fd = pins_map_open(MAP_FLOWS);
@@ -231,37 +275,48 @@ static long flush_flows(bool (*entry)(const struct flow_key *k,
 	return left < 0 ? left : (long)e.ncon;
 }
 
-static bool uses_port(const struct flow_key *k, const struct flow_value *v,
-		      __u32 ifindex)
+static bool uses_gone_port(const struct flow_key *k,
+			   const struct flow_value *v, const void *arg)
 {
-	return k->ifindex == ifindex || v->egress_ifindex == ifindex;
+	const struct ports_gone *g = arg;
+
+	for (int i = 0; i < g->n; i++)
+		if ((k->ifindex == g->p[i].parent && k->vid == g->p[i].vid) ||
+		    (v->egress_ifindex == g->p[i].parent &&
+		     v->egress_vid == g->p[i].vid))
+			return true;
+	return false;
 }
 
 static bool uses_addr(const struct flow_key *k, const struct flow_value *v,
-		      __u32 addr)
+		      const void *arg)
 {
+	__u32 addr = *(const __u32 *)arg;
+
 	return k->family == XNAT_AF_INET && v->nat != FLOW_NAT_NONE &&
 	       (k->saddr.v4 == addr || k->daddr.v4 == addr ||
 		v->new_saddr.v4 == addr || v->new_daddr.v4 == addr);
 }
 
-int maps_flush_port(__u32 ifindex)
+/* End the connections that enter or leave by a port in G, as their
+ * timeout would (flush_flows): the kernel takes them over instead of XDP
+ * sending them to a port it no longer serves. */
+static void flush_ports(const struct ports_gone *g)
 {
-	long n = flush_flows(uses_port, ifindex);
+	long n = flush_flows(uses_gone_port, g);
 
 	if (n < 0)
-		pr_warn("Failed to end the connections of ifindex %u: %s\n",
-			ifindex, strerror(-n));
+		pr_warn("Failed to end the connections of the ports dropped: "
+			"%s\n", strerror(-n));
 	else if (n)
-		pr_info("Ended %ld connections of ifindex %u: the kernel "
-			"takes their traffic\n", n, ifindex);
-	return n < 0 ? n : 0;
+		pr_info("Ended %ld connections of the ports dropped or made "
+			"again: the kernel takes their traffic\n", n);
 }
 
 int maps_flush_nat_addr(__u32 old)
 {
 	char a[INET_ADDRSTRLEN];
-	long n = flush_flows(uses_addr, old);
+	long n = flush_flows(uses_addr, &old);
 
 	inet_ntop(AF_INET, &old, a, sizeof(a));
 	if (n < 0)

@@ -16,17 +16,15 @@
  * hold exactly PLAN: entries are updated in place and only stale keys are
  * removed, so an entry that stays is never missing, not even for a moment.
  * The config entry goes last: its NAT address is what turns NAT on.
- * 0, or -errno with a message printed.
+ * The connections through a transmit port PLAN does not have (dropped,
+ * or deleted and made again under its name) end as their timeout would:
+ * the kernel carries them from then on. 0, or -errno with a message
+ * printed.
  */
 int maps_write(const struct plan *plan);
 /* The router's addresses on its ports, the source of the ICMP errors XDP
  * sends (ifaddrs.c). */
 int maps_sync_ifaddrs(const struct config *cfg);
-
-/* Remove the flows that enter or leave by IFINDEX, and the NAT mappings of
- * the inside hosts behind it: the kernel takes those connections over
- * instead of XDP sending them to a port it no longer serves. */
-int maps_flush_port(__u32 ifindex);
 
 /* Remove every NATed flow and mapping made with the address OLD (network
  * order): after the WAN address changed, they lead nowhere. */

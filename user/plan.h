@@ -72,5 +72,8 @@ void plan_print(const struct plan *plan, FILE *f);
 int plan_same(const struct plan *a, const struct plan *b);
 /* Is PORT (an ifindex) one the plan attaches to? */
 int plan_has_port(const struct plan *plan, __u32 ifindex);
+/* Do A and B attach to the same interfaces (ifindexes)? Not when a port
+ * was deleted and made again under its name. */
+int plan_same_ports(const struct plan *a, const struct plan *b);
 
 #endif /* XNAT_PLAN_H */

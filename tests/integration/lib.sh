@@ -207,45 +207,55 @@ tb_host_if() {
 # Build the three namespaces. Returns non-zero (after printing why) on any
 # error; what was created is still removed by testbed_teardown.
 testbed_setup() {
-	local ns
-
 	tb_ns_add "$NS_LAN" && tb_ns_add "$NS_RTR" && tb_ns_add "$NS_WAN" ||
 		return 1
 	TB_RTR_INO=$(stat -L -c %i "/run/netns/$NS_RTR") || return 1
 
+	tb_make_lan || return 1
 	# Both ends created from inside the namespaces: no interface ever
 	# appears in the host's namespace, not even for a moment.
-	ip -n "$NS_RTR" link add "$RTR_LAN_IF" type veth peer name "$HOST_IF" \
-		netns "$NS_LAN" &&
 	ip -n "$NS_RTR" link add "$RTR_WAN_IF" type veth peer name "$HOST_IF" \
-		netns "$NS_WAN" || return 1
-
-	tb_host_if "$NS_LAN" && tb_host_if "$NS_WAN" || return 1
-
-	ip -n "$NS_RTR" addr add $RTR_LAN4/24 dev $RTR_LAN_IF &&
-	ip -n "$NS_RTR" addr add $RTR_LAN6/64 dev $RTR_LAN_IF nodad &&
+		netns "$NS_WAN" &&
+	tb_host_if "$NS_WAN" &&
 	ip -n "$NS_RTR" addr add $RTR_WAN4/24 dev $RTR_WAN_IF &&
 	ip -n "$NS_RTR" addr add $RTR_WAN6/64 dev $RTR_WAN_IF nodad &&
-	ip -n "$NS_LAN" addr add $LAN_HOST4/24 dev $HOST_IF &&
-	ip -n "$NS_LAN" addr add $LAN_HOST6/64 dev $HOST_IF nodad &&
 	ip -n "$NS_WAN" addr add $WAN_HOST4/24 dev $HOST_IF &&
-	ip -n "$NS_WAN" addr add $WAN_HOST6/64 dev $HOST_IF nodad || return 1
-
-	for ns in "$NS_LAN" "$NS_WAN"; do
-		ip -n "$ns" link set $HOST_IF up || return 1
-	done
-	ip -n "$NS_RTR" link set $RTR_LAN_IF up &&
+	ip -n "$NS_WAN" addr add $WAN_HOST6/64 dev $HOST_IF nodad &&
+	ip -n "$NS_WAN" link set $HOST_IF up &&
 	ip -n "$NS_RTR" link set $RTR_WAN_IF up || return 1
 
-	# The LAN host routes everything through the router. The WAN host
-	# only knows its own subnet for IPv4 (it sees the router's WAN address
-	# and nothing behind it), but IPv6 is routed without NAT, so it has a
-	# route to the LAN prefix.
-	ip -n "$NS_LAN" route add default via $RTR_LAN4 &&
-	ip -n "$NS_LAN" -6 route add default via $RTR_LAN6 &&
+	# The WAN host only knows its own subnet for IPv4 (it sees the
+	# router's WAN address and nothing behind it), but IPv6 is routed
+	# without NAT, so it has a route to the LAN prefix.
 	ip -n "$NS_WAN" -6 route add 2001:2:0:1::/64 via $RTR_WAN6 || return 1
 
 	testbed_warm_neigh
+}
+
+# The router's LAN port and the LAN host behind it, which routes
+# everything through the router. Also what testbed_remake_lan makes again.
+tb_make_lan() {
+	ip -n "$NS_RTR" link add "$RTR_LAN_IF" type veth peer name "$HOST_IF" \
+		netns "$NS_LAN" &&
+	tb_host_if "$NS_LAN" &&
+	ip -n "$NS_RTR" addr add $RTR_LAN4/24 dev $RTR_LAN_IF &&
+	ip -n "$NS_RTR" addr add $RTR_LAN6/64 dev $RTR_LAN_IF nodad &&
+	ip -n "$NS_LAN" addr add $LAN_HOST4/24 dev $HOST_IF &&
+	ip -n "$NS_LAN" addr add $LAN_HOST6/64 dev $HOST_IF nodad &&
+	ip -n "$NS_LAN" link set $HOST_IF up &&
+	ip -n "$NS_RTR" link set $RTR_LAN_IF up &&
+	ip -n "$NS_LAN" route add default via $RTR_LAN4 &&
+	ip -n "$NS_LAN" -6 route add default via $RTR_LAN6
+}
+
+# The router's LAN port deleted and made again under its name, with a new
+# ifindex, as an adapter plugged back in comes back; XDP went with the old
+# one.
+testbed_remake_lan() {
+	ip -n "$NS_RTR" link del "$RTR_LAN_IF" &&
+	tb_make_lan &&
+	# shellcheck disable=SC2086 # the addresses are words
+	tb_resolve "$NS_RTR" $LAN_HOST4 $LAN_HOST6
 }
 
 # Resolve the router's neighbours (and the hosts' entry for the router)

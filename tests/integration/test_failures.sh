@@ -380,6 +380,80 @@ test_remove_port_flows() {
 	[ "$CHECK_OUT" = again ] || fail "lan1 host gets no reply after the reload"
 }
 
+# ---- a port made again ------------------------------------------------------------
+
+xdp_on_lan() { ip -n "$NS_RTR" -d link show "$RTR_LAN_IF" | grep -q prog/xdp; }
+
+# Packets XDP forwarded, whatever the path.
+xdp_forwarded() {
+	xnat stats --json 2>/dev/null | json_q "sum(j['counters'][r]['packets']
+		for r in ('fwd_fast', 'fwd_slow', 'fwd_offload'))"
+}
+
+# 300 datagrams one way from the LAN host to a sink on the WAN host; fails
+# unless XDP forwarded at least 250 of them (offload mode hands it the
+# flow after the kernel's first two).
+lan_stream_by_xdp() {
+	local f0 f1
+	bg_ns 30 "$NS_WAN" socat -u UDP-RECV:$SRV_PORT OPEN:/dev/null
+	wait_listen "$NS_WAN" udp $SRV_PORT || { echo "no UDP sink"; return 1; }
+	f0=$(xdp_forwarded)
+	timeout 20 ip netns exec "$NS_LAN" python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(300):
+    s.sendto(b"x" * 200, (sys.argv[1], int(sys.argv[2])))
+    time.sleep(0.002)
+' "$WAN_HOST4" $SRV_PORT
+	f1=$(xdp_forwarded)
+	bg_stop "$BG_PID"
+	echo "XDP forwarded $((f1 - f0)) of 300 datagrams from the LAN host"
+	[ $((f1 - f0)) -ge 250 ]
+}
+
+# Flow entries through an interface that is not one of the testbed's
+# ports now: the ports by name, anything else by number.
+stale_flows() {
+	flow_count "f['ingress'] not in ('$RTR_LAN_IF', '$RTR_WAN_IF') or
+		f['egress'] not in ('$RTR_LAN_IF', '$RTR_WAN_IF')"
+}
+
+# The LAN port deleted and made again under its name (a new ifindex), as
+# an adapter plugged back in comes back: XDP went with the old interface.
+# `xnat run` sees the link event and applies its config again (cmd_up.c
+# reapply()): the new interface runs XDP and carries the LAN host's
+# traffic, and the flows through the old one end (maps_write()): their
+# redirects would go nowhere.
+TEST_MODES[port_made_again_run]="xdp offload"
+test_port_made_again_run() {
+	check xnat down
+	start_run "$TB_CONFIG"
+	lan_stream_by_xdp || fail "XDP did not carry the LAN host's stream"
+	[ "$(flow_count True)" -ge 1 ] || fail "no flow entry for the stream"
+	testbed_remake_lan || fail "cannot make $RTR_LAN_IF again"
+	wait_until 15 xdp_on_lan ||
+		fail "no XDP on the new $RTR_LAN_IF: $(cat "$TB_WORK/run.log")"
+	grep -q "A port is a new interface" "$TB_WORK/run.log" ||
+		fail "xnat run did not say why it applied the config again"
+	wait_number -eq 0 "flow entries through the old $RTR_LAN_IF" stale_flows ||
+		fail "flows through the old interface remain"
+	lan_stream_by_xdp || fail "XDP did not carry the LAN host's stream again"
+	stop_run
+}
+
+# The same with `xnat up`, a reload onto the new interface.
+TEST_MODES[port_made_again_up]="xdp offload"
+test_port_made_again_up() {
+	lan_stream_by_xdp || fail "XDP did not carry the LAN host's stream"
+	[ "$(flow_count True)" -ge 1 ] || fail "no flow entry for the stream"
+	testbed_remake_lan || fail "cannot make $RTR_LAN_IF again"
+	xdp_on_lan && fail "XDP on the new $RTR_LAN_IF before xnat up"
+	check xnat up -c "$TB_CONFIG"
+	xdp_on_lan || fail "xnat up left the new $RTR_LAN_IF without XDP"
+	[ "$(stale_flows)" = 0 ] || fail "flows through the old interface remain: $(xnat flows)"
+	lan_stream_by_xdp || fail "XDP did not carry the LAN host's stream"
+}
+
 # ---- locking --------------------------------------------------------------------
 
 # While another command holds the router's lock, `up` waits, then applies.
