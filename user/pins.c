@@ -49,18 +49,27 @@ int pins_map_open(const char *name)
 	return pins_map_open_of(netns_id(), name);
 }
 
-long pins_map_walk(const char *name, __u32 key_size, __u32 value_size,
-		   __u32 *max_entries, map_walk_fn each, void *ctx)
+/* The map FD's max_entries, or -errno. */
+static long fd_max_entries(int fd)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno :
+							 (long)info.max_entries;
+}
+
+long pins_map_walk(const char *name, __u32 key_size, __u32 value_size,
+		   __u32 *max_entries, map_walk_fn each, void *ctx)
+{
 	int fd = pins_map_open(name);
 	long n;
 
 	if (fd < 0)
 		return fd;
-	if (max_entries && !bpf_obj_get_info_by_fd(fd, &info, &len))
-		*max_entries = info.max_entries;
+	n = max_entries ? fd_max_entries(fd) : 0;
+	if (n > 0)
+		*max_entries = n;
 	n = map_walk(fd, key_size, value_size, each, ctx);
 	close(fd);
 	return n;
@@ -68,15 +77,12 @@ long pins_map_walk(const char *name, __u32 key_size, __u32 value_size,
 
 long pins_map_max_entries(const char *name)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
 	int fd = pins_map_open(name);
 	long n;
 
 	if (fd < 0)
 		return fd;
-	n = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno :
-						      (long)info.max_entries;
+	n = fd_max_entries(fd);
 	close(fd);
 	return n;
 }

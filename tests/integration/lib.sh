@@ -211,18 +211,9 @@ testbed_setup() {
 		return 1
 	TB_RTR_INO=$(stat -L -c %i "/run/netns/$NS_RTR") || return 1
 
-	tb_make_lan || return 1
-	# Both ends created from inside the namespaces: no interface ever
-	# appears in the host's namespace, not even for a moment.
-	ip -n "$NS_RTR" link add "$RTR_WAN_IF" type veth peer name "$HOST_IF" \
-		netns "$NS_WAN" &&
-	tb_host_if "$NS_WAN" &&
-	ip -n "$NS_RTR" addr add $RTR_WAN4/24 dev $RTR_WAN_IF &&
-	ip -n "$NS_RTR" addr add $RTR_WAN6/64 dev $RTR_WAN_IF nodad &&
-	ip -n "$NS_WAN" addr add $WAN_HOST4/24 dev $HOST_IF &&
-	ip -n "$NS_WAN" addr add $WAN_HOST6/64 dev $HOST_IF nodad &&
-	ip -n "$NS_WAN" link set $HOST_IF up &&
-	ip -n "$NS_RTR" link set $RTR_WAN_IF up || return 1
+	tb_make_lan &&
+	tb_make_port "$RTR_WAN_IF" "$NS_WAN" $RTR_WAN4 $RTR_WAN6 $WAN_HOST4 \
+		$WAN_HOST6 || return 1
 
 	# The WAN host only knows its own subnet for IPv4 (it sees the
 	# router's WAN address and nothing behind it), but IPv6 is routed
@@ -232,18 +223,28 @@ testbed_setup() {
 	testbed_warm_neigh
 }
 
+# The router's port RIF and the host namespace NS behind it, with the
+# router's and the host's IPv4 (/24) and IPv6 (/64) addresses. Both ends
+# are created from inside the namespaces: no interface ever appears in
+# the host's namespace, not even for a moment.
+tb_make_port() {
+	local rif=$1 ns=$2 r4=$3 r6=$4 h4=$5 h6=$6
+	ip -n "$NS_RTR" link add "$rif" type veth peer name "$HOST_IF" \
+		netns "$ns" &&
+	tb_host_if "$ns" &&
+	ip -n "$NS_RTR" addr add "$r4/24" dev "$rif" &&
+	ip -n "$NS_RTR" addr add "$r6/64" dev "$rif" nodad &&
+	ip -n "$ns" addr add "$h4/24" dev "$HOST_IF" &&
+	ip -n "$ns" addr add "$h6/64" dev "$HOST_IF" nodad &&
+	ip -n "$ns" link set "$HOST_IF" up &&
+	ip -n "$NS_RTR" link set "$rif" up
+}
+
 # The router's LAN port and the LAN host behind it, which routes
 # everything through the router. Also what testbed_remake_lan makes again.
 tb_make_lan() {
-	ip -n "$NS_RTR" link add "$RTR_LAN_IF" type veth peer name "$HOST_IF" \
-		netns "$NS_LAN" &&
-	tb_host_if "$NS_LAN" &&
-	ip -n "$NS_RTR" addr add $RTR_LAN4/24 dev $RTR_LAN_IF &&
-	ip -n "$NS_RTR" addr add $RTR_LAN6/64 dev $RTR_LAN_IF nodad &&
-	ip -n "$NS_LAN" addr add $LAN_HOST4/24 dev $HOST_IF &&
-	ip -n "$NS_LAN" addr add $LAN_HOST6/64 dev $HOST_IF nodad &&
-	ip -n "$NS_LAN" link set $HOST_IF up &&
-	ip -n "$NS_RTR" link set $RTR_LAN_IF up &&
+	tb_make_port "$RTR_LAN_IF" "$NS_LAN" $RTR_LAN4 $RTR_LAN6 $LAN_HOST4 \
+		$LAN_HOST6 &&
 	ip -n "$NS_LAN" route add default via $RTR_LAN4 &&
 	ip -n "$NS_LAN" -6 route add default via $RTR_LAN6
 }
@@ -778,6 +779,19 @@ xnat_run_bg() {
 		sleep 0.2
 	done
 	fail "xnat run did not come up: $(cat "$XNAT_RUN_LOG")"
+}
+
+# 300 datagrams of 200 bytes one way from namespace NS to DST:PORT, 2 ms
+# apart, from source port SPORT (default: any); bounded at 20 s.
+udp_one_way() {
+	timeout 20 ip netns exec "$1" python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("", int(sys.argv[3])))
+for i in range(300):
+    s.sendto(b"x" * 200, (sys.argv[1], int(sys.argv[2])))
+    time.sleep(0.002)
+' "$2" "$3" "${4:-0}"
 }
 
 # Client side: socat ADDRESS is e.g. TCP:198.19.0.2:5000 or

@@ -398,13 +398,7 @@ lan_stream_by_xdp() {
 	bg_ns 30 "$NS_WAN" socat -u UDP-RECV:$SRV_PORT OPEN:/dev/null
 	wait_listen "$NS_WAN" udp $SRV_PORT || { echo "no UDP sink"; return 1; }
 	f0=$(xdp_forwarded)
-	timeout 20 ip netns exec "$NS_LAN" python3 -c '
-import socket, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for i in range(300):
-    s.sendto(b"x" * 200, (sys.argv[1], int(sys.argv[2])))
-    time.sleep(0.002)
-' "$WAN_HOST4" $SRV_PORT
+	udp_one_way "$NS_LAN" "$WAN_HOST4" $SRV_PORT
 	f1=$(xdp_forwarded)
 	bg_stop "$BG_PID"
 	echo "XDP forwarded $((f1 - f0)) of 300 datagrams from the LAN host"
