@@ -218,36 +218,46 @@ static __noinline void offload_track_init(const struct pkt *p,
 }
 
 /*
+ * The window of the receiver of a segment of direction DIR, into *WIN:
+ * its own entry R's, if offloaded and tracked, else conntrack's record of
+ * it (CT, if found), current while that direction is not offloaded. 1
+ * when there is one to judge by; 0 with neither (an entry of an older
+ * xnat, or made through ctnetlink).
+ */
+static __always_inline int offload_receiver_win(const struct flow_value *r,
+						struct nf_conn *ct, __u8 dir,
+						__u32 *win)
+{
+	if (r && (r->tcp_flags_seen & TCP_TRACK_SEEN)) {
+		*win = tcp_win_bytes(r->tcp_win);
+		return 1;
+	}
+	if (!ct)
+		return 0;
+	*win = ct_tcp_sender(ct, dir == CT_DIR_ORIGINAL ?
+				     CT_DIR_REPLY : CT_DIR_ORIGINAL)->td_maxwin;
+	return *win != 0;
+}
+
+/*
  * May the FIN or RST (sequence number SEQ) of flow V end the connection?
- * Only inside the receiver's window around the next sequence number it
- * expects, as xdp mode requires (tcp_track.h): a blind attacker who knows
- * the addresses and ports must not end a connection XDP carries. The
- * receiver's window is its own entry's, else conntrack's record of it
- * (CT, if found; DIR the packet's direction there), current while that
- * direction is not offloaded. With neither, or for an entry offloaded by
- * an older xnat (not tracked), there is nothing to judge by: yes.
+ * Only inside the receiver's window (offload_receiver_win(); CT, if
+ * found, and DIR the packet's direction there) around the next sequence
+ * number it expects, as xdp mode requires (tcp_track.h): a blind attacker
+ * who knows the addresses and ports must not end a connection XDP
+ * carries. With no window, or for an entry offloaded by an older xnat
+ * (not tracked), there is nothing to judge by: yes.
  */
 static __always_inline int offload_in_window(const struct pkt *p,
 					     const struct flow_value *v,
 					     struct nf_conn *ct, __u8 dir,
 					     __u32 seq)
 {
-	struct flow_value *r;
 	__u32 win;
 
-	if (!(v->tcp_flags_seen & TCP_TRACK_SEEN))
+	if (!(v->tcp_flags_seen & TCP_TRACK_SEEN) ||
+	    !offload_receiver_win(flow_reply_lookup(p, v), ct, dir, &win))
 		return 1;
-	r = flow_reply_lookup(p, v);
-	if (r && (r->tcp_flags_seen & TCP_TRACK_SEEN)) {
-		win = tcp_win_bytes(r->tcp_win);
-	} else {
-		if (!ct)
-			return 1;
-		win = ct_tcp_sender(ct, dir == CT_DIR_ORIGINAL ?
-					    CT_DIR_REPLY : CT_DIR_ORIGINAL)->td_maxwin;
-		if (!win)
-			return 1;
-	}
 	return tcp_seq_in_window(v->tcp_end, win, seq);
 }
 
@@ -425,9 +435,9 @@ static __noinline int offload_miss_rst(struct xdp_md *ctx, struct pkt *p,
 	struct ip_ct_tcp_state___xnat *cs;
 	struct tcphdr *th = p->l4;
 	struct iface_info *out;
-	__u32 end = 0, win = 0;
 	struct nf_conn *ct;
 	int ended = 0;
+	__u32 win;
 	__u8 dir;
 
 	if (!th || (void *)(th + 1) > p->data_end)
@@ -447,18 +457,11 @@ static __noinline int offload_miss_rst(struct xdp_md *ctx, struct pkt *p,
 	r = bpf_map_lookup_elem(&xnat_flows, &nf->rkey);
 	if (!r || r->nat != FLOW_NAT_CT)
 		goto up;
-	/* The receiver's window: its entry's, else conntrack's record. */
+	/* The sender's next sequence number is conntrack's; nothing to
+	 * judge by (an entry made through ctnetlink): yes. */
 	cs = ct_tcp_sender(ct, dir);
-	if (cs->td_maxwin)
-		end = cs->td_end;
-	if (r->tcp_flags_seen & TCP_TRACK_SEEN)
-		win = tcp_win_bytes(r->tcp_win);
-	else
-		win = ct_tcp_sender(ct, dir == CT_DIR_ORIGINAL ?
-					    CT_DIR_REPLY : CT_DIR_ORIGINAL)->td_maxwin;
-	/* Nothing to judge by (an entry made through ctnetlink): yes. */
-	if (!cs->td_maxwin || !win ||
-	    tcp_seq_in_window(end, win, bpf_ntohl(th->seq))) {
+	if (!cs->td_maxwin || !offload_receiver_win(r, ct, dir, &win) ||
+	    !win || tcp_seq_in_window(cs->td_end, win, bpf_ntohl(th->seq))) {
 		ct_close(ct, cfg->timeout_tcp_trans);
 		offload_remove(&nf->rkey, r, FLOWLOG_WHY_TCP_END);
 		ended = 1;
