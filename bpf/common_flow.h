@@ -66,6 +66,10 @@ enum flow_nat {
 #define TCP_TRACK_SEEN 0x08   /* tcp_end and tcp_win hold this sender's */
 #define TCP_TRACK_ACKED 0x10  /* it ACKed the other SYN: handshake done */
 #define TCP_TRACK_WSCALE 0x20 /* its SYN carried a window scale option */
+/* flow_value.tcp_win (tcp_track.h): window scale in bits 15-12, window
+ * / 16 below. */
+#define TCP_WIN_SHIFT_BITS 12
+#define TCP_WIN_UNITS_MAX 0xfff
 
 /* TCP state as derived from both directions; it only picks the timeout. */
 /* How an SNAT flow got its external port. Zero is what flows created

@@ -461,7 +461,7 @@ static __noinline int offload_miss_rst(struct xdp_md *ctx, struct pkt *p,
 	 * judge by (an entry made through ctnetlink): yes. */
 	cs = ct_tcp_sender(ct, dir);
 	if (!cs->td_maxwin || !offload_receiver_win(r, ct, dir, &win) ||
-	    !win || tcp_seq_in_window(cs->td_end, win, bpf_ntohl(th->seq))) {
+	    tcp_seq_in_window(cs->td_end, win, bpf_ntohl(th->seq))) {
 		ct_close(ct, cfg->timeout_tcp_trans);
 		offload_remove(&nf->rkey, r, FLOWLOG_WHY_TCP_END);
 		ended = 1;

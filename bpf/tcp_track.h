@@ -69,10 +69,6 @@ static __always_inline __u32 tcp_seg_len(const struct pkt *p,
 	return len + th->syn + th->fin;
 }
 
-/* flow_value.tcp_win: window scale in bits 15-12, window / 16 below. */
-#define TCP_WIN_SHIFT_BITS 12
-#define TCP_WIN_UNITS_MAX 0xfff
-
 /* The receiver's window in bytes, from its tcp_win. */
 static __always_inline __u32 tcp_win_bytes(__u16 w)
 {

@@ -230,11 +230,27 @@ static bool test_rst_miss_ends_other(void)
 }
 FIXTURE_TEST(.name = "rst_miss_ends_other", .fn = test_rst_miss_ends_other);
 
+/* Entry KEY's receiver window closed (0 bytes), its scale kept: the
+ * tracking of a receiver that advertised a zero window. */
+static bool zero_window(struct flow_key k)
+{
+	struct flow_value v;
+
+	if (bpf_map_lookup_elem(flows_fd, &k, &v)) {
+		fprintf(stderr, "  no flow entry to close the window of\n");
+		return false;
+	}
+	v.tcp_win &= ~TCP_WIN_UNITS_MAX;
+	return !bpf_map_update_elem(flows_fd, &k, &v, BPF_EXIST);
+}
+
 /*
  * The same RST judged: conntrack saw the LAN side's segment (its next
  * sequence number ORIG_NEXT), the offloaded reply direction's entry has
  * the WAN side's window. A forged RST far off goes up for the kernel to
- * judge and ends nothing here; the one at ORIG_NEXT ends the connection.
+ * judge and ends nothing here; so does one 1000 bytes ahead once that
+ * window is closed (a zero window is judged, as on a hit, not taken for
+ * no window); the one at ORIG_NEXT ends the connection.
  */
 static bool test_rst_miss_judged(void)
 {
@@ -245,6 +261,8 @@ static bool test_rst_miss_judged(void)
 	static const struct fixture forged = { .name = "forged rst from the lan side",
 		ORIG_AT(40024, TCP_RST, ORIG_NEXT + 0x40000000),
 		PASS(CT_TCP_STATE) };
+	static const struct fixture ahead = { .name = "rst ahead of a zero window",
+		ORIG_AT(40024, TCP_RST, ORIG_NEXT + 1000), PASS(CT_TCP_STATE) };
 	static const struct fixture rst = { .name = "rst in window, a miss",
 		ORIG_AT(40024, TCP_RST | ACK, ORIG_NEXT), PASS(CT_TCP_END) };
 	const char *filter = "-p tcp --sport 40024";
@@ -258,6 +276,9 @@ static bool test_rst_miss_judged(void)
 	ok = ok && ct_tcp(40024, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
 	     ct_feed(LAN, &in, 64240, filter) && run_fixture(&reply) &&
 	     flows_are(1) && run_fixture(&forged) && flows_are(1) &&
+	     zero_window(flow_key4(WAN_GW, 443, NAT_ADDR, EXT_PORT,
+				   IPPROTO_TCP, if_wan)) &&
+	     run_fixture(&ahead) && flows_are(1) &&
 	     ct_established(filter, 1000) && run_handback(&rst);
 	if (ok)
 		t_rst = ct_timeout(filter);
