@@ -78,6 +78,7 @@ static int parent_of(int pid)
 	return ppid;
 }
 
+/* 1 same, 0 another, -1 cannot tell (the link may not be read). */
 static int same_ns(const char *pid, const char *ns)
 {
 	char a[64], b[64], path[64];
@@ -88,7 +89,7 @@ static int same_ns(const char *pid, const char *ns)
 	snprintf(path, sizeof(path), "/proc/%s/ns/%s", pid, ns);
 	m = readlink(path, b, sizeof(b) - 1);
 	if (n < 0 || m < 0)
-		return 0;
+		return -1;
 	a[n] = b[m] = 0;
 	return !strcmp(a, b);
 }
@@ -113,8 +114,9 @@ static void comm_of(int pid, char *buf, size_t len)
  * and PID namespaces qualifies: from inside a container, an ancestor
  * outside it (the host) is never joined. PID 1 is not asked first on
  * purpose: sandboxes often deny access to it, and the ancestor is the right
- * answer anyway. Returns its PID, 0 if none, -EPERM if the closest one is
- * outside our user or PID namespace.
+ * answer anyway. Returns its PID, 0 if none (or none whose namespaces we
+ * may read), -EPERM if the closest one is outside our user or PID
+ * namespace.
  */
 static int ancestor_mnt_ns(void)
 {
@@ -123,9 +125,16 @@ static int ancestor_mnt_ns(void)
 
 	for (p = getppid(); p > 0; p = parent_of(p)) {
 		snprintf(pid, sizeof(pid), "%d", p);
-		if (same_ns(pid, "mnt"))
+		switch (same_ns(pid, "mnt")) {
+		case 1:
 			continue;
-		if (!same_ns(pid, "user") || !same_ns(pid, "pid"))
+		case -1:
+			/* Its namespaces are hidden from us (a sandbox's
+			 * supervisor, a non-dumpable init): not one we could
+			 * join, so ours is the topmost we can use. */
+			return 0;
+		}
+		if (same_ns(pid, "user") != 1 || same_ns(pid, "pid") != 1)
 			return -EPERM;
 		return p;
 	}
