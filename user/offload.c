@@ -76,6 +76,13 @@ static void emit_port_pairs(FILE *f, const struct config *cfg)
  * about 2 % of a new connection's setup, docs/BENCHMARKS.md). Every
  * protocol gets its bit: it says only what the ruleset accepted, and XDP
  * looks up TCP and UDP connections alone.
+ *
+ * A direction whose route has an IPsec transform (an xfrm policy matched
+ * it: `rt ipsec exists`; here, in postrouting, the packet is still the
+ * inner one) is never marked: bpf_fib_lookup() knows nothing of xfrm
+ * policies, and XDP would send it out in the clear. Route-based VPNs
+ * (xfrm interfaces, WireGuard) need no test: their port is not one of the
+ * router's, so the port pairs leave them out.
  */
 void offload_emit_nft(FILE *f, const struct config *cfg)
 {
@@ -85,7 +92,7 @@ void offload_emit_nft(FILE *f, const struct config *cfg)
 	fprintf(f, "\tchain mark_accepted {\n"
 		   "\t\ttype filter hook postrouting priority 2147483647; policy accept;\n");
 	for (int d = 0; d < 2; d++) {
-		fprintf(f, "\t\tct direction %s ct mark and 0x%08x == 0 iifname . oifname ",
+		fprintf(f, "\t\tct direction %s ct mark and 0x%08x == 0 rt ipsec missing iifname . oifname ",
 			dirs[d], bits[d]);
 		emit_port_pairs(f, cfg);
 		fprintf(f, " ct mark set ct mark or 0x%08x\n", bits[d]);
