@@ -124,6 +124,9 @@ enum flowlog_why {
 	FLOWLOG_WHY_RULESET = 6,    /* nftables ruleset changed (xnat run) */
 	FLOWLOG_WHY_CT_EVENTS_LOST = 7, /* conntrack events lost: every
 					   entry goes back (xnat run) */
+	FLOWLOG_WHY_NEIGH = 8,      /* its next hop's MAC changed (xnat run) */
+	FLOWLOG_WHY_ROUTE = 9,      /* a route changed, or route and
+				       neighbour events were lost (xnat run) */
 	FLOWLOG_WHY_MAX,
 };
 

@@ -41,6 +41,8 @@ static const char *const why_names[FLOWLOG_WHY_MAX] = {
 	[FLOWLOG_WHY_CT_DESTROYED] = "conntrack_destroyed",
 	[FLOWLOG_WHY_RULESET] = "ruleset_changed",
 	[FLOWLOG_WHY_CT_EVENTS_LOST] = "conntrack_events_lost",
+	[FLOWLOG_WHY_NEIGH] = "next_hop_changed",
+	[FLOWLOG_WHY_ROUTE] = "route_changed",
 };
 
 static __u64 clock_ns(clockid_t c)

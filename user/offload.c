@@ -27,6 +27,7 @@
 #include "log.h"
 #include "offload.h"
 #include "natlog.h"
+#include "next_hop.h"
 #include "flow_ctl.skel.h"
 
 /* The lower set bit of the mask is the original direction's. */
@@ -291,6 +292,10 @@ void offload_ct_tuple(char *buf, size_t len, const struct flow_key *k,
 }
 
 struct flush_walk {
+	/* Only the entries that send to MAC on this port (MAC NULL: all). */
+	const __u8 *mac;
+	__u32 ifindex;
+	__u16 vid;
 	int fd;
 	struct natlog *log;
 	int why;
@@ -304,6 +309,9 @@ static int flush_one(const void *key, const void *value, void *ctx)
 
 	if (v->nat != FLOW_NAT_CT)
 		return 0;
+	if (w->mac && (v->egress_ifindex != w->ifindex ||
+		       v->egress_vid != w->vid || memcmp(v->eth_dst, w->mac, 6)))
+		return 0;
 	if (!bpf_map_delete_elem(w->fd, key)) {
 		natlog_flow_returned(w->log, key, v, w->why);
 		w->n++;
@@ -311,19 +319,25 @@ static int flush_one(const void *key, const void *value, void *ctx)
 	return 0;
 }
 
-/* Delete every offloaded entry; each one goes to LOG (may be NULL) with
- * WHY. Returns how many, or -errno. Deleting during the walk
+/* Delete every offloaded entry W selects; each one goes to its log (may
+ * be NULL) with its why. Returns how many, or -errno. Deleting during the walk
  * is safe: map_walk() has each batch's entries in hand already, and the
  * next batch starts from a bucket, not from a deleted key. (A walk key by
  * key had to start over after every delete, which made a flush of N
  * entries take time in N squared: 20 s for 200,000.) */
+static int flush_selected(struct flush_walk *w)
+{
+	long err = map_walk(w->fd, sizeof(struct flow_key),
+			    sizeof(struct flow_value), flush_one, w);
+
+	return err < 0 ? (int)err : w->n;
+}
+
 static int flush_offloaded(int fd, struct natlog *log, int why)
 {
 	struct flush_walk w = { .fd = fd, .log = log, .why = why };
-	long err = map_walk(fd, sizeof(struct flow_key),
-			    sizeof(struct flow_value), flush_one, &w);
 
-	return err < 0 ? (int)err : w.n;
+	return flush_selected(&w);
 }
 
 /* Where offloaded packets enter: the physical port and VLAN id of every
@@ -331,11 +345,13 @@ static int flush_offloaded(int fd, struct natlog *log, int why)
 struct ingress {
 	__u32 ifindex;
 	__u16 vid;
+	int port; /* the port's own ifindex (a VLAN device's, if one) */
 };
 
 struct offload_watch {
 	struct nfct_handle *ct;     /* conntrack destroy events */
 	struct mnl_socket *nft;     /* nftables ruleset changes */
+	struct next_hop_watch *hops; /* neighbour MACs, routes */
 	int flows_fd;
 	/* bpf/flow_ctl.bpf.c on the flow table: an entry taken off through
 	 * its own timer logs and traces why, as the data path's removals
@@ -436,6 +452,7 @@ static void watch_ports(struct offload_watch *w, const struct config *cfg)
 			continue;
 		w->in[w->n_in].ifindex = if_nametoindex(hw.lower);
 		w->in[w->n_in].vid = hw.vid;
+		w->in[w->n_in].port = if_nametoindex(ci->name);
 		w->n_in++;
 	}
 }
@@ -448,10 +465,41 @@ void offload_watch_close(struct offload_watch *w)
 		nfct_close(w->ct);
 	if (w->nft)
 		mnl_socket_close(w->nft);
+	next_hop_watch_close(w->hops);
 	flow_ctl_bpf__destroy(w->ctl);
 	if (w->flows_fd >= 0)
 		close(w->flows_fd);
 	free(w);
+}
+
+/*
+ * A next hop changed: the entries built with it would go on sending to
+ * the old MAC, or along the old route, for as long as their connection
+ * lives. They go back to the kernel, which forwards the next packets along
+ * today's route, and XDP offloads them again with its own new lookup.
+ */
+static void on_next_hop(void *ctx, int ifindex, const __u8 *old_mac)
+{
+	struct offload_watch *w = ctx;
+	struct flush_walk f = {
+		.fd = w->flows_fd, .log = w->log,
+		.why = old_mac ? FLOWLOG_WHY_NEIGH : FLOWLOG_WHY_ROUTE,
+	};
+	int i, n;
+
+	for (i = 0; old_mac && i < w->n_in; i++)
+		if (w->in[i].port == ifindex)
+			break;
+	if (old_mac && i == w->n_in)
+		return; /* not a router port: no flow sends there */
+	if (old_mac) {
+		f.mac = old_mac;
+		f.ifindex = w->in[i].ifindex;
+		f.vid = w->in[i].vid;
+	}
+	n = flush_selected(&f);
+	pr_debug("%s changed: %d offloaded flow entries back to the kernel\n",
+		 old_mac ? "a neighbour's MAC" : "a route", n);
 }
 
 struct offload_watch *offload_watch_open(const struct config *cfg)
@@ -483,9 +531,12 @@ struct offload_watch *offload_watch_open(const struct config *cfg)
 				       MNL_SOCKET_AUTOPID) < 0 ||
 	    fcntl(mnl_socket_get_fd(w->nft), F_SETFL, O_NONBLOCK))
 		goto fail;
+	w->hops = next_hop_watch_open(on_next_hop, w);
+	if (!w->hops)
+		goto fail;
 	return w;
 fail:
-	pr_warn("xnat: cannot watch conntrack and nftables events (%s): "
+	pr_warn("xnat: cannot watch conntrack, nftables, neighbour and route events (%s): "
 		"offloaded flows leave the fast path only when they end, "
 		"expire or find their conntrack entry gone\n", strerror(errno));
 	offload_watch_close(w);
@@ -512,7 +563,7 @@ void offload_watch_log(struct offload_watch *w, struct natlog *log)
 
 void offload_watch_wait(struct offload_watch *w, int timeout_ms)
 {
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
 	int n;
 
 	if (!w) {
@@ -522,7 +573,9 @@ void offload_watch_wait(struct offload_watch *w, int timeout_ms)
 	pfd[0] = (struct pollfd){ .fd = nfct_fd(w->ct), .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = mnl_socket_get_fd(w->nft),
 				  .events = POLLIN };
-	if (poll(pfd, 2, timeout_ms) <= 0)
+	pfd[2] = (struct pollfd){ .fd = next_hop_watch_fd(w->hops),
+				  .events = POLLIN };
+	if (poll(pfd, 3, timeout_ms) <= 0)
 		return; /* timeout, or a signal for the caller */
 	if (pfd[0].revents) {
 		/* Non-blocking: returns once the socket is drained. Lost
@@ -541,4 +594,6 @@ void offload_watch_wait(struct offload_watch *w, int timeout_ms)
 		pr_debug("nftables ruleset changed: %d offloaded flow entries back to the kernel\n",
 			 n);
 	}
+	if (pfd[2].revents)
+		next_hop_watch_read(w->hops);
 }

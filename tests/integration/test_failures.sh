@@ -448,6 +448,36 @@ test_port_made_again_up() {
 	lan_stream_by_xdp || fail "XDP did not carry the LAN host's stream"
 }
 
+# ---- a next hop's MAC changes -----------------------------------------------------
+
+# The WAN host's MAC changes (a replaced gateway, a failover) and the router's
+# neighbour entry follows (what a gratuitous ARP does). The offloaded flow
+# must go to the new MAC, not on to the old one for as long as it lives:
+# `xnat run` gives it back to the kernel, which forwards with the new one,
+# and it is offloaded again. (xdp mode does not follow yet: README.)
+lan_reply_is() { [ "$(udp_from "$NS_LAN" "$1" "$2" 2>/dev/null)" = "$2" ]; }
+
+TEST_MODES[neighbour_mac_change]=offload
+test_neighbour_mac_change() {
+	local mac=02:00:5e:00:53:77
+	check xnat down
+	start_run "$TB_CONFIG"
+	udp_echo_wan || fail "no server"
+	for i in 1 2 3; do
+		check udp_from "$NS_LAN" 40007 "before$i"
+		[ "$CHECK_OUT" = "before$i" ] || fail "no reply before the change"
+	done
+	[ "$(flow_count True)" -ge 1 ] || fail "the exchange was not offloaded"
+	check ip -n "$NS_WAN" link set dev "$HOST_IF" address "$mac"
+	check ip -n "$NS_RTR" neigh replace "$WAN_HOST4" lladdr "$mac" \
+		dev "$RTR_WAN_IF" nud reachable
+	wait_until 10 lan_reply_is 40007 after ||
+		fail "no reply after the MAC change: $(xnat flows; cat "$TB_WORK/run.log")"
+	stop_run # the event log (stdout) is complete once run has ended
+	grep -q '"why":"next_hop_changed"' "$TB_WORK/run.log" ||
+		fail "the event log does not say why the flow went back"
+}
+
 # ---- locking --------------------------------------------------------------------
 
 # While another command holds the router's lock, `up` waits, then applies.

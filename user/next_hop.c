@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Neighbour MAC and route changes, for `xnat run`; see next_hop.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <search.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/neighbour.h>
+#include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
+#include "log.h"
+#include "next_hop.h"
+
+/* Neighbours remembered: a LAN host inventing addresses must not grow
+ * the cache without bound. Past it, new neighbours are not watched. */
+#define NEXT_HOP_MAX 65536
+
+struct neigh {
+	/* The key: every byte up to mac, no padding in between. */
+	int ifindex;
+	__u8 family;
+	__u8 addr[16];
+	__u8 mac[6];
+};
+
+struct next_hop_watch {
+	struct mnl_socket *nl;
+	void *neighs; /* tsearch(3) tree of struct neigh */
+	unsigned int n_neighs;
+	next_hop_changed_fn *cb; /* NULL while the table is read first */
+	void *ctx;
+};
+
+static int neigh_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, offsetof(struct neigh, mac));
+}
+
+/*
+ * A neighbour with a MAC: remember it, and if it had another one, say so.
+ * A deleted neighbour stays remembered: the flows built with its MAC are
+ * still there, and the kernel deletes unused entries on its own (XDP's
+ * traffic does not use them), which says nothing about the host.
+ */
+static void on_neigh(struct next_hop_watch *w, const struct nlmsghdr *nlh)
+{
+	const struct ndmsg *nd = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *attr, *dst = NULL, *lladdr = NULL;
+	struct neigh key, *n;
+	void **found;
+
+	if (nlh->nlmsg_type != RTM_NEWNEIGH)
+		return;
+	mnl_attr_for_each(attr, nlh, sizeof(*nd)) {
+		if (mnl_attr_get_type(attr) == NDA_DST)
+			dst = attr;
+		else if (mnl_attr_get_type(attr) == NDA_LLADDR)
+			lladdr = attr;
+	}
+	if (!dst || !lladdr || mnl_attr_get_payload_len(lladdr) != 6 ||
+	    mnl_attr_get_payload_len(dst) > sizeof(key.addr))
+		return;
+	memset(&key, 0, sizeof(key));
+	key.ifindex = nd->ndm_ifindex;
+	key.family = nd->ndm_family;
+	memcpy(key.addr, mnl_attr_get_payload(dst), mnl_attr_get_payload_len(dst));
+	memcpy(key.mac, mnl_attr_get_payload(lladdr), 6);
+
+	found = tfind(&key, &w->neighs, neigh_cmp);
+	if (found) {
+		n = *found;
+		if (!memcmp(n->mac, key.mac, 6))
+			return;
+		if (w->cb)
+			w->cb(w->ctx, n->ifindex, n->mac);
+		memcpy(n->mac, key.mac, 6);
+		return;
+	}
+	if (w->n_neighs >= NEXT_HOP_MAX)
+		return;
+	n = malloc(sizeof(*n));
+	if (!n)
+		return;
+	*n = key;
+	if (!tsearch(n, &w->neighs, neigh_cmp)) {
+		free(n);
+		return;
+	}
+	w->n_neighs++;
+}
+
+/* A route added, changed or removed where forwarding looks: any next hop
+ * may be another now. The local table (the router's own addresses) and
+ * cached clones (path MTU) change no next hop. */
+static void on_route(struct next_hop_watch *w, const struct nlmsghdr *nlh)
+{
+	const struct rtmsg *rt = mnl_nlmsg_get_payload(nlh);
+
+	if (rt->rtm_table == RT_TABLE_LOCAL || rt->rtm_type == RTN_LOCAL ||
+	    rt->rtm_type == RTN_BROADCAST || (rt->rtm_flags & RTM_F_CLONED))
+		return;
+	if (w->cb)
+		w->cb(w->ctx, 0, NULL);
+}
+
+static int on_msg(const struct nlmsghdr *nlh, void *data)
+{
+	struct next_hop_watch *w = data;
+
+	switch (nlh->nlmsg_type) {
+	case RTM_NEWNEIGH:
+	case RTM_DELNEIGH:
+		on_neigh(w, nlh);
+		break;
+	case RTM_NEWROUTE:
+	case RTM_DELROUTE:
+		on_route(w, nlh);
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+/* The neighbour table as it is now, into the cache (no callbacks). */
+static int read_neighbours(struct next_hop_watch *w)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
+	unsigned int seq = 1, portid;
+	struct nlmsghdr *nlh;
+	struct ndmsg *nd;
+	int ret = -1;
+
+	if (!nl)
+		return -1;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		goto out;
+	portid = mnl_socket_get_portid(nl);
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETNEIGH;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
+	nd->ndm_family = AF_UNSPEC;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		goto out;
+	do {
+		ret = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (ret <= 0)
+			break;
+		ret = mnl_cb_run(buf, ret, seq, portid, on_msg, w);
+	} while (ret > 0);
+out:
+	mnl_socket_close(nl);
+	return ret < 0 ? -1 : 0;
+}
+
+struct next_hop_watch *next_hop_watch_open(next_hop_changed_fn *cb, void *ctx)
+{
+	struct next_hop_watch *w = calloc(1, sizeof(*w));
+	int err;
+
+	if (!w)
+		return NULL;
+	/* Subscribed first: a change while the table is read is not lost. */
+	w->nl = mnl_socket_open(NETLINK_ROUTE);
+	if (!w->nl ||
+	    mnl_socket_bind(w->nl, RTMGRP_NEIGH | RTMGRP_IPV4_ROUTE |
+				   RTMGRP_IPV6_ROUTE, MNL_SOCKET_AUTOPID) < 0 ||
+	    fcntl(mnl_socket_get_fd(w->nl), F_SETFL, O_NONBLOCK) ||
+	    read_neighbours(w))
+		goto fail;
+	w->cb = cb;
+	w->ctx = ctx;
+	return w;
+fail:
+	err = errno;
+	next_hop_watch_close(w);
+	errno = err;
+	return NULL;
+}
+
+int next_hop_watch_fd(const struct next_hop_watch *w)
+{
+	return mnl_socket_get_fd(w->nl);
+}
+
+void next_hop_watch_read(struct next_hop_watch *w)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	int n, lost = 0;
+
+	for (;;) {
+		n = mnl_socket_recvfrom(w->nl, buf, sizeof(buf));
+		if (n > 0) {
+			mnl_cb_run(buf, n, 0, 0, on_msg, w);
+			continue;
+		}
+		if (n < 0 && errno == ENOBUFS) {
+			lost = 1;
+			continue;
+		}
+		break;
+	}
+	/* A change may be among the lost events: as if every next hop had
+	 * changed. (The cache may now miss a MAC change; the next one of
+	 * that neighbour is seen again.) */
+	if (lost) {
+		pr_debug("next hop events lost\n");
+		w->cb(w->ctx, 0, NULL);
+	}
+}
+
+void next_hop_watch_close(struct next_hop_watch *w)
+{
+	if (!w)
+		return;
+	if (w->nl)
+		mnl_socket_close(w->nl);
+	tdestroy(w->neighs, free);
+	free(w);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the flows XDP carries were routed with, watched for `xnat run`: the
+ * neighbours' MACs as the kernel last knew them, so that a MAC that
+ * changed (a replaced gateway, a failover, an address moved to another
+ * host) is told apart from the neighbour table's routine state changes;
+ * and route changes. A flow entry keeps the next hop's MAC and the egress
+ * port it was built with, which nothing on the fast path looks at again.
+ */
+#ifndef XNAT_NEXT_HOP_H
+#define XNAT_NEXT_HOP_H
+
+#include <linux/types.h>
+
+/*
+ * Called for a neighbour of IFINDEX whose MAC was OLD_MAC and is another
+ * now; or with IFINDEX 0 and OLD_MAC NULL when a route changed, or when
+ * events were lost: every next hop may have changed.
+ */
+typedef void next_hop_changed_fn(void *ctx, int ifindex, const __u8 *old_mac);
+
+struct next_hop_watch;
+
+/* Subscribe to neighbour and route events and read the neighbour table
+ * once. NULL, errno set, if the kernel could not be asked. */
+struct next_hop_watch *next_hop_watch_open(next_hop_changed_fn *cb, void *ctx);
+/* The socket to poll for events. */
+int next_hop_watch_fd(const struct next_hop_watch *w);
+/* Read what has arrived (non-blocking), calling the callback. */
+void next_hop_watch_read(struct next_hop_watch *w);
+void next_hop_watch_close(struct next_hop_watch *w);
+
+#endif /* XNAT_NEXT_HOP_H */
