@@ -11,6 +11,7 @@
 #include <libmnl/libmnl.h>
 #include "log.h"
 #include "next_hop.h"
+#include "rtnl.h"
 
 /* Neighbours remembered: a LAN host inventing addresses must not grow
  * the cache without bound. Past it, new neighbours are not watched. */
@@ -125,34 +126,17 @@ static int on_msg(const struct nlmsghdr *nlh, void *data)
 static int read_neighbours(struct next_hop_watch *w)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
-	unsigned int seq = 1, portid;
-	struct nlmsghdr *nlh;
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct ndmsg *nd;
-	int ret = -1;
+	int err;
 
-	if (!nl)
-		return -1;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
-		goto out;
-	portid = mnl_socket_get_portid(nl);
-	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = RTM_GETNEIGH;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
 	nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
 	nd->ndm_family = AF_UNSPEC;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		goto out;
-	do {
-		ret = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		if (ret <= 0)
-			break;
-		ret = mnl_cb_run(buf, ret, seq, portid, on_msg, w);
-	} while (ret > 0);
-out:
-	mnl_socket_close(nl);
-	return ret < 0 ? -1 : 0;
+	err = rtnl_dump(nlh, on_msg, w);
+	if (err)
+		errno = -err;
+	return err;
 }
 
 struct next_hop_watch *next_hop_watch_open(next_hop_changed_fn *cb, void *ctx)

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "offload.h"
 #include "natlog.h"
+#include "rtnl.h"
 #include "next_hop.h"
 #include "flow_ctl.skel.h"
 
@@ -157,38 +158,17 @@ int offload_port_shaped(int ifindex, char kind[16])
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct qdisc_query q = { .ifindex = ifindex };
-	struct mnl_socket *nl;
-	struct nlmsghdr *nlh;
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct tcmsg *tc;
-	unsigned int seq = 1, portid;
 	int ret;
 
-	nl = mnl_socket_open(NETLINK_ROUTE);
-	if (!nl)
-		return -errno;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	portid = mnl_socket_get_portid(nl);
-	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = RTM_GETQDISC;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
 	tc = mnl_nlmsg_put_extra_header(nlh, sizeof(*tc));
 	tc->tcm_family = AF_UNSPEC;
 	tc->tcm_ifindex = ifindex;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	do {
-		ret = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		if (ret <= 0)
-			break;
-		ret = mnl_cb_run(buf, ret, seq, portid, qdisc_cb, &q);
-	} while (ret > 0);
-	ret = ret < 0 ? -errno : q.shaped;
+	ret = rtnl_dump(nlh, qdisc_cb, &q);
+	if (!ret)
+		ret = q.shaped;
 	/* "tbf", or "mq/tbf" for a shaping child of a root that is not. */
 	if (q.child[0] && !kind_shapes(q.root)) {
 		char both[sizeof(q.root) + sizeof(q.child)];
@@ -198,8 +178,6 @@ int offload_port_shaped(int ifindex, char kind[16])
 		kind[15] = '\0';
 	} else
 		snprintf(kind, 16, "%s", q.root[0] ? q.root : "none");
-out:
-	mnl_socket_close(nl);
 	return ret;
 }
 
