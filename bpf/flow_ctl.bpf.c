@@ -24,6 +24,11 @@
  * such connection (already gone), XDP_TX marked but neither timer could be
  * started (it ends when the sweeper next comes to it), XDP_ABORTED a bad
  * argument.
+ *
+ * `xnat run` in xdp mode, when a neighbour's MAC changed (user/next_hop.c):
+ * xdp_flow_next_hop gives one entry that sent to the old MAC the new one,
+ * in place, so the data path's own writes to the entry (counters, TCP
+ * tracking) are not undone as a whole-value update from userspace would.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -83,4 +88,36 @@ int xdp_flow_expire(struct xdp_md *ctx)
 	if (!bpf_timer_start(&ov->timer, 0, 0))
 		return XDP_PASS;
 	return sweep_kick(&okey);
+}
+
+/* The argument of xdp_flow_next_hop. */
+struct next_hop_arg {
+	struct flow_key key;
+	__u8 old_mac[6];
+	__u8 new_mac[6];
+} __attribute__((packed));
+
+/* XDP_PASS: the entry sends to the new MAC now; XDP_DROP: no such entry,
+ * or it does not send to the old MAC (routed again since); XDP_ABORTED: a
+ * bad argument. A frame sent while the six bytes are half written goes to
+ * neither host: one frame, as on a real next hop change. */
+SEC("xdp")
+int xdp_flow_next_hop(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct next_hop_arg arg;
+	struct flow_value *v;
+
+	if (data + sizeof(arg) > end)
+		return XDP_ABORTED;
+	__builtin_memcpy(&arg, data, sizeof(arg));
+	v = bpf_map_lookup_elem(&xnat_flows, &arg.key);
+	if (!v)
+		return XDP_DROP;
+	for (int i = 0; i < 6; i++)
+		if (v->eth_dst[i] != arg.old_mac[i])
+			return XDP_DROP;
+	__builtin_memcpy(v->eth_dst, arg.new_mac, 6);
+	return XDP_PASS;
 }

@@ -21,10 +21,12 @@
 #include "cmd.h"
 #include "natlog.h"
 #include "config.h"
+#include "flow_next_hop.h"
 #include "kernel_mode.h"
 #include "loader.h"
 #include "log.h"
 #include "maps.h"
+#include "next_hop.h"
 #include "offload.h"
 #include "plan.h"
 #include "state.h"
@@ -378,12 +380,40 @@ struct run_events {
 	struct mnl_socket *nl;          /* address and link changes */
 	struct natlog *nat_log;         /* xdp and offload modes: the event log */
 	struct offload_watch *offload;  /* offload mode: conntrack events */
+	/* xdp mode: neighbours' MAC changes, mended in the flow table
+	 * (offload mode's watch has its own). */
+	struct next_hop_watch *hops;
+	struct flow_next_hop *rehop;
 };
+
+static void events_hops_close(struct run_events *ev)
+{
+	next_hop_watch_close(ev->hops);
+	flow_next_hop_close(ev->rehop);
+	ev->hops = NULL;
+	ev->rehop = NULL;
+}
+
+static void events_hops_open(struct run_events *ev)
+{
+	ev->rehop = flow_next_hop_open();
+	if (ev->rehop)
+		ev->hops = next_hop_watch_open(flow_next_hop_changed, ev->rehop);
+	if (!ev->hops) {
+		pr_warn("xnat: cannot watch neighbour events (%s): flows keep a "
+			"neighbour's MAC when it changes, until they end\n",
+			strerror(errno));
+		events_hops_close(ev);
+	}
+}
 
 static void events_mode(struct run_events *ev, const struct config *cfg)
 {
 	offload_watch_close(ev->offload);
 	ev->offload = cfg->mode == MODE_OFFLOAD ? offload_watch_open(cfg) : NULL;
+	events_hops_close(ev);
+	if (cfg->mode == MODE_XDP)
+		events_hops_open(ev);
 	/* Mapping created / expired as JSON lines on stdout (the journal,
 	 * under systemd) in xdp mode (the kernel logs its own NAT); in
 	 * offload mode, flows moving onto the fast path and back. */
@@ -402,11 +432,14 @@ static int events_wait(struct run_events *ev)
 		natlog_wait(ev->nat_log, 250);
 	if (ev->offload)
 		offload_watch_wait(ev->offload, 250);
+	if (ev->hops)
+		next_hop_watch_read(ev->hops);
 	return watch_wait(ev->nl, ev->nat_log || ev->offload ? 0 : 1000) > 0;
 }
 
 static void events_close(struct run_events *ev)
 {
+	events_hops_close(ev);
 	offload_watch_close(ev->offload);
 	natlog_close(ev->nat_log);
 	watch_close(ev->nl);

@@ -67,7 +67,7 @@ void flow_end_free(struct flow_end *e)
  * sweeper (its connections have timers of their own): the program then
  * gets maps of its own, which nothing reads.
  */
-static int flow_ctl_open(int flows_fd, struct flow_ctl_bpf **out)
+int flow_ctl_open(int flows_fd, struct flow_ctl_bpf **out)
 {
 	struct flow_ctl_bpf *skel = flow_ctl_bpf__open();
 	int err, now_fd, sweep_fd;

@@ -43,4 +43,12 @@ void flow_end_free(struct flow_end *e);
 long flow_end_run(int flows_fd, const struct flow_end *e, int wait_ms,
 		  size_t *done);
 
+/*
+ * bpf/flow_ctl.bpf.c loaded on the router's flow table FLOWS_FD and its
+ * sweeper's maps, into *OUT (flow_ctl_bpf__destroy() it, even on error).
+ * 0 or -errno.
+ */
+struct flow_ctl_bpf;
+int flow_ctl_open(int flows_fd, struct flow_ctl_bpf **out);
+
 #endif /* XNAT_FLOW_END_H */

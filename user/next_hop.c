@@ -38,6 +38,19 @@ static int neigh_cmp(const void *a, const void *b)
 	return memcmp(a, b, offsetof(struct neigh, mac));
 }
 
+/* twalk_r(3): does another neighbour of the change's port have its old
+ * MAC? */
+static void find_shared(const void *node, VISIT which, void *closure)
+{
+	const struct neigh *n = *(const struct neigh *const *)node;
+	struct next_hop_change *c = closure;
+
+	if ((which == postorder || which == leaf) && n->ifindex == c->ifindex &&
+	    !memcmp(n->mac, c->old_mac, 6) &&
+	    (n->family != c->family || memcmp(n->addr, c->addr, 16)))
+		c->shared = true;
+}
+
 /*
  * A neighbour with a MAC: remember it, and if it had another one, say so.
  * A deleted neighbour stays remembered: the flows built with its MAC are
@@ -73,8 +86,17 @@ static void on_neigh(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 		n = *found;
 		if (!memcmp(n->mac, key.mac, 6))
 			return;
-		if (w->cb)
-			w->cb(w->ctx, n->ifindex, n->mac);
+		if (w->cb) {
+			struct next_hop_change c = {
+				.ifindex = n->ifindex, .family = n->family,
+			};
+
+			memcpy(c.addr, n->addr, sizeof(c.addr));
+			memcpy(c.old_mac, n->mac, 6);
+			memcpy(c.new_mac, key.mac, 6);
+			twalk_r(w->neighs, find_shared, &c);
+			w->cb(w->ctx, &c);
+		}
 		memcpy(n->mac, key.mac, 6);
 		return;
 	}
@@ -102,7 +124,7 @@ static void on_route(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 	    rt->rtm_type == RTN_BROADCAST || (rt->rtm_flags & RTM_F_CLONED))
 		return;
 	if (w->cb)
-		w->cb(w->ctx, 0, NULL);
+		w->cb(w->ctx, NULL);
 }
 
 static int on_msg(const struct nlmsghdr *nlh, void *data)
@@ -191,7 +213,7 @@ void next_hop_watch_read(struct next_hop_watch *w)
 	 * that neighbour is seen again.) */
 	if (lost) {
 		pr_debug("next hop events lost\n");
-		w->cb(w->ctx, 0, NULL);
+		w->cb(w->ctx, NULL);
 	}
 }
 

@@ -10,14 +10,25 @@
 #ifndef XNAT_NEXT_HOP_H
 #define XNAT_NEXT_HOP_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 
-/*
- * Called for a neighbour of IFINDEX whose MAC was OLD_MAC and is another
- * now; or with IFINDEX 0 and OLD_MAC NULL when a route changed, or when
- * events were lost: every next hop may have changed.
- */
-typedef void next_hop_changed_fn(void *ctx, int ifindex, const __u8 *old_mac);
+/* A neighbour whose MAC changed. */
+struct next_hop_change {
+	int ifindex;     /* the port it is on */
+	__u8 family;     /* AF_INET or AF_INET6 */
+	__u8 addr[16];   /* its address (IPv4: the first 4 bytes) */
+	__u8 old_mac[6];
+	__u8 new_mac[6];
+	/* Another neighbour on the port still has OLD_MAC (a proxy, a host
+	 * with several addresses): not every frame to OLD_MAC was this
+	 * neighbour's. */
+	bool shared;
+};
+
+/* Called with the change, or with NULL when a route changed or events were
+ * lost: every next hop may have changed. */
+typedef void next_hop_changed_fn(void *ctx, const struct next_hop_change *c);
 
 struct next_hop_watch;
 

@@ -456,28 +456,30 @@ void offload_watch_close(struct offload_watch *w)
  * lives. They go back to the kernel, which forwards the next packets along
  * today's route, and XDP offloads them again with its own new lookup.
  */
-static void on_next_hop(void *ctx, int ifindex, const __u8 *old_mac)
+static void on_next_hop(void *ctx, const struct next_hop_change *c)
 {
 	struct offload_watch *w = ctx;
 	struct flush_walk f = {
 		.fd = w->flows_fd, .log = w->log,
-		.why = old_mac ? FLOWLOG_WHY_NEIGH : FLOWLOG_WHY_ROUTE,
+		.why = c ? FLOWLOG_WHY_NEIGH : FLOWLOG_WHY_ROUTE,
 	};
 	int i, n;
 
-	for (i = 0; old_mac && i < w->n_in; i++)
-		if (w->in[i].port == ifindex)
+	for (i = 0; c && i < w->n_in; i++)
+		if (w->in[i].port == c->ifindex)
 			break;
-	if (old_mac && i == w->n_in)
+	if (c && i == w->n_in)
 		return; /* not a router port: no flow sends there */
-	if (old_mac) {
-		f.mac = old_mac;
+	if (c) {
+		/* Shared or not: an entry given back for nothing costs a
+		 * packet through the kernel. */
+		f.mac = c->old_mac;
 		f.ifindex = w->in[i].ifindex;
 		f.vid = w->in[i].vid;
 	}
 	n = flush_selected(&f);
 	pr_debug("%s changed: %d offloaded flow entries back to the kernel\n",
-		 old_mac ? "a neighbour's MAC" : "a route", n);
+		 c ? "a neighbour's MAC" : "a route", n);
 }
 
 struct offload_watch *offload_watch_open(const struct config *cfg)

@@ -167,6 +167,26 @@ static bool mapping_flows(__u16 port, __u32 *flows, __u32 *out_flows)
 	return true;
 }
 
+/* The flow control program on the data path's maps; NULL on failure. */
+static struct flow_ctl_bpf *ctl_open(void)
+{
+	struct flow_ctl_bpf *ctl = flow_ctl_bpf__open();
+
+	if (!ASSERT_TRUE(ctl, "flow_ctl open") ||
+	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_flows, flows_fd), "reuse") ||
+	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_expire_now,
+					 bpf_map__fd(skel->maps.xnat_expire_now)),
+		       "reuse") ||
+	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_sweep,
+					 bpf_map__fd(skel->maps.xnat_sweep)),
+		       "reuse") ||
+	    !ASSERT_OK(flow_ctl_bpf__load(ctl), "flow_ctl load")) {
+		flow_ctl_bpf__destroy(ctl);
+		return NULL;
+	}
+	return ctl;
+}
+
 /* Delete one connection: both entries go, by the sweeper, and the mapping's
  * references drop to zero; the other connection stays. */
 static bool test_delete(void)
@@ -180,19 +200,9 @@ static bool test_delete(void)
 
 	ok &= mapping_flows(42001, &flows, &out_flows);
 	ok &= ASSERT_EQ(flows, 1, "references before");
-	ctl = flow_ctl_bpf__open();
-	if (!ASSERT_TRUE(ctl, "flow_ctl open") ||
-	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_flows, flows_fd), "reuse") ||
-	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_expire_now,
-					 bpf_map__fd(skel->maps.xnat_expire_now)),
-		       "reuse") ||
-	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_sweep,
-					 bpf_map__fd(skel->maps.xnat_sweep)),
-		       "reuse") ||
-	    !ASSERT_OK(flow_ctl_bpf__load(ctl), "flow_ctl load")) {
-		flow_ctl_bpf__destroy(ctl);
+	ctl = ctl_open();
+	if (!ctl)
 		return false;
-	}
 	ok &= ASSERT_OK(conns_read(flows_fd, &c, &n), "conns_read");
 	for (size_t k = 0; k < n; k++) {
 		LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &c[k].okey,
@@ -223,11 +233,72 @@ static bool test_delete(void)
 	return ok;
 }
 
+/* `xnat run` in xdp mode when a next hop's MAC changed: the entry that
+ * sent to the old MAC gets the new one; a wrong old MAC changes nothing;
+ * the fast path then sends there. */
+static bool test_next_hop(void)
+{
+	static const __u8 new_mac[6] = { 0x02, 0, 0x5e, 0, 0x53, 0x77 };
+	struct {
+		struct flow_key key;
+		__u8 old_mac[6];
+		__u8 new_mac[6];
+	} __attribute__((packed)) arg;
+	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &arg,
+		    .data_size_in = sizeof(arg));
+	struct flow_ctl_bpf *ctl;
+	struct flow_value v, r;
+	struct conn *c = NULL;
+	size_t n = 0, k;
+	bool ok = two_conns();
+	int prog;
+
+	ctl = ctl_open();
+	if (!ctl)
+		return false;
+	prog = bpf_program__fd(ctl->progs.xdp_flow_next_hop);
+	ok &= ASSERT_OK(conns_read(flows_fd, &c, &n), "conns_read");
+	for (k = 0; k < n && ntohs(c[k].okey.sport) != 42001; k++)
+		;
+	if (!ASSERT_TRUE(k < n, "the connection") ||
+	    !ASSERT_OK(bpf_map_lookup_elem(flows_fd, &c[k].okey, &v), "entry"))
+		goto out;
+	arg.key = c[k].okey;
+	memcpy(arg.old_mac, v.eth_dst, 6);
+	arg.old_mac[5] ^= 1; /* not what it sends to */
+	memcpy(arg.new_mac, new_mac, 6);
+	ok &= ASSERT_OK(bpf_prog_test_run_opts(prog, &run), "run");
+	ok &= ASSERT_EQ(run.retval, XDP_DROP, "another old MAC: nothing");
+	arg.old_mac[5] ^= 1;
+	ok &= ASSERT_OK(bpf_prog_test_run_opts(prog, &run), "run");
+	ok &= ASSERT_EQ(run.retval, XDP_PASS, "the old MAC: replaced");
+	ok &= ASSERT_OK(bpf_map_lookup_elem(flows_fd, &c[k].okey, &v), "entry");
+	ok &= ASSERT_EQ(memcmp(v.eth_dst, new_mac, 6), 0, "sends to the new MAC");
+	ok &= ASSERT_OK(bpf_map_lookup_elem(flows_fd, &c[k].rkey, &r), "reply");
+	ok &= ASSERT_TRUE(memcmp(r.eth_dst, new_mac, 6) != 0, "the reply's kept");
+	ok &= ASSERT_EQ(v.packets, 1, "the counters kept");
+	/* Its next packet: the fast path, to the new MAC, the rest as it
+	 * was (the whole frame is compared). */
+	{
+		struct fixture f = { .name = "to the new MAC", UDP_OUT(42001, 53),
+			.verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+			UDP_OUT_NAT(42001, 53) };
+
+		memcpy(f.out.dmac, new_mac, 6);
+		ok &= run_fixture(&f);
+	}
+out:
+	free(c);
+	flow_ctl_bpf__destroy(ctl);
+	return ok;
+}
+
 static const struct test tests[] = {
 	{ "flows_pairs_filter_sort", true, .fn = test_pairs_filter_sort },
 	{ "flows_lone_entries", true, .fn = test_lone_entries },
 	{ "flows_filter_words", false, .fn = test_filter_words },
 	{ "flows_delete_by_sweeper", true, .fn = test_delete },
+	{ "flows_next_hop_mac", true, .fn = test_next_hop },
 };
 
 FIXTURE_MAIN(tests)
