@@ -38,16 +38,19 @@ static int neigh_cmp(const void *a, const void *b)
 	return memcmp(a, b, offsetof(struct neigh, mac));
 }
 
-/* twalk_r(3): does another neighbour of the change's port have its old
- * MAC? */
+/* twalk_r(3): does another neighbour of the change's port and family
+ * have its old MAC (an address moved away from a host that keeps its
+ * own)? A neighbour of the other family with it is most likely the same
+ * host, dual-stacked, whose other entry has not been told yet: not
+ * counted, or a replaced dual-stack gateway would look shared. */
 static void find_shared(const void *node, VISIT which, void *closure)
 {
 	const struct neigh *n = *(const struct neigh *const *)node;
 	struct next_hop_change *c = closure;
 
 	if ((which == postorder || which == leaf) && n->ifindex == c->ifindex &&
-	    !memcmp(n->mac, c->old_mac, 6) &&
-	    (n->family != c->family || memcmp(n->addr, c->addr, 16)))
+	    n->family == c->family && !memcmp(n->mac, c->old_mac, 6) &&
+	    memcmp(n->addr, c->addr, 16))
 		c->shared = true;
 }
 

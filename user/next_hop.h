@@ -20,9 +20,9 @@ struct next_hop_change {
 	__u8 addr[16];   /* its address (IPv4: the first 4 bytes) */
 	__u8 old_mac[6];
 	__u8 new_mac[6];
-	/* Another neighbour on the port still has OLD_MAC (a proxy, a host
-	 * with several addresses): not every frame to OLD_MAC was this
-	 * neighbour's. */
+	/* Another neighbour of the port and family still has OLD_MAC (an
+	 * address moved away from a host that keeps its own, a proxy): not
+	 * every frame to OLD_MAC was this neighbour's. */
 	bool shared;
 };
 

@@ -135,8 +135,8 @@ nothing_left() {
 	echo "nothing left: no XDP, no table, no pins, no state, ip_forward $after"
 }
 
-# A UDP exchange from NS (source port SPORT) with the WAN echo server;
-# prints the reply.
+# A UDP exchange from NS (source port SPORT) with the WAN echo server (or
+# the one at DST); prints the reply. udp_from NS SPORT MSG [DST]
 udp_from() {
 	timeout 5 ip netns exec "$1" python3 -c '
 import socket, sys
@@ -146,24 +146,27 @@ s.bind(("0.0.0.0", int(sys.argv[3])))
 s.settimeout(2)
 s.sendto(sys.argv[4].encode(), (sys.argv[1], int(sys.argv[2])))
 print(s.recvfrom(2048)[0].decode())
-' "$WAN_HOST4" $SRV_PORT "$2" "$3"
+' "${4:-$WAN_HOST4}" $SRV_PORT "$2" "$3"
 }
 
-# UDP echo server for any number of peers on the WAN host.
+# UDP echo server for any number of peers on the WAN host (or in NS), on
+# every address (or on ADDR alone, so its replies come from ADDR).
+# udp_echo_wan [NS] [ADDR]
 udp_echo_wan() {
-	bg_ns 120 "$NS_WAN" python3 -c '
+	local ns=${1:-$NS_WAN}
+	bg_ns 120 "$ns" python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[1])))
+s.bind((sys.argv[2], int(sys.argv[1])))
 while True:
     d, a = s.recvfrom(65535)
     try:
         s.sendto(d, a)
     except OSError:
         pass  # a sender it has no route back to
-' $SRV_PORT
-	wait_listen "$NS_WAN" udp $SRV_PORT
+' $SRV_PORT "${2:-0.0.0.0}"
+	wait_listen "$ns" udp $SRV_PORT
 }
 
 hairpin_names() { on_rtr nft list table inet xnat | grep -q "ip daddr $1 "; }
@@ -455,7 +458,8 @@ test_port_made_again_up() {
 # must go to the new MAC, not on to the old one for as long as it lives:
 # `xnat run` mends xdp mode's entry in place, and gives offload mode's back
 # to the kernel, which forwards with the new MAC, and it is offloaded again.
-lan_reply_is() { [ "$(udp_from "$NS_LAN" "$1" "$2" 2>/dev/null)" = "$2" ]; }
+wan_listens() { [ -n "$(on "$NS_WAN" ss -Hlun src "$1")" ]; }
+lan_reply_is() { [ "$(udp_from "$NS_LAN" "$1" "$2" "${3:-}" 2>/dev/null)" = "$2" ]; }
 
 TEST_MODES[neighbour_mac_change]="xdp offload"
 test_neighbour_mac_change() {
@@ -481,6 +485,43 @@ test_neighbour_mac_change() {
 		grep -q '"why":"next_hop_changed"' "$TB_WORK/run.log" ||
 			fail "the event log does not say why the flow went back"
 	fi
+}
+
+# An address of the WAN segment moves to another host (a VIP failing over),
+# while the host that had it keeps its own address and MAC. Only the flow to
+# the moved address may follow: in xdp mode the two neighbours share the old
+# MAC, and an entry to the host that stayed must keep it.
+TEST_MODES[neighbour_address_moved]="xdp offload"
+test_neighbour_address_moved() {
+	local vip=198.19.0.3 mac=02:00:5e:00:53:78 ns2
+	check ip -n "$NS_WAN" addr add "$vip/24" dev "$HOST_IF"
+	check xnat down
+	start_run "$TB_CONFIG"
+	udp_echo_wan || fail "no server"
+	udp_echo_wan "$NS_WAN" "$vip" || fail "no server on $vip"
+	# (wait_listen saw the other server on the port: wait for this one)
+	wait_until 5 wan_listens "$vip:$SRV_PORT" || fail "no server on $vip"
+	for i in 1 2 3; do
+		check udp_from "$NS_LAN" 40008 "stays$i"
+		check udp_from "$NS_LAN" 40009 "moves$i" "$vip"
+		[ "$CHECK_OUT" = "moves$i" ] || fail "no reply from $vip before"
+	done
+	[ "$(flow_count True)" -ge 2 ] || fail "XDP does not carry the exchanges"
+	ns2=$(tb_ns_extra wan2) || fail "namespace"
+	check ip -n "$NS_WAN" link add mv0 link "$HOST_IF" address "$mac" \
+		type macvlan mode bridge
+	check ip -n "$NS_WAN" link set mv0 netns "$ns2"
+	check ip -n "$NS_WAN" addr del "$vip/24" dev "$HOST_IF"
+	check ip -n "$ns2" addr add "$vip/24" dev mv0
+	check ip -n "$ns2" link set mv0 up
+	udp_echo_wan "$ns2" || fail "no server on the new host"
+	check ip -n "$NS_RTR" neigh replace "$vip" lladdr "$mac" \
+		dev "$RTR_WAN_IF" nud reachable
+	wait_until 10 lan_reply_is 40009 moved "$vip" ||
+		fail "no reply from $vip on its new host: $(cat "$TB_WORK/run.log")"
+	check udp_from "$NS_LAN" 40008 stayed
+	[ "$CHECK_OUT" = stayed ] || fail "the flow to the host that stayed broke"
+	stop_run
 }
 
 # ---- locking --------------------------------------------------------------------
