@@ -524,6 +524,26 @@ test_neighbour_address_moved() {
 	stop_run
 }
 
+# A route changes while XDP carries an offloaded flow: it goes back to the
+# kernel, which forwards it along the routes of now, and is offloaded again.
+# (xdp mode's flows keep their route: README.)
+TEST_MODES[route_change_returns]=offload
+test_route_change_returns() {
+	check xnat down
+	start_run "$TB_CONFIG"
+	udp_echo_wan || fail "no server"
+	for i in 1 2 3; do
+		check udp_from "$NS_LAN" 40010 "before$i"
+	done
+	[ "$(flow_count True)" -ge 1 ] || fail "XDP does not carry the exchange"
+	check ip -n "$NS_RTR" route add 198.19.9.0/24 via "$WAN_HOST4"
+	wait_until 5 grep -q '"why":"route_changed"' "$TB_WORK/run.log" ||
+		fail "the flow did not go back on the route change: $(cat "$TB_WORK/run.log")"
+	check udp_from "$NS_LAN" 40010 after
+	[ "$CHECK_OUT" = after ] || fail "no reply after the route change"
+	stop_run
+}
+
 # ---- locking --------------------------------------------------------------------
 
 # While another command holds the router's lock, `up` waits, then applies.
