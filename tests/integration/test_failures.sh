@@ -458,20 +458,27 @@ test_port_made_again_up() {
 # must go to the new MAC, not on to the old one for as long as it lives:
 # `xnat run` mends xdp mode's entry in place, and gives offload mode's back
 # to the kernel, which forwards with the new MAC, and it is offloaded again.
+# `xnat run`, the WAN echo server, and an exchange from the LAN host's
+# source port SPORT that XDP carries by the third datagram.
+run_with_exchange() {
+	local sport=$1 i
+	check xnat down
+	start_run "$TB_CONFIG"
+	udp_echo_wan || fail "no server"
+	for i in 1 2 3; do
+		check udp_from "$NS_LAN" "$sport" "before$i"
+		[ "$CHECK_OUT" = "before$i" ] || fail "no reply before the change"
+	done
+	[ "$(flow_count True)" -ge 1 ] || fail "XDP does not carry the exchange"
+}
+
 wan_listens() { [ -n "$(on "$NS_WAN" ss -Hlun src "$1")" ]; }
 lan_reply_is() { [ "$(udp_from "$NS_LAN" "$1" "$2" "${3:-}" 2>/dev/null)" = "$2" ]; }
 
 TEST_MODES[neighbour_mac_change]="xdp offload"
 test_neighbour_mac_change() {
 	local mac=02:00:5e:00:53:77
-	check xnat down
-	start_run "$TB_CONFIG"
-	udp_echo_wan || fail "no server"
-	for i in 1 2 3; do
-		check udp_from "$NS_LAN" 40007 "before$i"
-		[ "$CHECK_OUT" = "before$i" ] || fail "no reply before the change"
-	done
-	[ "$(flow_count True)" -ge 1 ] || fail "XDP does not carry the exchange"
+	run_with_exchange 40007
 	check ip -n "$NS_WAN" link set dev "$HOST_IF" address "$mac"
 	check ip -n "$NS_RTR" neigh replace "$WAN_HOST4" lladdr "$mac" \
 		dev "$RTR_WAN_IF" nud reachable
@@ -529,13 +536,7 @@ test_neighbour_address_moved() {
 # (xdp mode's flows keep their route: README.)
 TEST_MODES[route_change_returns]=offload
 test_route_change_returns() {
-	check xnat down
-	start_run "$TB_CONFIG"
-	udp_echo_wan || fail "no server"
-	for i in 1 2 3; do
-		check udp_from "$NS_LAN" 40010 "before$i"
-	done
-	[ "$(flow_count True)" -ge 1 ] || fail "XDP does not carry the exchange"
+	run_with_exchange 40010
 	check ip -n "$NS_RTR" route add 198.19.9.0/24 via "$WAN_HOST4"
 	wait_until 5 grep -q '"why":"route_changed"' "$TB_WORK/run.log" ||
 		fail "the flow did not go back on the route change: $(cat "$TB_WORK/run.log")"
