@@ -166,6 +166,16 @@ struct expiry_ref {
 };
 _Static_assert(sizeof(struct expiry_ref) == 48, "expiry_ref layout");
 
+/* The argument of xdp_flow_next_hop (bpf/flow_ctl.bpf.c), from `xnat run`
+ * (user/flow_next_hop.c): the entry KEY sends to OLD_MAC; make it NEW_MAC. */
+struct flow_next_hop_arg {
+	struct flow_key key;
+	__u8 old_mac[6];
+	__u8 new_mac[6];
+};
+_Static_assert(sizeof(struct flow_next_hop_arg) == 56,
+	       "flow_next_hop_arg layout");
+
 /* flow_value.ct_refresh counts 2^30 ns (1.07 s), modulo 2^16 (19 h);
  * no entry is let fall further behind than this (about 9.7 h). */
 #define XNAT_CT_REFRESH_SHIFT 30

@@ -90,13 +90,6 @@ int xdp_flow_expire(struct xdp_md *ctx)
 	return sweep_kick(&okey);
 }
 
-/* The argument of xdp_flow_next_hop. */
-struct next_hop_arg {
-	struct flow_key key;
-	__u8 old_mac[6];
-	__u8 new_mac[6];
-} __attribute__((packed));
-
 /* XDP_PASS: the entry sends to the new MAC now; XDP_DROP: no such entry,
  * or it does not send to the old MAC (routed again since); XDP_ABORTED: a
  * bad argument. A frame sent while the six bytes are half written goes to
@@ -106,7 +99,7 @@ int xdp_flow_next_hop(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	struct next_hop_arg arg;
+	struct flow_next_hop_arg arg;
 	struct flow_value *v;
 
 	if (data + sizeof(arg) > end)

@@ -27,15 +27,8 @@ struct next_hop_walk {
 	__u32 parent; /* the port's physical port and VLAN id, as entries */
 	__u16 vid;    /* name their egress */
 	int prog_fd;
-	int done, missed;
+	int done;
 };
-
-/* The argument of xdp_flow_next_hop (bpf/flow_ctl.bpf.c). */
-struct next_hop_arg {
-	struct flow_key key;
-	__u8 old_mac[6];
-	__u8 new_mac[6];
-} __attribute__((packed));
 
 /* Does the entry send to the neighbour that changed? When another
  * neighbour of the port shares the old MAC, only an entry whose
@@ -62,7 +55,7 @@ static bool sends_to(const struct flow_key *k, const struct flow_value *v,
 static int next_hop_one(const void *key, const void *value, void *ctx)
 {
 	struct next_hop_walk *w = ctx;
-	struct next_hop_arg arg;
+	struct flow_next_hop_arg arg;
 	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &arg,
 		    .data_size_in = sizeof(arg));
 
@@ -71,9 +64,8 @@ static int next_hop_one(const void *key, const void *value, void *ctx)
 	memcpy(&arg.key, key, sizeof(arg.key));
 	memcpy(arg.old_mac, w->c->old_mac, 6);
 	memcpy(arg.new_mac, w->c->new_mac, 6);
-	if (bpf_prog_test_run_opts(w->prog_fd, &run) || run.retval != XDP_PASS)
-		w->missed++; /* gone, or routed again meanwhile */
-	else
+	/* XDP_DROP: gone, or mended meanwhile: nothing to count. */
+	if (!bpf_prog_test_run_opts(w->prog_fd, &run) && run.retval == XDP_PASS)
 		w->done++;
 	return 0;
 }

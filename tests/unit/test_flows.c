@@ -239,11 +239,7 @@ static bool test_delete(void)
 static bool test_next_hop(void)
 {
 	static const __u8 new_mac[6] = { 0x02, 0, 0x5e, 0, 0x53, 0x77 };
-	struct {
-		struct flow_key key;
-		__u8 old_mac[6];
-		__u8 new_mac[6];
-	} __attribute__((packed)) arg;
+	struct flow_next_hop_arg arg;
 	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &arg,
 		    .data_size_in = sizeof(arg));
 	struct flow_ctl_bpf *ctl;
