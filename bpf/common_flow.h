@@ -166,15 +166,23 @@ struct expiry_ref {
 };
 _Static_assert(sizeof(struct expiry_ref) == 48, "expiry_ref layout");
 
-/* The argument of xdp_flow_next_hop (bpf/flow_ctl.bpf.c), from `xnat run`
- * (user/flow_next_hop.c): the entry KEY sends to OLD_MAC; make it NEW_MAC. */
-struct flow_next_hop_arg {
+/* Which MAC of a flow entry xdp_flow_set_mac (bpf/flow_ctl.bpf.c) sets. */
+enum flow_mac {
+	FLOW_MAC_NEXT_HOP = 0, /* eth_dst: a neighbour's MAC changed */
+	FLOW_MAC_EGRESS = 1,   /* eth_src: the egress port's MAC changed */
+	FLOW_MAC_INGRESS = 2,  /* ingress_mac: the ingress port's changed */
+};
+
+/* The argument of xdp_flow_set_mac, from userspace (user/flow_mac.c): the
+ * MAC WHICH of the entry KEY is OLD_MAC; make it NEW_MAC. */
+struct flow_mac_arg {
 	struct flow_key key;
 	__u8 old_mac[6];
 	__u8 new_mac[6];
+	__u8 which; /* enum flow_mac */
+	__u8 _pad[3];
 };
-_Static_assert(sizeof(struct flow_next_hop_arg) == 56,
-	       "flow_next_hop_arg layout");
+_Static_assert(sizeof(struct flow_mac_arg) == 60, "flow_mac_arg layout");
 
 /* flow_value.ct_refresh counts 2^30 ns (1.07 s), modulo 2^16 (19 h);
  * no entry is let fall further behind than this (about 9.7 h). */

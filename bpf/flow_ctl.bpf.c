@@ -25,10 +25,12 @@
  * started (it ends when the sweeper next comes to it), XDP_ABORTED a bad
  * argument.
  *
- * `xnat run` in xdp mode, when a neighbour's MAC changed (user/next_hop.c):
- * xdp_flow_next_hop gives one entry that sent to the old MAC the new one,
- * in place, so the data path's own writes to the entry (counters, TCP
- * tracking) are not undone as a whole-value update from userspace would.
+ * When a MAC changes under a running router, a neighbour's (`xnat run` in
+ * xdp mode, user/next_hop.c) or a port's own (any refresh or reload,
+ * user/maps.c), xdp_flow_set_mac gives one entry that held the old MAC the
+ * new one, in place, so the data path's own writes to the entry (counters,
+ * TCP tracking) are not undone as a whole-value update from userspace
+ * would.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -90,17 +92,18 @@ int xdp_flow_expire(struct xdp_md *ctx)
 	return sweep_kick(&okey);
 }
 
-/* XDP_PASS: the entry sends to the new MAC now; XDP_DROP: no such entry,
- * or it does not send to the old MAC (routed again since); XDP_ABORTED: a
- * bad argument. A frame sent while the six bytes are half written goes to
- * neither host: one frame, as on a real next hop change. */
+/* XDP_PASS: the entry holds the new MAC now; XDP_DROP: no such entry, or
+ * it does not hold the old MAC (built again since); XDP_ABORTED: a bad
+ * argument. A frame handled while the six bytes are half written goes
+ * astray: one frame, as on a real MAC change. */
 SEC("xdp")
-int xdp_flow_next_hop(struct xdp_md *ctx)
+int xdp_flow_set_mac(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	struct flow_next_hop_arg arg;
+	struct flow_mac_arg arg;
 	struct flow_value *v;
+	__u8 *mac;
 
 	if (data + sizeof(arg) > end)
 		return XDP_ABORTED;
@@ -108,9 +111,22 @@ int xdp_flow_next_hop(struct xdp_md *ctx)
 	v = bpf_map_lookup_elem(&xnat_flows, &arg.key);
 	if (!v)
 		return XDP_DROP;
+	switch (arg.which) {
+	case FLOW_MAC_NEXT_HOP:
+		mac = v->eth_dst;
+		break;
+	case FLOW_MAC_EGRESS:
+		mac = v->eth_src;
+		break;
+	case FLOW_MAC_INGRESS:
+		mac = v->ingress_mac;
+		break;
+	default:
+		return XDP_ABORTED;
+	}
 	for (int i = 0; i < 6; i++)
-		if (v->eth_dst[i] != arg.old_mac[i])
+		if (mac[i] != arg.old_mac[i])
 			return XDP_DROP;
-	__builtin_memcpy(v->eth_dst, arg.new_mac, 6);
+	__builtin_memcpy(mac, arg.new_mac, 6);
 	return XDP_PASS;
 }

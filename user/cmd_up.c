@@ -21,7 +21,7 @@
 #include "cmd.h"
 #include "natlog.h"
 #include "config.h"
-#include "flow_next_hop.h"
+#include "flow_mac.h"
 #include "kernel_mode.h"
 #include "loader.h"
 #include "log.h"
@@ -383,22 +383,23 @@ struct run_events {
 	/* xdp mode: neighbours' MAC changes, mended in the flow table
 	 * (offload mode's watch has its own). */
 	struct next_hop_watch *hops;
-	struct flow_next_hop *rehop;
+	struct flow_mac_watch *rehop;
 };
 
 static void events_hops_close(struct run_events *ev)
 {
 	next_hop_watch_close(ev->hops);
-	flow_next_hop_close(ev->rehop);
+	flow_mac_close(ev->rehop);
 	ev->hops = NULL;
 	ev->rehop = NULL;
 }
 
 static void events_hops_open(struct run_events *ev)
 {
-	ev->rehop = flow_next_hop_open();
+	ev->rehop = flow_mac_open();
 	if (ev->rehop)
-		ev->hops = next_hop_watch_open(flow_next_hop_changed, ev->rehop);
+		ev->hops = next_hop_watch_open(flow_mac_next_hop_changed,
+					       ev->rehop);
 	if (!ev->hops) {
 		pr_warn("xnat: cannot watch neighbour events (%s): flows keep a "
 			"neighbour's MAC when it changes, until they end\n",

@@ -18,12 +18,14 @@
 #include "iface.h"
 #include "log.h"
 #include "flow_end.h"
+#include "flow_mac.h"
 #include "maps.h"
 #include "offload.h"
 #include "pins.h"
 
 struct ports_gone;
 static void flush_ports(const struct ports_gone *g);
+static void follow_port_mac(const __u8 *old_mac, const struct iface_info *now);
 
 /* Delete every key of FD for which KEEP says no. */
 static void delete_stale(int fd, size_t key_size,
@@ -77,14 +79,40 @@ static int fwd_keep(const void *key, const struct plan *plan)
 }
 
 /* Ports the maps drop, as flow entries name them: by their physical port
- * and VLAN id (struct iface_info's parent and vid). */
+ * and VLAN id (struct iface_info's parent and vid); and ports whose MAC is
+ * another now (old_mac, info.mac), whose flow entries must follow. */
 struct ports_gone {
-	int n;
+	int n, n_mac;
 	struct {
 		__u32 parent;
 		__u16 vid;
 	} p[XNAT_MAX_IFACES];
+	struct {
+		__u8 old_mac[6];
+		struct iface_info info;
+	} mac[XNAT_MAX_IFACES];
 };
+
+/* Before the ports are written: the ports of PLAN that FD (the pinned
+ * xnat_ifaces) has with another MAC, into G. */
+static void ports_new_mac(int fd, const struct plan *plan,
+			  struct ports_gone *g)
+{
+	struct iface_info old;
+
+	g->n_mac = 0;
+	for (int i = 0; i < plan->n_ifaces; i++) {
+		const struct iface_info *now = &plan->ifaces[i].info;
+
+		if (bpf_map_lookup_elem(fd, &plan->ifaces[i].ifindex, &old) ||
+		    old.parent != now->parent || old.vid != now->vid ||
+		    !memcmp(old.mac, now->mac, 6))
+			continue;
+		memcpy(g->mac[g->n_mac].old_mac, old.mac, 6);
+		g->mac[g->n_mac].info = *now;
+		g->n_mac++;
+	}
+}
 
 /*
  * The ports in FD (the pinned xnat_ifaces, before it is rewritten) that
@@ -116,6 +144,7 @@ static int write_ports(const struct plan *plan, const int fds[3],
 {
 	int i;
 
+	ports_new_mac(fds[0], plan, gone);
 	for (i = 0; i < plan->n_ifaces; i++)
 		if (bpf_map_update_elem(fds[0], &plan->ifaces[i].ifindex,
 					&plan->ifaces[i].info, BPF_ANY))
@@ -190,7 +219,7 @@ int maps_write(const struct plan *plan)
 	static const char *const names[] = { MAP_IFACES, MAP_TX_PORTS,
 					     MAP_VLANS, MAP_FORWARDS,
 					     MAP_CONFIG };
-	struct ports_gone gone = { .n = 0 };
+	struct ports_gone gone = { .n = 0, .n_mac = 0 };
 	int fds[5], i, err = 0;
 
 	for (i = 0; i < 5; i++) {
@@ -221,6 +250,8 @@ int maps_write(const struct plan *plan)
 			pins_dir(), strerror(-err));
 	if (gone.n)
 		flush_ports(&gone);
+	for (i = 0; i < gone.n_mac; i++)
+		follow_port_mac(gone.mac[i].old_mac, &gone.mac[i].info);
 	return err;
 }
 
@@ -311,6 +342,20 @@ static void flush_ports(const struct ports_gone *g)
 	else if (n)
 		pr_info("Ended %ld connections of the ports dropped or made "
 			"again: the kernel takes their traffic\n", n);
+}
+
+/* A port's MAC changed (an address set on it, a bond's active slave): the
+ * entries entering and leaving by it take the new one, in place, so the
+ * replies now sent to it still hit (flow_mac.h). */
+static void follow_port_mac(const __u8 *old_mac, const struct iface_info *now)
+{
+	long n = flow_mac_port_changed(now->parent, now->vid, old_mac, now->mac);
+
+	if (n < 0)
+		pr_warn("A port's MAC changed, but its flow entries could not "
+			"follow: %s\n", strerror((int)-n));
+	else if (n)
+		pr_info("A port's MAC changed: %ld flow entry MACs follow\n", n);
 }
 
 int maps_flush_nat_addr(__u32 old)

@@ -531,6 +531,27 @@ test_neighbour_address_moved() {
 	stop_run
 }
 
+# The router's WAN port gets another MAC (set by hand, a bond's new active
+# port) and the WAN host learns it. The replies, now sent to the new MAC,
+# must still hit their flow: in xdp mode a reply that missed would go up to
+# a kernel that has never seen the connection (it would answer "port
+# unreachable"). xnat run's refresh writes the new MAC into the entries.
+TEST_MODES[port_mac_change]="xdp offload"
+test_port_mac_change() {
+	local mac=02:00:5e:00:53:7a
+	run_with_exchange 40011
+	check ip -n "$NS_RTR" link set dev "$RTR_WAN_IF" address "$mac"
+	check ip -n "$NS_WAN" neigh replace "$RTR_WAN4" lladdr "$mac" \
+		dev "$HOST_IF" nud reachable
+	wait_until 10 lan_reply_is 40011 after ||
+		fail "no reply after the MAC change: $(cat "$TB_WORK/run.log")"
+	grep -q "A port's MAC changed: [1-9]" "$TB_WORK/run.log" ||
+		fail "the flow entries did not follow: $(cat "$TB_WORK/run.log")"
+	[ "$(counter pass_otherhost)" = 0 ] ||
+		fail "replies to the new MAC missed their flow: $(xnat stats)"
+	stop_run
+}
+
 # A route changes while XDP carries an offloaded flow: it goes back to the
 # kernel, which forwards it along the routes of now, and is offloaded again.
 # (xdp mode's flows keep their route: README.)

@@ -239,7 +239,7 @@ static bool test_delete(void)
 static bool test_next_hop(void)
 {
 	static const __u8 new_mac[6] = { 0x02, 0, 0x5e, 0, 0x53, 0x77 };
-	struct flow_next_hop_arg arg;
+	struct flow_mac_arg arg = { .which = FLOW_MAC_NEXT_HOP };
 	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &arg,
 		    .data_size_in = sizeof(arg));
 	struct flow_ctl_bpf *ctl;
@@ -252,7 +252,7 @@ static bool test_next_hop(void)
 	ctl = ctl_open();
 	if (!ctl)
 		return false;
-	prog = bpf_program__fd(ctl->progs.xdp_flow_next_hop);
+	prog = bpf_program__fd(ctl->progs.xdp_flow_set_mac);
 	ok &= ASSERT_OK(conns_read(flows_fd, &c, &n), "conns_read");
 	for (k = 0; k < n && ntohs(c[k].okey.sport) != 42001; k++)
 		;
@@ -289,12 +289,77 @@ out:
 	return ok;
 }
 
+/* A router port's own MAC changed (user/maps.c): the entries entering by
+ * it take the new one as theirs, those leaving by it send from it. A
+ * reply to the new MAC then hits; one to the old MAC is another host's. */
+static bool test_port_mac(void)
+{
+	static const __u8 new_mac[6] = { 0x02, 0, 0x5e, 0, 0x53, 0x79 };
+	struct flow_mac_arg arg = { .which = FLOW_MAC_INGRESS };
+	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &arg,
+		    .data_size_in = sizeof(arg));
+	struct flow_ctl_bpf *ctl;
+	struct flow_value o, r;
+	struct conn *c = NULL;
+	size_t n = 0, k;
+	bool ok = two_conns();
+	int prog;
+
+	ctl = ctl_open();
+	if (!ctl)
+		return false;
+	prog = bpf_program__fd(ctl->progs.xdp_flow_set_mac);
+	ok &= ASSERT_OK(conns_read(flows_fd, &c, &n), "conns_read");
+	for (k = 0; k < n && ntohs(c[k].okey.sport) != 42001; k++)
+		;
+	if (!ASSERT_TRUE(k < n, "the connection") ||
+	    !ASSERT_OK(bpf_map_lookup_elem(flows_fd, &c[k].okey, &o), "orig") ||
+	    !ASSERT_OK(bpf_map_lookup_elem(flows_fd, &c[k].rkey, &r), "reply"))
+		goto out;
+	/* The WAN port: the reply entry enters by it, the ORIG leaves. */
+	arg.key = c[k].rkey;
+	memcpy(arg.old_mac, r.ingress_mac, 6);
+	memcpy(arg.new_mac, new_mac, 6);
+	ok &= ASSERT_OK(bpf_prog_test_run_opts(prog, &run), "run");
+	ok &= ASSERT_EQ(run.retval, XDP_PASS, "ingress MAC replaced");
+	arg.key = c[k].okey;
+	arg.which = FLOW_MAC_EGRESS;
+	memcpy(arg.old_mac, o.eth_src, 6);
+	ok &= ASSERT_OK(bpf_prog_test_run_opts(prog, &run), "run");
+	ok &= ASSERT_EQ(run.retval, XDP_PASS, "source MAC replaced");
+	arg.which = 7;
+	ok &= ASSERT_OK(bpf_prog_test_run_opts(prog, &run), "run");
+	ok &= ASSERT_EQ(run.retval, XDP_ABORTED, "no such MAC: refused");
+	{
+		struct fixture to_new = { .name = "reply to the new MAC",
+			UDP_REPLY(53, 42001), .verdict = XDP_REDIRECT,
+			.reason = XNAT_FWD_FAST, UDP_REPLY_NAT(53, 42001) };
+		struct fixture to_old = { .name = "reply to the old MAC",
+			UDP_REPLY(53, 42001), .verdict = XDP_PASS,
+			.reason = XNAT_PASS_OTHERHOST };
+		struct fixture out = { .name = "from the new MAC",
+			UDP_OUT(42001, 53), .verdict = XDP_REDIRECT,
+			.reason = XNAT_FWD_FAST, UDP_OUT_NAT(42001, 53) };
+
+		memcpy(to_new.in.dmac, new_mac, 6);
+		ok &= run_fixture(&to_new);
+		ok &= run_fixture(&to_old);
+		memcpy(out.out.smac, new_mac, 6);
+		ok &= run_fixture(&out);
+	}
+out:
+	free(c);
+	flow_ctl_bpf__destroy(ctl);
+	return ok;
+}
+
 static const struct test tests[] = {
 	{ "flows_pairs_filter_sort", true, .fn = test_pairs_filter_sort },
 	{ "flows_lone_entries", true, .fn = test_lone_entries },
 	{ "flows_filter_words", false, .fn = test_filter_words },
 	{ "flows_delete_by_sweeper", true, .fn = test_delete },
 	{ "flows_next_hop_mac", true, .fn = test_next_hop },
+	{ "flows_port_mac", true, .fn = test_port_mac },
 };
 
 FIXTURE_MAIN(tests)
