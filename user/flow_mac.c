@@ -15,27 +15,33 @@
 #include "xnat_common.h"
 #include "flow_ctl.skel.h"
 
-/* One change, walked over the flow table. */
-struct mac_walk {
-	/* The port, as entries name it: physical port and VLAN id. */
+/* A MAC that changed, on a port as entries name it (physical port and
+ * VLAN id); for a neighbour's, the change. */
+struct mac_change {
 	__u32 parent;
 	__u16 vid;
 	const __u8 *old_mac, *new_mac;
-	/* A neighbour's change (NULL: the port's own MAC changed). */
 	const struct next_hop_change *c;
+};
+
+/* Changes walked over the flow table at once: a port's own MAC (one), or
+ * neighbours' (C set in each). */
+struct mac_walk {
+	struct mac_change ch[NEXT_HOP_BATCH];
+	int n;
 	int prog_fd;
 	long done;
 };
 
 static void set_mac(struct mac_walk *w, const struct flow_key *k,
-		    enum flow_mac which)
+		    const struct mac_change *ch, enum flow_mac which)
 {
 	struct flow_mac_arg arg = { .key = *k, .which = which };
 	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &arg,
 		    .data_size_in = sizeof(arg));
 
-	memcpy(arg.old_mac, w->old_mac, 6);
-	memcpy(arg.new_mac, w->new_mac, 6);
+	memcpy(arg.old_mac, ch->old_mac, 6);
+	memcpy(arg.new_mac, ch->new_mac, 6);
 	/* XDP_DROP: gone, or built again meanwhile: nothing to count. */
 	if (!bpf_prog_test_run_opts(w->prog_fd, &run) && run.retval == XDP_PASS)
 		w->done++;
@@ -65,18 +71,25 @@ static int mac_one(const void *key, const void *value, void *ctx)
 	const struct flow_key *k = key;
 	const struct flow_value *v = value;
 	struct mac_walk *w = ctx;
-	bool egress = v->egress_ifindex == w->parent && v->egress_vid == w->vid;
 
-	if (w->c) {
-		if (egress && sends_to(k, v, w->c))
-			set_mac(w, k, FLOW_MAC_NEXT_HOP);
-		return 0;
+	for (int i = 0; i < w->n; i++) {
+		const struct mac_change *ch = &w->ch[i];
+		bool egress = v->egress_ifindex == ch->parent &&
+			      v->egress_vid == ch->vid;
+
+		if (ch->c) {
+			if (egress && sends_to(k, v, ch->c)) {
+				set_mac(w, k, ch, FLOW_MAC_NEXT_HOP);
+				break;
+			}
+			continue;
+		}
+		if (egress && !memcmp(v->eth_src, ch->old_mac, 6))
+			set_mac(w, k, ch, FLOW_MAC_EGRESS);
+		if (k->ifindex == ch->parent && k->vid == ch->vid &&
+		    !memcmp(v->ingress_mac, ch->old_mac, 6))
+			set_mac(w, k, ch, FLOW_MAC_INGRESS);
 	}
-	if (egress && !memcmp(v->eth_src, w->old_mac, 6))
-		set_mac(w, k, FLOW_MAC_EGRESS);
-	if (k->ifindex == w->parent && k->vid == w->vid &&
-	    !memcmp(v->ingress_mac, w->old_mac, 6))
-		set_mac(w, k, FLOW_MAC_INGRESS);
 	return 0;
 }
 
@@ -94,8 +107,8 @@ static long mac_walk_run(int flows_fd, struct flow_ctl_bpf *ctl,
 long flow_mac_port_changed(__u32 parent, __u16 vid, const __u8 *old_mac,
 			   const __u8 *new_mac)
 {
-	struct mac_walk w = { .parent = parent, .vid = vid,
-			      .old_mac = old_mac, .new_mac = new_mac };
+	struct mac_walk w = { .n = 1, .ch[0] = { .parent = parent, .vid = vid,
+			      .old_mac = old_mac, .new_mac = new_mac } };
 	struct flow_ctl_bpf *ctl = NULL;
 	int fd = pins_map_open(MAP_FLOWS);
 	long ret;
@@ -116,35 +129,45 @@ struct flow_mac_watch {
 	struct flow_ctl_bpf *ctl;
 };
 
-void flow_mac_next_hop_changed(void *ctx, const struct next_hop_change *c)
+void flow_mac_next_hop_changed(void *ctx, const struct next_hop_change *c,
+			       int n, bool all)
 {
 	struct flow_mac_watch *f = ctx;
-	struct mac_walk w = { .c = c };
+	struct mac_walk w = { .n = 0 };
 	struct iface_info port;
-	__u32 ifindex;
-	long n;
+	bool shared = false;
+	long done;
 
-	if (!c) {
-		/* What XDP routed stays routed so until it ends (README). */
-		pr_debug("a route changed: xdp mode's flows keep theirs\n");
-		return;
+	/* What XDP routed stays routed so until it ends (README); past a
+	 * batch of neighbours, the rest keep their MAC too. */
+	if (all)
+		pr_info("A route changed, or more neighbours than xnat run "
+			"follows at once: xdp mode's flows keep their next "
+			"hops\n");
+	for (int k = 0; k < n; k++) {
+		__u32 ifindex = c[k].ifindex;
+
+		if (bpf_map_lookup_elem(f->ifaces_fd, &ifindex, &port))
+			continue; /* not a router port: no flow sends there */
+		w.ch[w.n].parent = port.parent;
+		w.ch[w.n].vid = port.vid;
+		w.ch[w.n].old_mac = c[k].old_mac;
+		w.ch[w.n].new_mac = c[k].new_mac;
+		w.ch[w.n].c = &c[k];
+		shared |= c[k].shared;
+		w.n++;
 	}
-	ifindex = c->ifindex;
-	if (bpf_map_lookup_elem(f->ifaces_fd, &ifindex, &port))
-		return; /* not a router port: no flow sends there */
-	w.parent = port.parent;
-	w.vid = port.vid;
-	w.old_mac = c->old_mac;
-	w.new_mac = c->new_mac;
-	n = mac_walk_run(f->flows_fd, f->ctl, &w);
-	if (n < 0)
+	if (!w.n)
+		return;
+	done = mac_walk_run(f->flows_fd, f->ctl, &w);
+	if (done < 0)
 		pr_warn("xnat: a neighbour's MAC changed, but the flow table "
-			"could not be read: %s\n", strerror((int)-n));
+			"could not be read: %s\n", strerror((int)-done));
 	else
-		pr_info("A neighbour's MAC changed: %ld flow entries sent to "
-			"it now send to the new one%s\n", n,
-			c->shared ? " (another neighbour had the old MAC: only "
-				    "those addressed to it directly)" : "");
+		pr_info("A neighbour's MAC changed (%d at once): %ld flow "
+			"entries sent to it now send to the new one%s\n", w.n,
+			done, shared ? " (another neighbour had the old MAC: "
+				       "only those addressed to it directly)" : "");
 }
 
 struct flow_mac_watch *flow_mac_open(void)

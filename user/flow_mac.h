@@ -28,7 +28,8 @@ long flow_mac_port_changed(__u32 parent, __u16 vid, const __u8 *old_mac,
 struct flow_mac_watch;
 struct flow_mac_watch *flow_mac_open(void);
 /* A next_hop_changed_fn, CTX the struct flow_mac_watch. */
-void flow_mac_next_hop_changed(void *ctx, const struct next_hop_change *c);
+void flow_mac_next_hop_changed(void *ctx, const struct next_hop_change *c,
+			       int n, bool all);
 void flow_mac_close(struct flow_mac_watch *f);
 
 #endif /* XNAT_FLOW_MAC_H */

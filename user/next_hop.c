@@ -31,6 +31,10 @@ struct next_hop_watch {
 	unsigned int n_neighs;
 	next_hop_changed_fn *cb; /* NULL while the table is read first */
 	void *ctx;
+	/* What the current read found, for one call of cb. */
+	struct next_hop_change pending[NEXT_HOP_BATCH];
+	int n_pending;
+	bool all;
 };
 
 static int neigh_cmp(const void *a, const void *b)
@@ -89,16 +93,18 @@ static void on_neigh(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 		n = *found;
 		if (!memcmp(n->mac, key.mac, 6))
 			return;
-		if (w->cb) {
-			struct next_hop_change c = {
-				.ifindex = n->ifindex, .family = n->family,
-			};
+		if (w->cb && w->n_pending == NEXT_HOP_BATCH) {
+			w->all = true;
+		} else if (w->cb) {
+			struct next_hop_change *c = &w->pending[w->n_pending++];
 
-			memcpy(c.addr, n->addr, sizeof(c.addr));
-			memcpy(c.old_mac, n->mac, 6);
-			memcpy(c.new_mac, key.mac, 6);
-			twalk_r(w->neighs, find_shared, &c);
-			w->cb(w->ctx, &c);
+			memset(c, 0, sizeof(*c));
+			c->ifindex = n->ifindex;
+			c->family = n->family;
+			memcpy(c->addr, n->addr, sizeof(c->addr));
+			memcpy(c->old_mac, n->mac, 6);
+			memcpy(c->new_mac, key.mac, 6);
+			twalk_r(w->neighs, find_shared, c);
 		}
 		memcpy(n->mac, key.mac, 6);
 		return;
@@ -126,8 +132,7 @@ static void on_route(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 	if (rt->rtm_table == RT_TABLE_LOCAL || rt->rtm_type == RTN_LOCAL ||
 	    rt->rtm_type == RTN_BROADCAST || (rt->rtm_flags & RTM_F_CLONED))
 		return;
-	if (w->cb)
-		w->cb(w->ctx, NULL);
+	w->all = true;
 }
 
 static int on_msg(const struct nlmsghdr *nlh, void *data)
@@ -197,7 +202,7 @@ int next_hop_watch_fd(const struct next_hop_watch *w)
 void next_hop_watch_read(struct next_hop_watch *w)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	int n, lost = 0;
+	int n;
 
 	for (;;) {
 		n = mnl_socket_recvfrom(w->nl, buf, sizeof(buf));
@@ -205,19 +210,20 @@ void next_hop_watch_read(struct next_hop_watch *w)
 			mnl_cb_run(buf, n, 0, 0, on_msg, w);
 			continue;
 		}
+		/* A change may be among the lost events: as if every next
+		 * hop had changed. (The cache may now miss a MAC change; the
+		 * next one of that neighbour is seen again.) */
 		if (n < 0 && errno == ENOBUFS) {
-			lost = 1;
+			pr_debug("next hop events lost\n");
+			w->all = true;
 			continue;
 		}
 		break;
 	}
-	/* A change may be among the lost events: as if every next hop had
-	 * changed. (The cache may now miss a MAC change; the next one of
-	 * that neighbour is seen again.) */
-	if (lost) {
-		pr_debug("next hop events lost\n");
-		w->cb(w->ctx, NULL);
-	}
+	if (w->n_pending || w->all)
+		w->cb(w->ctx, w->pending, w->n_pending, w->all);
+	w->n_pending = 0;
+	w->all = false;
 }
 
 void next_hop_watch_close(struct next_hop_watch *w)

@@ -26,9 +26,19 @@ struct next_hop_change {
 	bool shared;
 };
 
-/* Called with the change, or with NULL when a route changed or events were
- * lost: every next hop may have changed. */
-typedef void next_hop_changed_fn(void *ctx, const struct next_hop_change *c);
+/* Changes one call of the callback carries at most. */
+#define NEXT_HOP_BATCH 64
+
+/*
+ * Called once for all that next_hop_watch_read() found: C[N], the
+ * neighbours whose MAC changed (N may be 0); ALL when, besides them, a
+ * route changed, more neighbours changed than NEXT_HOP_BATCH, or events
+ * were lost: every next hop may have changed. One call, one walk of the
+ * flow table, however many events came: a LAN host flipping the MACs of
+ * many addresses costs the daemon a walk per read, not one per packet.
+ */
+typedef void next_hop_changed_fn(void *ctx, const struct next_hop_change *c,
+				 int n, bool all);
 
 struct next_hop_watch;
 
@@ -37,7 +47,8 @@ struct next_hop_watch;
 struct next_hop_watch *next_hop_watch_open(next_hop_changed_fn *cb, void *ctx);
 /* The socket to poll for events. */
 int next_hop_watch_fd(const struct next_hop_watch *w);
-/* Read what has arrived (non-blocking), calling the callback. */
+/* Read what has arrived (non-blocking); then, if anything changed, call
+ * the callback once. */
 void next_hop_watch_read(struct next_hop_watch *w);
 void next_hop_watch_close(struct next_hop_watch *w);
 

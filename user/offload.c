@@ -269,16 +269,33 @@ void offload_ct_tuple(char *buf, size_t len, const struct flow_key *k,
 		 v->dir == FLOW_DIR_ORIG ? other : pkt);
 }
 
-struct flush_walk {
-	/* Only the entries that send to MAC on this port (MAC NULL: all). */
-	const __u8 *mac;
+/* An old next hop: its port, as entries name it, and its MAC. */
+struct old_hop {
 	__u32 ifindex;
 	__u16 vid;
+	__u8 mac[6];
+};
+
+struct flush_walk {
+	/* Only the entries that send to one of HOPS[N_HOPS] (0: all). */
+	const struct old_hop *hops;
+	int n_hops;
 	int fd;
 	struct natlog *log;
 	int why;
 	int n;
 };
+
+static bool sends_to_old_hop(const struct flow_value *v,
+			     const struct old_hop *hops, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (v->egress_ifindex == hops[i].ifindex &&
+		    v->egress_vid == hops[i].vid &&
+		    !memcmp(v->eth_dst, hops[i].mac, 6))
+			return true;
+	return false;
+}
 
 static int flush_one(const void *key, const void *value, void *ctx)
 {
@@ -287,8 +304,7 @@ static int flush_one(const void *key, const void *value, void *ctx)
 
 	if (v->nat != FLOW_NAT_CT)
 		return 0;
-	if (w->mac && (v->egress_ifindex != w->ifindex ||
-		       v->egress_vid != w->vid || memcmp(v->eth_dst, w->mac, 6)))
+	if (w->n_hops && !sends_to_old_hop(v, w->hops, w->n_hops))
 		return 0;
 	if (!bpf_map_delete_elem(w->fd, key)) {
 		natlog_flow_returned(w->log, key, v, w->why);
@@ -456,30 +472,35 @@ void offload_watch_close(struct offload_watch *w)
  * lives. They go back to the kernel, which forwards the next packets along
  * today's route, and XDP offloads them again with its own new lookup.
  */
-static void on_next_hop(void *ctx, const struct next_hop_change *c)
+static void on_next_hop(void *ctx, const struct next_hop_change *c, int n,
+			bool all)
 {
 	struct offload_watch *w = ctx;
+	struct old_hop hops[NEXT_HOP_BATCH];
 	struct flush_walk f = {
-		.fd = w->flows_fd, .log = w->log,
-		.why = c ? FLOWLOG_WHY_NEIGH : FLOWLOG_WHY_ROUTE,
+		.fd = w->flows_fd, .log = w->log, .hops = hops,
+		.why = all ? FLOWLOG_WHY_ROUTE : FLOWLOG_WHY_NEIGH,
 	};
-	int i, n;
+	int flushed;
 
-	for (i = 0; c && i < w->n_in; i++)
-		if (w->in[i].port == c->ifindex)
+	/* Shared or not: an entry given back for nothing costs a packet
+	 * through the kernel. Neighbours of other ports: no flow sends
+	 * there. */
+	for (int k = 0; !all && k < n; k++)
+		for (int i = 0; i < w->n_in; i++) {
+			if (w->in[i].port != c[k].ifindex)
+				continue;
+			hops[f.n_hops].ifindex = w->in[i].ifindex;
+			hops[f.n_hops].vid = w->in[i].vid;
+			memcpy(hops[f.n_hops].mac, c[k].old_mac, 6);
+			f.n_hops++;
 			break;
-	if (c && i == w->n_in)
-		return; /* not a router port: no flow sends there */
-	if (c) {
-		/* Shared or not: an entry given back for nothing costs a
-		 * packet through the kernel. */
-		f.mac = c->old_mac;
-		f.ifindex = w->in[i].ifindex;
-		f.vid = w->in[i].vid;
-	}
-	n = flush_selected(&f);
+		}
+	if (!all && !f.n_hops)
+		return;
+	flushed = flush_selected(&f);
 	pr_debug("%s changed: %d offloaded flow entries back to the kernel\n",
-		 c ? "a neighbour's MAC" : "a route", n);
+		 all ? "a route" : "a neighbour's MAC", flushed);
 }
 
 struct offload_watch *offload_watch_open(const struct config *cfg)
