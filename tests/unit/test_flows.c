@@ -233,59 +233,90 @@ static bool test_delete(void)
 	return ok;
 }
 
+/* The MAC tests' set-up: two connections, the flow control program, and
+ * the ORIG and REPLY entries of the connection from port 42001. */
+struct mac_case {
+	struct flow_ctl_bpf *ctl;
+	struct conn *conns;
+	const struct conn *c;
+	struct flow_value o, r;
+};
+
+static bool mac_case_open(struct mac_case *m)
+{
+	size_t n = 0, k;
+
+	memset(m, 0, sizeof(*m));
+	if (!two_conns())
+		return false;
+	m->ctl = ctl_open();
+	if (!m->ctl || !ASSERT_OK(conns_read(flows_fd, &m->conns, &n), "conns"))
+		return false;
+	for (k = 0; k < n && ntohs(m->conns[k].okey.sport) != 42001; k++)
+		;
+	if (!ASSERT_TRUE(k < n, "the connection"))
+		return false;
+	m->c = &m->conns[k];
+	return ASSERT_OK(bpf_map_lookup_elem(flows_fd, &m->c->okey, &m->o), "orig") &&
+	       ASSERT_OK(bpf_map_lookup_elem(flows_fd, &m->c->rkey, &m->r), "reply");
+}
+
+static void mac_case_close(struct mac_case *m)
+{
+	free(m->conns);
+	flow_ctl_bpf__destroy(m->ctl);
+}
+
+/* xdp_flow_set_mac on KEY's WHICH, OLD to NEW: its verdict, -1 if it
+ * could not run. */
+static int set_mac(const struct mac_case *m, const struct flow_key *key,
+		   __u8 which, const __u8 *old_mac, const __u8 *new_mac)
+{
+	struct flow_mac_arg arg = { .key = *key, .which = which };
+	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &arg,
+		    .data_size_in = sizeof(arg));
+
+	memcpy(arg.old_mac, old_mac, 6);
+	memcpy(arg.new_mac, new_mac, 6);
+	if (bpf_prog_test_run_opts(bpf_program__fd(m->ctl->progs.xdp_flow_set_mac),
+				   &run))
+		return -1;
+	return run.retval;
+}
+
 /* `xnat run` in xdp mode when a next hop's MAC changed: the entry that
  * sent to the old MAC gets the new one; a wrong old MAC changes nothing;
  * the fast path then sends there. */
 static bool test_next_hop(void)
 {
 	static const __u8 new_mac[6] = { 0x02, 0, 0x5e, 0, 0x53, 0x77 };
-	struct flow_mac_arg arg = { .which = FLOW_MAC_NEXT_HOP };
-	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &arg,
-		    .data_size_in = sizeof(arg));
-	struct flow_ctl_bpf *ctl;
+	struct fixture f = { .name = "to the new MAC", UDP_OUT(42001, 53),
+		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+		UDP_OUT_NAT(42001, 53) };
+	struct mac_case m;
 	struct flow_value v, r;
-	struct conn *c = NULL;
-	size_t n = 0, k;
-	bool ok = two_conns();
-	int prog;
+	__u8 wrong[6];
+	bool ok = mac_case_open(&m);
 
-	ctl = ctl_open();
-	if (!ctl)
-		return false;
-	prog = bpf_program__fd(ctl->progs.xdp_flow_set_mac);
-	ok &= ASSERT_OK(conns_read(flows_fd, &c, &n), "conns_read");
-	for (k = 0; k < n && ntohs(c[k].okey.sport) != 42001; k++)
-		;
-	if (!ASSERT_TRUE(k < n, "the connection") ||
-	    !ASSERT_OK(bpf_map_lookup_elem(flows_fd, &c[k].okey, &v), "entry"))
+	if (!ok)
 		goto out;
-	arg.key = c[k].okey;
-	memcpy(arg.old_mac, v.eth_dst, 6);
-	arg.old_mac[5] ^= 1; /* not what it sends to */
-	memcpy(arg.new_mac, new_mac, 6);
-	ok &= ASSERT_OK(bpf_prog_test_run_opts(prog, &run), "run");
-	ok &= ASSERT_EQ(run.retval, XDP_DROP, "another old MAC: nothing");
-	arg.old_mac[5] ^= 1;
-	ok &= ASSERT_OK(bpf_prog_test_run_opts(prog, &run), "run");
-	ok &= ASSERT_EQ(run.retval, XDP_PASS, "the old MAC: replaced");
-	ok &= ASSERT_OK(bpf_map_lookup_elem(flows_fd, &c[k].okey, &v), "entry");
+	memcpy(wrong, m.o.eth_dst, 6);
+	wrong[5] ^= 1; /* not what it sends to */
+	ok &= ASSERT_EQ(set_mac(&m, &m.c->okey, FLOW_MAC_NEXT_HOP, wrong,
+				new_mac), XDP_DROP, "another old MAC: nothing");
+	ok &= ASSERT_EQ(set_mac(&m, &m.c->okey, FLOW_MAC_NEXT_HOP, m.o.eth_dst,
+				new_mac), XDP_PASS, "the old MAC: replaced");
+	ok &= ASSERT_OK(bpf_map_lookup_elem(flows_fd, &m.c->okey, &v), "entry");
 	ok &= ASSERT_EQ(memcmp(v.eth_dst, new_mac, 6), 0, "sends to the new MAC");
-	ok &= ASSERT_OK(bpf_map_lookup_elem(flows_fd, &c[k].rkey, &r), "reply");
+	ok &= ASSERT_OK(bpf_map_lookup_elem(flows_fd, &m.c->rkey, &r), "reply");
 	ok &= ASSERT_TRUE(memcmp(r.eth_dst, new_mac, 6) != 0, "the reply's kept");
 	ok &= ASSERT_EQ(v.packets, 1, "the counters kept");
 	/* Its next packet: the fast path, to the new MAC, the rest as it
 	 * was (the whole frame is compared). */
-	{
-		struct fixture f = { .name = "to the new MAC", UDP_OUT(42001, 53),
-			.verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
-			UDP_OUT_NAT(42001, 53) };
-
-		memcpy(f.out.dmac, new_mac, 6);
-		ok &= run_fixture(&f);
-	}
+	memcpy(f.out.dmac, new_mac, 6);
+	ok &= run_fixture(&f);
 out:
-	free(c);
-	flow_ctl_bpf__destroy(ctl);
+	mac_case_close(&m);
 	return ok;
 }
 
@@ -295,61 +326,35 @@ out:
 static bool test_port_mac(void)
 {
 	static const __u8 new_mac[6] = { 0x02, 0, 0x5e, 0, 0x53, 0x79 };
-	struct flow_mac_arg arg = { .which = FLOW_MAC_INGRESS };
-	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &arg,
-		    .data_size_in = sizeof(arg));
-	struct flow_ctl_bpf *ctl;
-	struct flow_value o, r;
-	struct conn *c = NULL;
-	size_t n = 0, k;
-	bool ok = two_conns();
-	int prog;
+	struct fixture to_new = { .name = "reply to the new MAC",
+		UDP_REPLY(53, 42001), .verdict = XDP_REDIRECT,
+		.reason = XNAT_FWD_FAST, UDP_REPLY_NAT(53, 42001) };
+	struct fixture to_old = { .name = "reply to the old MAC",
+		UDP_REPLY(53, 42001), .verdict = XDP_PASS,
+		.reason = XNAT_PASS_OTHERHOST };
+	struct fixture out = { .name = "from the new MAC",
+		UDP_OUT(42001, 53), .verdict = XDP_REDIRECT,
+		.reason = XNAT_FWD_FAST, UDP_OUT_NAT(42001, 53) };
+	struct mac_case m;
+	bool ok = mac_case_open(&m);
 
-	ctl = ctl_open();
-	if (!ctl)
-		return false;
-	prog = bpf_program__fd(ctl->progs.xdp_flow_set_mac);
-	ok &= ASSERT_OK(conns_read(flows_fd, &c, &n), "conns_read");
-	for (k = 0; k < n && ntohs(c[k].okey.sport) != 42001; k++)
-		;
-	if (!ASSERT_TRUE(k < n, "the connection") ||
-	    !ASSERT_OK(bpf_map_lookup_elem(flows_fd, &c[k].okey, &o), "orig") ||
-	    !ASSERT_OK(bpf_map_lookup_elem(flows_fd, &c[k].rkey, &r), "reply"))
-		goto out;
+	if (!ok)
+		goto done;
 	/* The WAN port: the reply entry enters by it, the ORIG leaves. */
-	arg.key = c[k].rkey;
-	memcpy(arg.old_mac, r.ingress_mac, 6);
-	memcpy(arg.new_mac, new_mac, 6);
-	ok &= ASSERT_OK(bpf_prog_test_run_opts(prog, &run), "run");
-	ok &= ASSERT_EQ(run.retval, XDP_PASS, "ingress MAC replaced");
-	arg.key = c[k].okey;
-	arg.which = FLOW_MAC_EGRESS;
-	memcpy(arg.old_mac, o.eth_src, 6);
-	ok &= ASSERT_OK(bpf_prog_test_run_opts(prog, &run), "run");
-	ok &= ASSERT_EQ(run.retval, XDP_PASS, "source MAC replaced");
-	arg.which = 7;
-	ok &= ASSERT_OK(bpf_prog_test_run_opts(prog, &run), "run");
-	ok &= ASSERT_EQ(run.retval, XDP_ABORTED, "no such MAC: refused");
-	{
-		struct fixture to_new = { .name = "reply to the new MAC",
-			UDP_REPLY(53, 42001), .verdict = XDP_REDIRECT,
-			.reason = XNAT_FWD_FAST, UDP_REPLY_NAT(53, 42001) };
-		struct fixture to_old = { .name = "reply to the old MAC",
-			UDP_REPLY(53, 42001), .verdict = XDP_PASS,
-			.reason = XNAT_PASS_OTHERHOST };
-		struct fixture out = { .name = "from the new MAC",
-			UDP_OUT(42001, 53), .verdict = XDP_REDIRECT,
-			.reason = XNAT_FWD_FAST, UDP_OUT_NAT(42001, 53) };
-
-		memcpy(to_new.in.dmac, new_mac, 6);
-		ok &= run_fixture(&to_new);
-		ok &= run_fixture(&to_old);
-		memcpy(out.out.smac, new_mac, 6);
-		ok &= run_fixture(&out);
-	}
-out:
-	free(c);
-	flow_ctl_bpf__destroy(ctl);
+	ok &= ASSERT_EQ(set_mac(&m, &m.c->rkey, FLOW_MAC_INGRESS,
+				m.r.ingress_mac, new_mac),
+			XDP_PASS, "ingress MAC replaced");
+	ok &= ASSERT_EQ(set_mac(&m, &m.c->okey, FLOW_MAC_EGRESS, m.o.eth_src,
+				new_mac), XDP_PASS, "source MAC replaced");
+	ok &= ASSERT_EQ(set_mac(&m, &m.c->okey, 7, new_mac, new_mac),
+			XDP_ABORTED, "no such MAC: refused");
+	memcpy(to_new.in.dmac, new_mac, 6);
+	ok &= run_fixture(&to_new);
+	ok &= run_fixture(&to_old);
+	memcpy(out.out.smac, new_mac, 6);
+	ok &= run_fixture(&out);
+done:
+	mac_case_close(&m);
 	return ok;
 }
 
