@@ -184,6 +184,30 @@ struct flow_mac_arg {
 };
 _Static_assert(sizeof(struct flow_mac_arg) == 60, "flow_mac_arg layout");
 
+/* What xdp_flow_reroute (bpf/flow_ctl.bpf.c) found when it routed a
+ * connection's ORIG entry again, after a route changed. */
+enum flow_route {
+	FLOW_ROUTE_SAME = 1,  /* the route gives what the entry has */
+	FLOW_ROUTE_MOVED = 2, /* another port or next hop: written in place */
+	/* The new next hop's MAC is not known yet: the entry is as it was;
+	 * resolve next_hop on ifindex, then ask again. */
+	FLOW_ROUTE_NO_NEIGH = 3,
+	/* No route any more (unreachable, blackhole, local), or not out of
+	 * one of the router's ports that this connection may leave by: it
+	 * must end, its next packet is routed as a new flow's. */
+	FLOW_ROUTE_GONE = 4,
+};
+
+/* xdp_flow_reroute's argument, and its answer written back into it. */
+struct flow_route_arg {
+	struct flow_key key;      /* in: the ORIG entry's key */
+	union xnat_addr next_hop; /* out, NO_NEIGH: the address to resolve */
+	__u32 ifindex;            /* out, NO_NEIGH: the device it is on */
+	__u8 result;              /* out: enum flow_route */
+	__u8 _pad[3];
+};
+_Static_assert(sizeof(struct flow_route_arg) == 68, "flow_route_arg layout");
+
 /* flow_value.ct_refresh counts 2^30 ns (1.07 s), modulo 2^16 (19 h);
  * no entry is let fall further behind than this (about 9.7 h). */
 #define XNAT_CT_REFRESH_SHIFT 30

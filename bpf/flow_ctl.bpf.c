@@ -31,12 +31,19 @@
  * new one, in place, so the data path's own writes to the entry (counters,
  * TCP tracking) are not undone as a whole-value update from userspace
  * would.
+ *
+ * When a route changes under xdp mode (`xnat run`, user/flow_route.c),
+ * xdp_flow_reroute routes a connection's ORIG entry again, as the slow
+ * path routed its first packet, and writes a new next hop in place. The reply entry needs nothing: it goes back out of the port and
+ * to the MAC its connection came from, which no route decides.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "xnat_common.h"
 #include "map_flows.h"
 #include "map_sweep.h"
+#include "map_ports.h"
+#include "af.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -128,5 +135,87 @@ int xdp_flow_set_mac(struct xdp_md *ctx)
 		if (mac[i] != arg.old_mac[i])
 			return XDP_DROP;
 	__builtin_memcpy(mac, arg.new_mac, 6);
+	return XDP_PASS;
+}
+
+/*
+ * XDP_PASS: routed, arg.result says what came of it; XDP_DROP: no such
+ * entry; XDP_ABORTED: a bad argument, or not an ORIG entry of xdp mode.
+ *
+ * Only a new next hop on the same port is followed in place. A route out
+ * of another port is a connection that must end: its replies would come
+ * back by that port, which the reply entry's key names, and its NAT
+ * address may not be the new port's (the kernel's NAT, too, keeps a
+ * connection's translation when its route moves).
+ */
+SEC("xdp")
+int xdp_flow_reroute(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct flow_route_arg *arg = data;
+	struct bpf_fib_lookup fib = {};
+	struct iface_info *out;
+	struct flow_value *v;
+	__u32 in;
+	int rc;
+
+	if (data + sizeof(*arg) > end)
+		return XDP_ABORTED;
+	v = bpf_map_lookup_elem(&xnat_flows, &arg->key);
+	if (!v)
+		return XDP_DROP;
+	if (v->dir != FLOW_DIR_ORIG || v->nat == FLOW_NAT_CT)
+		return XDP_ABORTED;
+	arg->result = FLOW_ROUTE_GONE;
+	/* Routed as its first packet was: from its ingress device (a VLAN's
+	 * own), its source before NAT, to its destination after. */
+	in = arg->key.ifindex;
+	if (arg->key.vid) {
+		struct vlan_key vk = { .ifindex = in, .vid = arg->key.vid };
+		__u32 *dev = bpf_map_lookup_elem(&xnat_vlans, &vk);
+
+		if (!dev)
+			return XDP_PASS; /* its port is gone */
+		in = *dev;
+	}
+	fib.ifindex = in;
+	fib.l4_protocol = arg->key.proto;
+	fib.sport = arg->key.sport;
+	fib.dport = arg->key.dport;
+	if (arg->key.family == XNAT_AF_INET) {
+		fib.family = AF_INET;
+		fib.ipv4_src = arg->key.saddr.v4;
+		fib.ipv4_dst = v->new_daddr.v4;
+	} else {
+		fib.family = AF_INET6;
+		__builtin_memcpy(fib.ipv6_src, arg->key.saddr.v6, 16);
+		__builtin_memcpy(fib.ipv6_dst, v->new_daddr.v6, 16);
+	}
+	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH)
+		return XDP_PASS;
+	out = bpf_map_lookup_elem(&xnat_ifaces, &fib.ifindex);
+	if (!out || out->parent != v->egress_ifindex || out->vid != v->egress_vid)
+		return XDP_PASS;
+	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH) {
+		/* The helper left the next hop's address in the destination. */
+		arg->result = FLOW_ROUTE_NO_NEIGH;
+		arg->ifindex = fib.ifindex;
+		if (fib.family == AF_INET)
+			arg->next_hop.v4 = fib.ipv4_dst;
+		else
+			__builtin_memcpy(arg->next_hop.v6, fib.ipv6_dst, 16);
+		return XDP_PASS;
+	}
+	arg->result = FLOW_ROUTE_SAME;
+	for (int i = 0; i < 6; i++)
+		if (v->eth_dst[i] != fib.dmac[i]) {
+			/* A frame sent while the six bytes are half written
+			 * goes astray: one frame, as on any route change. */
+			__builtin_memcpy(v->eth_dst, fib.dmac, 6);
+			arg->result = FLOW_ROUTE_MOVED;
+			break;
+		}
 	return XDP_PASS;
 }

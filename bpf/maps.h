@@ -12,6 +12,7 @@
 #include "xnat_common.h"
 #include "map_flows.h"
 #include "map_sweep.h"
+#include "map_ports.h"
 
 /* Both directions of every connection: map_flows.h. */
 
@@ -146,13 +147,8 @@ struct {
 	__uint(max_entries, 1);
 } xnat_offload SEC(".maps");
 
-/* Interfaces xnat runs on, by ifindex, with their role. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, struct iface_info);
-	__uint(max_entries, XNAT_MAX_IFACES);
-} xnat_ifaces SEC(".maps");
+/* The router's ports (xnat_ifaces, xnat_vlans, xnat_tx_ports):
+ * map_ports.h. */
 
 /* First fragments seen -> their flow and byte ranges, for the fragments
  * that follow (frag.h). LRU: a datagram's record is only needed for a
@@ -253,23 +249,6 @@ struct {
 	__uint(max_entries, 1);
 } xnat_icmp_rate SEC(".maps");
 
-/* VLAN devices among the router's ports, by (physical port, VLAN id):
- * tagged frames are routed as arriving on that device. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct vlan_key);
-	__type(value, __u32);
-	__uint(max_entries, XNAT_MAX_IFACES);
-} xnat_vlans SEC(".maps");
-
-/* Redirect targets: the physical ports, for bpf_redirect_map(), which
- * batches transmits per flush unlike bpf_redirect(). */
-struct {
-	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
-	__type(key, __u32);
-	__type(value, __u32);
-	__uint(max_entries, XNAT_MAX_IFACES);
-} xnat_tx_ports SEC(".maps");
 
 /* Port forwards from [forward]: (proto, WAN port) to inside host. */
 struct {

@@ -62,31 +62,34 @@ void flow_end_free(struct flow_end *e)
 }
 
 /*
- * The flow control program, on the router's flow table FLOWS_FD and its
- * sweeper's maps. Those are missing under a data path from before the
- * sweeper (its connections have timers of their own): the program then
- * gets maps of its own, which nothing reads.
+ * The flow control program, on the router's flow table FLOWS_FD and the
+ * data path's other pinned maps it reads: the sweeper's and the ports.
+ * The sweeper's are missing under a data path from before the sweeper
+ * (its connections have timers of their own): the program then gets maps
+ * of its own, which nothing reads.
  */
 int flow_ctl_open(int flows_fd, struct flow_ctl_bpf **out)
 {
 	struct flow_ctl_bpf *skel = flow_ctl_bpf__open();
-	int err, now_fd, sweep_fd;
+	struct bpf_map *pinned[5];
+	int err, fd;
 
 	*out = skel;
 	if (!skel)
 		return -errno;
+	pinned[0] = skel->maps.xnat_expire_now;
+	pinned[1] = skel->maps.xnat_sweep;
+	pinned[2] = skel->maps.xnat_ifaces;
+	pinned[3] = skel->maps.xnat_vlans;
+	pinned[4] = skel->maps.xnat_tx_ports;
 	err = bpf_map__reuse_fd(skel->maps.xnat_flows, flows_fd);
-	now_fd = pins_map_open(MAP_EXPIRE_NOW);
-	sweep_fd = pins_map_open(MAP_SWEEP);
-	if (!err && now_fd >= 0 && sweep_fd >= 0) {
-		err = bpf_map__reuse_fd(skel->maps.xnat_expire_now, now_fd);
-		if (!err)
-			err = bpf_map__reuse_fd(skel->maps.xnat_sweep, sweep_fd);
+	for (size_t i = 0; !err && i < sizeof(pinned) / sizeof(*pinned); i++) {
+		fd = pins_map_open(bpf_map__name(pinned[i]));
+		if (fd < 0)
+			continue;
+		err = bpf_map__reuse_fd(pinned[i], fd);
+		close(fd);
 	}
-	if (now_fd >= 0)
-		close(now_fd);
-	if (sweep_fd >= 0)
-		close(sweep_fd);
 	return err ? err : flow_ctl_bpf__load(skel);
 }
 

@@ -44,8 +44,8 @@ long flow_end_run(int flows_fd, const struct flow_end *e, int wait_ms,
 		  size_t *done);
 
 /*
- * bpf/flow_ctl.bpf.c loaded on the router's flow table FLOWS_FD and its
- * sweeper's maps, into *OUT (flow_ctl_bpf__destroy() it, even on error).
+ * bpf/flow_ctl.bpf.c loaded on the router's flow table FLOWS_FD, its
+ * sweeper's maps and its ports, into *OUT (flow_ctl_bpf__destroy() it, even on error).
  * 0 or -errno.
  */
 struct flow_ctl_bpf;

@@ -9,6 +9,7 @@
  * Fixtures and runner: fixture.h.
  */
 #include <time.h>
+#include <arpa/inet.h>
 #include "fixture.h"
 #include "flow_view.h"
 #include "flow_ctl.skel.h"
@@ -179,6 +180,15 @@ static struct flow_ctl_bpf *ctl_open(void)
 		       "reuse") ||
 	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_sweep,
 					 bpf_map__fd(skel->maps.xnat_sweep)),
+		       "reuse") ||
+	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_ifaces,
+					 bpf_map__fd(skel->maps.xnat_ifaces)),
+		       "reuse") ||
+	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_vlans,
+					 bpf_map__fd(skel->maps.xnat_vlans)),
+		       "reuse") ||
+	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_tx_ports,
+					 bpf_map__fd(skel->maps.xnat_tx_ports)),
 		       "reuse") ||
 	    !ASSERT_OK(flow_ctl_bpf__load(ctl), "flow_ctl load")) {
 		flow_ctl_bpf__destroy(ctl);
@@ -358,6 +368,91 @@ done:
 	return ok;
 }
 
+/* xdp_flow_reroute on KEY: its verdict (-1: could not run), the answer
+ * in *ARG. */
+static int reroute(const struct mac_case *m, const struct flow_key *key,
+		   struct flow_route_arg *arg)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = arg,
+		    .data_size_in = sizeof(*arg), .data_out = arg,
+		    .data_size_out = sizeof(*arg));
+
+	memset(arg, 0, sizeof(*arg));
+	arg->key = *key;
+	if (bpf_prog_test_run_opts(bpf_program__fd(m->ctl->progs.xdp_flow_reroute),
+				   &run))
+		return -1;
+	return run.retval;
+}
+
+/* Route the connection again after ROUTE (an `ip route` command): is the
+ * answer (in *A) WANT? */
+static bool rerouted(const struct mac_case *m, const char *route, int want,
+		     struct flow_route_arg *a)
+{
+	return ASSERT_OK(sh(route), route) &&
+	       ASSERT_EQ(reroute(m, &m->c->okey, a), XDP_PASS, route) &&
+	       ASSERT_EQ(a->result, want, route);
+}
+
+/* `xnat run` in xdp mode when a route changed: the connection's ORIG entry
+ * is routed again. The same next hop: nothing; another on the same port:
+ * the entry sends there, and its packets go there; one not resolved yet:
+ * its address, the entry unchanged; out of another port, or no route:
+ * the connection must end. Only ORIG entries of xdp mode are routed. */
+static bool test_reroute(void)
+{
+	static const __u8 gw3[6] = { 0x02, 0, 0, 0, 0x02, 0x03 };
+	struct fixture f = { .name = "to the new next hop", UDP_OUT(42001, 53),
+		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
+		UDP_OUT_NAT(42001, 53) };
+	struct flow_route_arg a;
+	struct flow_key unknown;
+	struct flow_value v, r;
+	struct mac_case m;
+	bool ok = mac_case_open(&m);
+
+	if (!ok)
+		goto out;
+	ok &= ASSERT_EQ(reroute(&m, &m.c->okey, &a), XDP_PASS, "routed");
+	ok &= ASSERT_EQ(a.result, FLOW_ROUTE_SAME, "the same next hop");
+	ok &= ASSERT_EQ(reroute(&m, &m.c->rkey, &a), XDP_ABORTED,
+			"a reply entry: refused");
+	unknown = m.c->okey;
+	unknown.sport = htons(1);
+	ok &= ASSERT_EQ(reroute(&m, &unknown, &a), XDP_DROP, "no such entry");
+
+	ok &= ASSERT_OK(sh("ip neigh add 198.19.0.3 lladdr 02:00:00:00:02:03 "
+			   "dev wan0 nud permanent"), "neighbour");
+	ok &= rerouted(&m, "ip route add 198.19.0.2/32 via 198.19.0.3",
+		       FLOW_ROUTE_MOVED, &a);
+	ok &= ASSERT_OK(bpf_map_lookup_elem(flows_fd, &m.c->okey, &v), "entry");
+	ok &= ASSERT_EQ(memcmp(v.eth_dst, gw3, 6), 0, "sends to the new hop");
+	ok &= ASSERT_EQ(v.egress_ifindex, m.o.egress_ifindex, "same port");
+	ok &= ASSERT_EQ(v.packets, m.o.packets, "the counters kept");
+	ok &= ASSERT_OK(bpf_map_lookup_elem(flows_fd, &m.c->rkey, &r), "reply");
+	ok &= ASSERT_EQ(memcmp(r.eth_dst, m.r.eth_dst, 6), 0, "the reply's kept");
+	memcpy(f.out.dmac, gw3, 6);
+	ok &= run_fixture(&f);
+
+	ok &= rerouted(&m, "ip route replace 198.19.0.2/32 via 198.19.0.4",
+		       FLOW_ROUTE_NO_NEIGH, &a);
+	ok &= ASSERT_EQ(a.next_hop.v4, inet_addr("198.19.0.4"), "its address");
+	ok &= ASSERT_EQ(a.ifindex, if_wan, "on the WAN port");
+	ok &= ASSERT_OK(bpf_map_lookup_elem(flows_fd, &m.c->okey, &v), "entry");
+	ok &= ASSERT_EQ(memcmp(v.eth_dst, gw3, 6), 0, "unchanged meanwhile");
+
+	ok &= rerouted(&m, "ip route replace 198.19.0.2/32 via 198.18.1.10 dev lan0",
+		       FLOW_ROUTE_GONE, &a);
+	ok &= rerouted(&m, "ip route replace blackhole 198.19.0.2/32",
+		       FLOW_ROUTE_GONE, &a);
+	ok &= rerouted(&m, "ip route del 198.19.0.2/32", FLOW_ROUTE_MOVED, &a);
+	ok &= ASSERT_OK(sh("ip neigh del 198.19.0.3 dev wan0"), "cleanup");
+out:
+	mac_case_close(&m);
+	return ok;
+}
+
 static const struct test tests[] = {
 	{ "flows_pairs_filter_sort", true, .fn = test_pairs_filter_sort },
 	{ "flows_lone_entries", true, .fn = test_lone_entries },
@@ -365,6 +460,7 @@ static const struct test tests[] = {
 	{ "flows_delete_by_sweeper", true, .fn = test_delete },
 	{ "flows_next_hop_mac", true, .fn = test_next_hop },
 	{ "flows_port_mac", true, .fn = test_port_mac },
+	{ "flows_reroute", true, .fn = test_reroute },
 };
 
 FIXTURE_MAIN(tests)
