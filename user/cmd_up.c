@@ -21,7 +21,7 @@
 #include "cmd.h"
 #include "natlog.h"
 #include "config.h"
-#include "flow_mac.h"
+#include "flow_route.h"
 #include "kernel_mode.h"
 #include "loader.h"
 #include "log.h"
@@ -380,30 +380,30 @@ struct run_events {
 	struct mnl_socket *nl;          /* address and link changes */
 	struct natlog *nat_log;         /* xdp and offload modes: the event log */
 	struct offload_watch *offload;  /* offload mode: conntrack events */
-	/* xdp mode: neighbours' MAC changes, mended in the flow table
-	 * (offload mode's watch has its own). */
+	/* xdp mode: neighbour and route changes, followed in the flow
+	 * table (offload mode's watch has its own). */
 	struct next_hop_watch *hops;
-	struct flow_mac_watch *rehop;
+	struct flow_route_watch *rehop;
 };
 
 static void events_hops_close(struct run_events *ev)
 {
 	next_hop_watch_close(ev->hops);
-	flow_mac_close(ev->rehop);
+	flow_route_close(ev->rehop);
 	ev->hops = NULL;
 	ev->rehop = NULL;
 }
 
 static void events_hops_open(struct run_events *ev)
 {
-	ev->rehop = flow_mac_open();
+	ev->rehop = flow_route_open();
 	if (ev->rehop)
-		ev->hops = next_hop_watch_open(flow_mac_next_hop_changed,
+		ev->hops = next_hop_watch_open(flow_route_next_hop_changed,
 					       ev->rehop);
 	if (!ev->hops) {
-		pr_warn("xnat: cannot watch neighbour events (%s): flows keep a "
-			"neighbour's MAC when it changes, until they end\n",
-			strerror(errno));
+		pr_warn("xnat: cannot watch neighbour and route events (%s): "
+			"flows keep their next hop when it changes, until "
+			"they end\n", strerror(errno));
 		events_hops_close(ev);
 	}
 }
@@ -433,8 +433,10 @@ static int events_wait(struct run_events *ev)
 		natlog_wait(ev->nat_log, 250);
 	if (ev->offload)
 		offload_watch_wait(ev->offload, 250);
-	if (ev->hops)
+	if (ev->hops) {
 		next_hop_watch_read(ev->hops);
+		flow_route_tick(ev->rehop);
+	}
 	return watch_wait(ev->nl, ev->nat_log || ev->offload ? 0 : 1000) > 0;
 }
 

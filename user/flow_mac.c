@@ -123,88 +123,26 @@ long flow_mac_port_changed(__u32 parent, __u16 vid, const __u8 *old_mac,
 	return ret;
 }
 
-struct flow_mac_watch {
-	int flows_fd;
-	int ifaces_fd;
-	struct flow_ctl_bpf *ctl;
-};
-
-void flow_mac_next_hop_changed(void *ctx, const struct next_hop_change *c,
-			       int n, bool all)
+long flow_mac_neighbours(int flows_fd, int ifaces_fd, struct flow_ctl_bpf *ctl,
+			 const struct next_hop_events *e, bool *shared)
 {
-	struct flow_mac_watch *f = ctx;
 	struct mac_walk w = { .n = 0 };
 	struct iface_info port;
-	bool shared = false;
-	long done;
 
-	/* What XDP routed stays routed so until it ends (README); past a
-	 * batch of neighbours, the rest keep their MAC too. */
-	if (all)
-		pr_info("A route changed, or more neighbours than xnat run "
-			"follows at once: xdp mode's flows keep their next "
-			"hops\n");
-	for (int k = 0; k < n; k++) {
-		__u32 ifindex = c[k].ifindex;
+	*shared = false;
+	for (int k = 0; k < e->n_neighs; k++) {
+		const struct next_hop_change *c = &e->neighs[k];
+		__u32 ifindex = c->ifindex;
 
-		if (bpf_map_lookup_elem(f->ifaces_fd, &ifindex, &port))
+		if (bpf_map_lookup_elem(ifaces_fd, &ifindex, &port))
 			continue; /* not a router port: no flow sends there */
 		w.ch[w.n].parent = port.parent;
 		w.ch[w.n].vid = port.vid;
-		w.ch[w.n].old_mac = c[k].old_mac;
-		w.ch[w.n].new_mac = c[k].new_mac;
-		w.ch[w.n].c = &c[k];
-		shared |= c[k].shared;
+		w.ch[w.n].old_mac = c->old_mac;
+		w.ch[w.n].new_mac = c->new_mac;
+		w.ch[w.n].c = c;
+		*shared |= c->shared;
 		w.n++;
 	}
-	if (!w.n)
-		return;
-	done = mac_walk_run(f->flows_fd, f->ctl, &w);
-	if (done < 0)
-		pr_warn("xnat: a neighbour's MAC changed, but the flow table "
-			"could not be read: %s\n", strerror((int)-done));
-	else
-		pr_info("A neighbour's MAC changed (%d at once): %ld flow "
-			"entries sent to it now send to the new one%s\n", w.n,
-			done, shared ? " (another neighbour had the old MAC: "
-				       "only those addressed to it directly)" : "");
-}
-
-struct flow_mac_watch *flow_mac_open(void)
-{
-	struct flow_mac_watch *f = calloc(1, sizeof(*f));
-	int err;
-
-	if (!f)
-		return NULL;
-	f->ifaces_fd = -1;
-	f->flows_fd = pins_map_open(MAP_FLOWS);
-	if (f->flows_fd < 0)
-		goto fail;
-	f->ifaces_fd = pins_map_open(MAP_IFACES);
-	if (f->ifaces_fd < 0)
-		goto fail;
-	err = flow_ctl_open(f->flows_fd, &f->ctl);
-	if (err) {
-		errno = -err;
-		goto fail;
-	}
-	return f;
-fail:
-	err = errno;
-	flow_mac_close(f);
-	errno = err;
-	return NULL;
-}
-
-void flow_mac_close(struct flow_mac_watch *f)
-{
-	if (!f)
-		return;
-	flow_ctl_bpf__destroy(f->ctl);
-	if (f->ifaces_fd >= 0)
-		close(f->ifaces_fd);
-	if (f->flows_fd >= 0)
-		close(f->flows_fd);
-	free(f);
+	return w.n ? mac_walk_run(flows_fd, ctl, &w) : 0;
 }

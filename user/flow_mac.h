@@ -9,8 +9,8 @@
  *   replies, sent to the new MAC, would fail the hit's check and go up to a
  *   kernel that has never seen xdp mode's connections;
  * - a neighbour's MAC (user/next_hop.c), by `xnat run` in xdp mode, whose
- *   connections are XDP's alone; offload mode gives its entries back to
- *   the kernel instead (offload.c).
+ *   connections are XDP's alone (flow_route.c); offload mode gives its
+ *   entries back to the kernel instead (offload.c).
  */
 #ifndef XNAT_FLOW_MAC_H
 #define XNAT_FLOW_MAC_H
@@ -23,13 +23,13 @@
 long flow_mac_port_changed(__u32 parent, __u16 vid, const __u8 *old_mac,
 			   const __u8 *new_mac);
 
-/* For `xnat run` in xdp mode: the router's pinned flow table and ports, and
- * the program. NULL, errno set, if they cannot be had. */
-struct flow_mac_watch;
-struct flow_mac_watch *flow_mac_open(void);
-/* A next_hop_changed_fn, CTX the struct flow_mac_watch. */
-void flow_mac_next_hop_changed(void *ctx, const struct next_hop_change *c,
-			       int n, bool all);
-void flow_mac_close(struct flow_mac_watch *f);
+/* For `xnat run` in xdp mode (flow_route.c): the neighbours of E whose MAC
+ * changed, on the router's ports (IFACES_FD, the pinned ports map), in
+ * the flow table FLOWS_FD with the flow control program CTL. Returns how
+ * many entries changed, or -errno; *SHARED if another neighbour had one's
+ * old MAC (only the entries addressed to it directly changed). */
+struct flow_ctl_bpf;
+long flow_mac_neighbours(int flows_fd, int ifaces_fd, struct flow_ctl_bpf *ctl,
+			 const struct next_hop_events *e, bool *shared);
 
 #endif /* XNAT_FLOW_MAC_H */

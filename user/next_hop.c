@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
@@ -33,8 +34,9 @@ struct next_hop_watch {
 	void *ctx;
 	/* What the current read found, for one call of cb. */
 	struct next_hop_change pending[NEXT_HOP_BATCH];
-	int n_pending;
-	bool all;
+	struct route_change routes[NEXT_HOP_BATCH];
+	struct next_hop_events ev;
+	__u64 routes_due_ns; /* route changes wait until then (deliver()) */
 };
 
 static int neigh_cmp(const void *a, const void *b)
@@ -93,10 +95,10 @@ static void on_neigh(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 		n = *found;
 		if (!memcmp(n->mac, key.mac, 6))
 			return;
-		if (w->cb && w->n_pending == NEXT_HOP_BATCH) {
-			w->all = true;
+		if (w->cb && w->ev.n_neighs == NEXT_HOP_BATCH) {
+			w->ev.all = true;
 		} else if (w->cb) {
-			struct next_hop_change *c = &w->pending[w->n_pending++];
+			struct next_hop_change *c = &w->pending[w->ev.n_neighs++];
 
 			memset(c, 0, sizeof(*c));
 			c->ifindex = n->ifindex;
@@ -122,17 +124,74 @@ static void on_neigh(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 	w->n_neighs++;
 }
 
-/* A route added, changed or removed where forwarding looks: any next hop
- * may be another now. The local table (the router's own addresses) and
- * cached clones (path MTU) change no next hop. */
+/* A route added, changed or removed where forwarding looks: the next hop
+ * of the destinations it covers may be another now. The local table (the
+ * router's own addresses) and cached clones (path MTU) change no next
+ * hop. */
 static void on_route(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 {
 	const struct rtmsg *rt = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *attr, *dst = NULL;
+	struct route_change *r;
+	size_t len = rt->rtm_family == AF_INET ? 4 : 16;
 
 	if (rt->rtm_table == RT_TABLE_LOCAL || rt->rtm_type == RTN_LOCAL ||
 	    rt->rtm_type == RTN_BROADCAST || (rt->rtm_flags & RTM_F_CLONED))
 		return;
-	w->all = true;
+	mnl_attr_for_each(attr, nlh, sizeof(*rt))
+		if (mnl_attr_get_type(attr) == RTA_DST)
+			dst = attr;
+	if ((rt->rtm_family != AF_INET && rt->rtm_family != AF_INET6) ||
+	    rt->rtm_dst_len > 8 * len ||
+	    (dst && mnl_attr_get_payload_len(dst) != len) ||
+	    w->ev.n_routes == NEXT_HOP_BATCH) {
+		w->ev.all = true;
+		return;
+	}
+	r = &w->routes[w->ev.n_routes++];
+	memset(r, 0, sizeof(*r));
+	r->family = rt->rtm_family;
+	r->dst_len = rt->rtm_dst_len;
+	if (dst)
+		memcpy(r->dst, mnl_attr_get_payload(dst), len);
+}
+
+static bool covers(const struct route_change *r, const __u8 *addr)
+{
+	int bytes = r->dst_len / 8, bits = r->dst_len % 8;
+
+	if (memcmp(r->dst, addr, bytes))
+		return false;
+	return !bits || !((r->dst[bytes] ^ addr[bytes]) & (0xff00 >> bits));
+}
+
+bool next_hop_route_changed(const struct next_hop_events *e, int family,
+			    const void *addr)
+{
+	if (e->all)
+		return true;
+	for (int i = 0; i < e->n_routes; i++)
+		if (e->routes[i].family == family && covers(&e->routes[i], addr))
+			return true;
+	return false;
+}
+
+int next_hop_resolve(int ifindex, int family, const void *addr)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ndmsg *nd;
+
+	/* NTF_USE: as if a packet went there; the kernel creates the entry
+	 * if it must, and probes it as it would for its own traffic. */
+	nlh->nlmsg_type = RTM_NEWNEIGH;
+	nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_REPLACE;
+	nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
+	nd->ndm_family = family;
+	nd->ndm_ifindex = ifindex;
+	nd->ndm_flags = NTF_USE;
+	mnl_attr_put(nlh, NDA_DST, family == AF_INET ? 4 : 16, addr);
+	return rtnl_request(nlh);
 }
 
 static int on_msg(const struct nlmsghdr *nlh, void *data)
@@ -147,6 +206,14 @@ static int on_msg(const struct nlmsghdr *nlh, void *data)
 	case RTM_NEWROUTE:
 	case RTM_DELROUTE:
 		on_route(w, nlh);
+		break;
+	case RTM_NEWRULE:
+	case RTM_DELRULE:
+	case RTM_NEWNEXTHOP:
+	case RTM_DELNEXTHOP:
+		/* Which destinations a policy rule or a nexthop object
+		 * reaches is not in the message. */
+		w->ev.all = true;
 		break;
 	}
 	return MNL_CB_OK;
@@ -169,6 +236,13 @@ static int read_neighbours(struct next_hop_watch *w)
 	return err;
 }
 
+/* Groups past the first 32 (and IPv6 rules, which have no RTMGRP_ bit). */
+static int join(struct mnl_socket *nl, int group)
+{
+	return mnl_socket_setsockopt(nl, NETLINK_ADD_MEMBERSHIP, &group,
+				     sizeof(group));
+}
+
 struct next_hop_watch *next_hop_watch_open(next_hop_changed_fn *cb, void *ctx)
 {
 	struct next_hop_watch *w = calloc(1, sizeof(*w));
@@ -180,7 +254,9 @@ struct next_hop_watch *next_hop_watch_open(next_hop_changed_fn *cb, void *ctx)
 	w->nl = mnl_socket_open(NETLINK_ROUTE);
 	if (!w->nl ||
 	    mnl_socket_bind(w->nl, RTMGRP_NEIGH | RTMGRP_IPV4_ROUTE |
-				   RTMGRP_IPV6_ROUTE, MNL_SOCKET_AUTOPID) < 0 ||
+				   RTMGRP_IPV6_ROUTE | RTMGRP_IPV4_RULE,
+			    MNL_SOCKET_AUTOPID) < 0 ||
+	    join(w->nl, RTNLGRP_IPV6_RULE) || join(w->nl, RTNLGRP_NEXTHOP) ||
 	    fcntl(mnl_socket_get_fd(w->nl), F_SETFL, O_NONBLOCK) ||
 	    read_neighbours(w))
 		goto fail;
@@ -199,6 +275,51 @@ int next_hop_watch_fd(const struct next_hop_watch *w)
 	return mnl_socket_get_fd(w->nl);
 }
 
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * Call the callback with what the reads found. Neighbours go at once.
+ * Routes are paced: each walk of the flow table for them costs time in
+ * the number of connections, and a routing daemon may change routes many
+ * times a second; so after a call with routes, the next waits at least
+ * NEXT_HOP_ROUTE_PACE_MS, or four times as long as that call took, and
+ * the changes meanwhile are kept for it (past NEXT_HOP_BATCH of them, as
+ * "all"). The daemon spends at most a fifth of its time on them.
+ */
+static void deliver(struct next_hop_watch *w)
+{
+	bool routes = w->ev.n_routes || w->ev.all;
+	struct next_hop_events neighs = {
+		.neighs = w->pending, .n_neighs = w->ev.n_neighs,
+	};
+	__u64 start = now_ns(), took;
+
+	if (routes && start < w->routes_due_ns) {
+		if (neighs.n_neighs)
+			w->cb(w->ctx, &neighs);
+		w->ev.n_neighs = 0;
+		return;
+	}
+	if (!routes && !neighs.n_neighs)
+		return;
+	w->ev.neighs = w->pending;
+	w->ev.routes = w->routes;
+	w->cb(w->ctx, &w->ev);
+	memset(&w->ev, 0, sizeof(w->ev));
+	if (!routes)
+		return;
+	took = now_ns() - start;
+	w->routes_due_ns = start + 5 * took;
+	if (took < NEXT_HOP_ROUTE_PACE_MS * 1000000ULL / 5)
+		w->routes_due_ns = start + NEXT_HOP_ROUTE_PACE_MS * 1000000ULL;
+}
+
 void next_hop_watch_read(struct next_hop_watch *w)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
@@ -215,15 +336,12 @@ void next_hop_watch_read(struct next_hop_watch *w)
 		 * next one of that neighbour is seen again.) */
 		if (n < 0 && errno == ENOBUFS) {
 			pr_debug("next hop events lost\n");
-			w->all = true;
+			w->ev.all = true;
 			continue;
 		}
 		break;
 	}
-	if (w->n_pending || w->all)
-		w->cb(w->ctx, w->pending, w->n_pending, w->all);
-	w->n_pending = 0;
-	w->all = false;
+	deliver(w);
 }
 
 void next_hop_watch_close(struct next_hop_watch *w)

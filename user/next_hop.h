@@ -4,7 +4,7 @@
  * neighbours' MACs as the kernel last knew them, so that a MAC that
  * changed (a replaced gateway, a failover, an address moved to another
  * host) is told apart from the neighbour table's routine state changes;
- * and route changes. A flow entry keeps the next hop's MAC and the egress
+ * and route changes, by the destinations they cover. A flow entry keeps the next hop's MAC and the egress
  * port it was built with, which nothing on the fast path looks at again.
  */
 #ifndef XNAT_NEXT_HOP_H
@@ -26,19 +26,45 @@ struct next_hop_change {
 	bool shared;
 };
 
-/* Changes one call of the callback carries at most. */
+/* A route added, changed or removed: the destinations whose next hop it
+ * may have changed are those it covers, DST/DST_LEN. */
+struct route_change {
+	__u8 family;  /* AF_INET or AF_INET6 */
+	__u8 dst_len;
+	__u8 dst[16]; /* IPv4: the first 4 bytes */
+};
+
+/* Changes of each kind one call of the callback carries at most. */
 #define NEXT_HOP_BATCH 64
 
+/* What one read found. */
+struct next_hop_events {
+	const struct next_hop_change *neighs; /* MACs that changed */
+	int n_neighs;
+	const struct route_change *routes;
+	int n_routes;
+	/* Besides them, more changes than NEXT_HOP_BATCH, a policy rule or
+	 * a nexthop object changed, or events were lost: every next hop
+	 * may have changed. */
+	bool all;
+};
+
 /*
- * Called once for all that next_hop_watch_read() found: C[N], the
- * neighbours whose MAC changed (N may be 0); ALL when, besides them, a
- * route changed, more neighbours changed than NEXT_HOP_BATCH, or events
- * were lost: every next hop may have changed. One call, one walk of the
- * flow table, however many events came: a LAN host flipping the MACs of
- * many addresses costs the daemon a walk per read, not one per packet.
+ * Called once for all that next_hop_watch_read() found. One call, one
+ * walk of the flow table, however many events came: a LAN host flipping
+ * the MACs of many addresses, or a routing daemon's updates, cost the
+ * daemon a walk per read, not one per event.
  */
-typedef void next_hop_changed_fn(void *ctx, const struct next_hop_change *c,
-				 int n, bool all);
+typedef void next_hop_changed_fn(void *ctx, const struct next_hop_events *e);
+
+/* Might E have changed the next hop towards ADDR (family AF_INET or
+ * AF_INET6, IPv4 in the first 4 bytes)? */
+bool next_hop_route_changed(const struct next_hop_events *e, int family,
+			    const void *addr);
+
+/* Have the kernel resolve the neighbour ADDR on IFINDEX (as if a packet
+ * were sent to it), so that a route through it can be used. 0 or -errno. */
+int next_hop_resolve(int ifindex, int family, const void *addr);
 
 struct next_hop_watch;
 
@@ -48,7 +74,10 @@ struct next_hop_watch *next_hop_watch_open(next_hop_changed_fn *cb, void *ctx);
 /* The socket to poll for events. */
 int next_hop_watch_fd(const struct next_hop_watch *w);
 /* Read what has arrived (non-blocking); then, if anything changed, call
- * the callback once. */
+ * the callback once. Call it every few hundred ms even without events:
+ * route changes are paced (at least NEXT_HOP_ROUTE_PACE_MS apart) and may
+ * be waiting for their turn. */
+#define NEXT_HOP_ROUTE_PACE_MS 1000
 void next_hop_watch_read(struct next_hop_watch *w);
 void next_hop_watch_close(struct next_hop_watch *w);
 

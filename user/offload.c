@@ -277,9 +277,11 @@ struct old_hop {
 };
 
 struct flush_walk {
-	/* Only the entries that send to one of HOPS[N_HOPS] (0: all). */
+	/* Only the entries that send to one of HOPS[N_HOPS], or whose
+	 * destination a route of EV covers (neither: all). */
 	const struct old_hop *hops;
 	int n_hops;
+	const struct next_hop_events *ev;
 	int fd;
 	struct natlog *log;
 	int why;
@@ -297,6 +299,14 @@ static bool sends_to_old_hop(const struct flow_value *v,
 	return false;
 }
 
+/* Might a route of EV have changed where the entry's packets go? */
+static bool routed_again(const struct flow_key *k, const struct flow_value *v,
+			 const struct next_hop_events *ev)
+{
+	return next_hop_route_changed(ev, k->family == XNAT_AF_INET ?
+					  AF_INET : AF_INET6, &v->new_daddr);
+}
+
 static int flush_one(const void *key, const void *value, void *ctx)
 {
 	const struct flow_value *v = value;
@@ -304,7 +314,9 @@ static int flush_one(const void *key, const void *value, void *ctx)
 
 	if (v->nat != FLOW_NAT_CT)
 		return 0;
-	if (w->n_hops && !sends_to_old_hop(v, w->hops, w->n_hops))
+	if ((w->n_hops || w->ev) &&
+	    !sends_to_old_hop(v, w->hops, w->n_hops) &&
+	    !(w->ev && routed_again(key, v, w->ev)))
 		return 0;
 	if (!bpf_map_delete_elem(w->fd, key)) {
 		natlog_flow_returned(w->log, key, v, w->why);
@@ -467,40 +479,49 @@ void offload_watch_close(struct offload_watch *w)
 }
 
 /*
- * A next hop changed: the entries built with it would go on sending to
- * the old MAC, or along the old route, for as long as their connection
- * lives. They go back to the kernel, which forwards the next packets along
- * today's route, and XDP offloads them again with its own new lookup.
+ * A next hop changed: the entries built with it, or routed where a route
+ * that changed covers, would go on sending to the old MAC, or along the
+ * old route, for as long as their connection lives. They go back to the
+ * kernel, which forwards the next packets along today's route, and XDP
+ * offloads them again with its own new lookup. A route change elsewhere
+ * (a routing daemon's updates) costs the others nothing.
  */
-static void on_next_hop(void *ctx, const struct next_hop_change *c, int n,
-			bool all)
+static void on_next_hop(void *ctx, const struct next_hop_events *e)
 {
 	struct offload_watch *w = ctx;
 	struct old_hop hops[NEXT_HOP_BATCH];
 	struct flush_walk f = {
 		.fd = w->flows_fd, .log = w->log, .hops = hops,
-		.why = all ? FLOWLOG_WHY_ROUTE : FLOWLOG_WHY_NEIGH,
+		.why = e->all || e->n_routes ? FLOWLOG_WHY_ROUTE :
+					       FLOWLOG_WHY_NEIGH,
 	};
 	int flushed;
 
 	/* Shared or not: an entry given back for nothing costs a packet
 	 * through the kernel. Neighbours of other ports: no flow sends
 	 * there. */
-	for (int k = 0; !all && k < n; k++)
+	for (int k = 0; !e->all && k < e->n_neighs; k++)
 		for (int i = 0; i < w->n_in; i++) {
-			if (w->in[i].port != c[k].ifindex)
+			if (w->in[i].port != e->neighs[k].ifindex)
 				continue;
 			hops[f.n_hops].ifindex = w->in[i].ifindex;
 			hops[f.n_hops].vid = w->in[i].vid;
-			memcpy(hops[f.n_hops].mac, c[k].old_mac, 6);
+			memcpy(hops[f.n_hops].mac, e->neighs[k].old_mac, 6);
 			f.n_hops++;
 			break;
 		}
-	if (!all && !f.n_hops)
+	if (!e->all && e->n_routes)
+		f.ev = e;
+	if (!e->all && !f.n_hops && !f.ev)
 		return;
 	flushed = flush_selected(&f);
-	pr_debug("%s changed: %d offloaded flow entries back to the kernel\n",
-		 all ? "a route" : "a neighbour's MAC", flushed);
+	if (e->all || e->n_routes)
+		pr_info("Routes changed (%s): %d offloaded flow entries back to the kernel\n",
+			e->all ? "any destination" : "some destinations",
+			flushed);
+	else
+		pr_debug("a neighbour's MAC changed: %d offloaded flow entries back to the kernel\n",
+			 flushed);
 }
 
 struct offload_watch *offload_watch_open(const struct config *cfg)
@@ -576,8 +597,8 @@ void offload_watch_wait(struct offload_watch *w, int timeout_ms)
 				  .events = POLLIN };
 	pfd[2] = (struct pollfd){ .fd = next_hop_watch_fd(w->hops),
 				  .events = POLLIN };
-	if (poll(pfd, 3, timeout_ms) <= 0)
-		return; /* timeout, or a signal for the caller */
+	if (poll(pfd, 3, timeout_ms) < 0)
+		return; /* a signal, for the caller */
 	if (pfd[0].revents) {
 		/* Non-blocking: returns once the socket is drained. Lost
 		 * events (ENOBUFS) could leave a dead connection on the fast
@@ -595,6 +616,6 @@ void offload_watch_wait(struct offload_watch *w, int timeout_ms)
 		pr_debug("nftables ruleset changed: %d offloaded flow entries back to the kernel\n",
 			 n);
 	}
-	if (pfd[2].revents)
-		next_hop_watch_read(w->hops);
+	/* Also without events: paced route changes may be due. */
+	next_hop_watch_read(w->hops);
 }

@@ -554,18 +554,89 @@ test_port_mac_change() {
 	stop_run
 }
 
-# A route changes while XDP carries an offloaded flow: it goes back to the
-# kernel, which forwards it along the routes of now, and is offloaded again.
-# (xdp mode's flows keep their route: README.)
-TEST_MODES[route_change_returns]=offload
-test_route_change_returns() {
-	run_with_exchange 40010
-	check ip -n "$NS_RTR" route add 198.19.9.0/24 via "$WAN_HOST4"
-	wait_until 5 grep -q '"why":"route_changed"' "$TB_WORK/run.log" ||
-		fail "the flow did not go back on the route change: $(cat "$TB_WORK/run.log")"
-	check udp_from "$NS_LAN" 40010 after
-	[ "$CHECK_OUT" = after ] || fail "no reply after the route change"
+# How many times `xnat run` said routes changed, and its last word on it.
+routes_said() { grep -c "Routes changed" "$TB_WORK/run.log"; }
+routes_said_more() { [ "$(routes_said)" -gt "$1" ]; }
+routes_last() { grep "Routes changed" "$TB_WORK/run.log" | tail -1; }
+# UDP datagrams the namespace NS received.
+udp_received() { ip netns exec "$1" awk '/^Udp: [0-9]/ { print $2 }' /proc/net/snmp; }
+
+# An exchange of route_change_follows, answered from NS, which had received
+# GOT datagrams before.
+reply_through() {
+	lan_reply_is 40010 moved 198.19.8.1 && [ "$(udp_received "$1")" -gt "$2" ]
+}
+
+# Another exchange of route_change_follows, then: does XDP carry it?
+carried_to_dst() {
+	lan_reply_is 40010 more 198.19.8.1 &&
+		[ "$(flow_count "'198.19.8.1' in f['dst'] + f['new_dst']")" -ge 1 ]
+}
+
+# Run STEP (a command) and wait until `xnat run` has said what the route
+# change did.
+route_step() {
+	local n
+	n=$(routes_said)
+	check "$@"
+	wait_until 10 routes_said_more "$n" ||
+		fail "run did not follow: $*: $(cat "$TB_WORK/run.log")"
+}
+
+# A route changes while XDP carries a flow to 198.19.8.1, an address both
+# the WAN host and a second router of the WAN segment have (each with an
+# echo server). A route elsewhere leaves the flow as it is. A route through
+# the second router, whose address the router has never resolved, moves it
+# there: offload mode gives it back to the kernel, which forwards it along
+# the new route and offloads it again; xdp mode routes it again, once the
+# kernel has resolved the new next hop. A blackhole route then ends it.
+TEST_MODES[route_change_follows]="xdp offload"
+test_route_change_follows() {
+	local dst=198.19.8.1 gw=198.19.0.4 mac=02:00:5e:00:53:7b ns2 i got
+	local on_dst="'$dst' in f['dst'] + f['new_dst']"
+	check ip -n "$NS_WAN" addr add "$dst/32" dev lo
+	check ip -n "$NS_RTR" route add "$dst/32" via "$WAN_HOST4"
+	ns2=$(tb_ns_extra wan2) || fail "namespace"
+	check ip -n "$NS_WAN" link add mv0 link "$HOST_IF" address "$mac" \
+		type macvlan mode bridge
+	check ip -n "$NS_WAN" link set mv0 netns "$ns2"
+	check ip -n "$ns2" addr add "$gw/24" dev mv0
+	check ip -n "$ns2" addr add "$dst/32" dev lo
+	check ip -n "$ns2" link set mv0 up
+	check ip -n "$ns2" link set lo up
+	check xnat down
+	start_run "$TB_CONFIG"
+	udp_echo_wan "$NS_WAN" "$dst" || fail "no server"
+	udp_echo_wan "$ns2" "$dst" || fail "no server on the second router"
+	for i in 1 2 3; do
+		check udp_from "$NS_LAN" 40010 "before$i" "$dst"
+		[ "$CHECK_OUT" = "before$i" ] || fail "no reply before the change"
+	done
+	[ "$(flow_count "$on_dst")" -ge 1 ] || fail "XDP does not carry the exchange"
+
+	route_step ip -n "$NS_RTR" route add 198.19.9.0/24 via "$WAN_HOST4"
+	case "$TB_MODE" in
+	xdp) routes_last | grep -q ": 0 flow entries to a new next hop, 0 waiting for theirs to be resolved, 0 connections ended" ;;
+	*) routes_last | grep -q ": 0 offloaded flow entries back" ;;
+	esac || fail "a route elsewhere moved the flow: $(routes_last)"
+
+	got=$(udp_received "$ns2")
+	route_step ip -n "$NS_RTR" route replace "$dst/32" via "$gw"
+	# (xdp mode: through the old next hop until the new one is resolved)
+	wait_until 10 reply_through "$ns2" "$got" ||
+		fail "the flow did not move to the new next hop: $(xnat flows; cat "$TB_WORK/run.log")"
+	# (offload mode: once the kernel has forwarded it again)
+	wait_until 10 carried_to_dst || fail "XDP no longer carries the flow"
+
+	route_step ip -n "$NS_RTR" route replace blackhole "$dst/32"
+	wait_until 10 no_flows "$on_dst" ||
+		fail "the flow outlived its route: $(xnat flows; cat "$TB_WORK/run.log")"
+	lan_reply_is 40010 gone "$dst" && fail "a reply through a blackhole route"
 	stop_run
+	if [ "$TB_MODE" = offload ]; then
+		grep -q '"why":"route_changed"' "$TB_WORK/run.log" ||
+			fail "the event log does not say why the flow went back"
+	fi
 }
 
 # ---- locking --------------------------------------------------------------------

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* One rtnetlink dump; see rtnl.h. */
+/* rtnetlink requests and dumps; see rtnl.h. */
 #include <errno.h>
 #include <linux/netlink.h>
 #include "rtnl.h"
 
-int rtnl_dump(struct nlmsghdr *req, mnl_cb_t cb, void *data)
+/* Send REQ, flags set, on a socket of its own; run CB on the answers
+ * until the dump's end or the acknowledgement. */
+static int rtnl_talk(struct nlmsghdr *req, mnl_cb_t cb, void *data)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
@@ -16,7 +18,6 @@ int rtnl_dump(struct nlmsghdr *req, mnl_cb_t cb, void *data)
 	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
 		goto out;
 	portid = mnl_socket_get_portid(nl);
-	req->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	req->nlmsg_seq = 1;
 	if (mnl_socket_sendto(nl, req, req->nlmsg_len) < 0)
 		goto out;
@@ -30,4 +31,16 @@ out:
 	ret = ret < 0 ? -errno : 0;
 	mnl_socket_close(nl);
 	return ret;
+}
+
+int rtnl_dump(struct nlmsghdr *req, mnl_cb_t cb, void *data)
+{
+	req->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	return rtnl_talk(req, cb, data);
+}
+
+int rtnl_request(struct nlmsghdr *req)
+{
+	req->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	return rtnl_talk(req, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* One rtnetlink dump, the way every caller asks it (libmnl). */
+/* rtnetlink requests and dumps, the way every caller asks them (libmnl). */
 #ifndef XNAT_RTNL_H
 #define XNAT_RTNL_H
 
@@ -12,5 +12,9 @@
  * asked or CB stopped with an error.
  */
 int rtnl_dump(struct nlmsghdr *req, mnl_cb_t cb, void *data);
+
+/* Send REQ (type, flags beyond request and ack, extra header and
+ * attributes filled in) and wait for the kernel's answer: 0, or -errno. */
+int rtnl_request(struct nlmsghdr *req);
 
 #endif /* XNAT_RTNL_H */
