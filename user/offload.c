@@ -21,6 +21,7 @@
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "flow_end.h"
 #include "iface.h"
 #include "map_walk.h"
 #include "pins.h"
@@ -351,7 +352,6 @@ static int flush_offloaded(int fd, struct natlog *log, int why)
 struct ingress {
 	__u32 ifindex;
 	__u16 vid;
-	int port; /* the port's own ifindex (a VLAN device's, if one) */
 };
 
 struct offload_watch {
@@ -359,6 +359,7 @@ struct offload_watch {
 	struct mnl_socket *nft;     /* nftables ruleset changes */
 	struct next_hop_watch *hops; /* neighbour MACs, routes */
 	int flows_fd;
+	int ifaces_fd; /* the pinned ports map: a neighbour's port */
 	/* bpf/flow_ctl.bpf.c on the flow table: an entry taken off through
 	 * its own timer logs and traces why, as the data path's removals
 	 * do; NULL: deleted from here, logged only. */
@@ -458,7 +459,6 @@ static void watch_ports(struct offload_watch *w, const struct config *cfg)
 			continue;
 		w->in[w->n_in].ifindex = if_nametoindex(hw.lower);
 		w->in[w->n_in].vid = hw.vid;
-		w->in[w->n_in].port = if_nametoindex(ci->name);
 		w->n_in++;
 	}
 }
@@ -475,6 +475,8 @@ void offload_watch_close(struct offload_watch *w)
 	flow_ctl_bpf__destroy(w->ctl);
 	if (w->flows_fd >= 0)
 		close(w->flows_fd);
+	if (w->ifaces_fd >= 0)
+		close(w->ifaces_fd);
 	free(w);
 }
 
@@ -500,16 +502,17 @@ static void on_next_hop(void *ctx, const struct next_hop_events *e)
 	/* Shared or not: an entry given back for nothing costs a packet
 	 * through the kernel. Neighbours of other ports: no flow sends
 	 * there. */
-	for (int k = 0; !e->all && k < e->n_neighs; k++)
-		for (int i = 0; i < w->n_in; i++) {
-			if (w->in[i].port != e->neighs[k].ifindex)
-				continue;
-			hops[f.n_hops].ifindex = w->in[i].ifindex;
-			hops[f.n_hops].vid = w->in[i].vid;
-			memcpy(hops[f.n_hops].mac, e->neighs[k].old_mac, 6);
-			f.n_hops++;
-			break;
-		}
+	for (int k = 0; !e->all && k < e->n_neighs; k++) {
+		__u32 ifindex = e->neighs[k].ifindex;
+		struct iface_info port;
+
+		if (bpf_map_lookup_elem(w->ifaces_fd, &ifindex, &port))
+			continue;
+		hops[f.n_hops].ifindex = port.parent;
+		hops[f.n_hops].vid = port.vid;
+		memcpy(hops[f.n_hops].mac, e->neighs[k].old_mac, 6);
+		f.n_hops++;
+	}
 	if (!e->all && e->n_routes)
 		f.ev = e;
 	if (!e->all && !f.n_hops && !f.ev)
@@ -530,12 +533,14 @@ struct offload_watch *offload_watch_open(const struct config *cfg)
 
 	if (!w)
 		return NULL;
+	w->ifaces_fd = -1;
 	w->flows_fd = pins_map_open(MAP_FLOWS);
 	if (w->flows_fd < 0)
 		goto fail;
-	w->ctl = flow_ctl_bpf__open();
-	if (w->ctl && (bpf_map__reuse_fd(w->ctl->maps.xnat_flows, w->flows_fd) ||
-		       flow_ctl_bpf__load(w->ctl))) {
+	w->ifaces_fd = pins_map_open(MAP_IFACES);
+	if (w->ifaces_fd < 0)
+		goto fail;
+	if (flow_ctl_open(w->flows_fd, &w->ctl)) {
 		pr_debug("offload: no flow control program, destroyed "
 			 "connections' flows are deleted from userspace\n");
 		flow_ctl_bpf__destroy(w->ctl);
