@@ -168,29 +168,23 @@ static bool mapping_flows(__u16 port, __u32 *flows, __u32 *out_flows)
 	return true;
 }
 
-/* The flow control program on the data path's maps; NULL on failure. */
+/* The flow control program on the data path's maps (each of its maps is
+ * one of the data path's, by name); NULL on failure. */
 static struct flow_ctl_bpf *ctl_open(void)
 {
 	struct flow_ctl_bpf *ctl = flow_ctl_bpf__open();
+	struct bpf_map *m, *dp;
+	bool ok = ASSERT_TRUE(ctl, "flow_ctl open");
 
-	if (!ASSERT_TRUE(ctl, "flow_ctl open") ||
-	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_flows, flows_fd), "reuse") ||
-	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_expire_now,
-					 bpf_map__fd(skel->maps.xnat_expire_now)),
-		       "reuse") ||
-	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_sweep,
-					 bpf_map__fd(skel->maps.xnat_sweep)),
-		       "reuse") ||
-	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_ifaces,
-					 bpf_map__fd(skel->maps.xnat_ifaces)),
-		       "reuse") ||
-	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_vlans,
-					 bpf_map__fd(skel->maps.xnat_vlans)),
-		       "reuse") ||
-	    !ASSERT_OK(bpf_map__reuse_fd(ctl->maps.xnat_tx_ports,
-					 bpf_map__fd(skel->maps.xnat_tx_ports)),
-		       "reuse") ||
-	    !ASSERT_OK(flow_ctl_bpf__load(ctl), "flow_ctl load")) {
+	if (ok)
+		bpf_object__for_each_map(m, ctl->obj) {
+			dp = bpf_object__find_map_by_name(skel->obj,
+							  bpf_map__name(m));
+			ok &= ASSERT_TRUE(dp, bpf_map__name(m)) &&
+			      ASSERT_OK(bpf_map__reuse_fd(m, bpf_map__fd(dp)),
+					bpf_map__name(m));
+		}
+	if (!ok || !ASSERT_OK(flow_ctl_bpf__load(ctl), "flow_ctl load")) {
 		flow_ctl_bpf__destroy(ctl);
 		return NULL;
 	}
