@@ -447,6 +447,48 @@ out:
 	return ok;
 }
 
+/* The same for an IPv6 connection (routed, no NAT): its next hop's
+ * address comes back as IPv6. */
+static bool test_reroute_v6(void)
+{
+	static const struct fixture out = { .name = "ipv6 lan->wan",
+		UDP6_OUT(40000, 53, 64), .verdict = XDP_REDIRECT,
+		.reason = XNAT_FWD_SLOW, UDP6_OUT_ROUTED(40000, 53, 64) };
+	struct mac_case m = { 0 };
+	struct flow_route_arg a;
+	struct in6_addr gw;
+	size_t n = 0, k;
+	bool ok = run_fixture(&out);
+
+	m.ctl = ctl_open();
+	if (!ok || !m.ctl ||
+	    !ASSERT_OK(conns_read(flows_fd, &m.conns, &n), "conns")) {
+		ok = false;
+		goto out;
+	}
+	for (k = 0; k < n && m.conns[k].okey.family != XNAT_AF_INET6; k++)
+		;
+	if (!ASSERT_TRUE(k < n, "the connection")) {
+		ok = false;
+		goto out;
+	}
+	m.c = &m.conns[k];
+	ok &= ASSERT_OK(sh("ip -6 neigh add 2001:2:0:2::3 lladdr "
+			   "02:00:00:00:02:03 dev wan0 nud permanent"), "neighbour");
+	ok &= rerouted(&m, "ip -6 route add 2001:2:0:2::2/128 via 2001:2:0:2::3",
+		       FLOW_ROUTE_MOVED, &a);
+	ok &= rerouted(&m, "ip -6 route replace 2001:2:0:2::2/128 via 2001:2:0:2::4",
+		       FLOW_ROUTE_NO_NEIGH, &a);
+	inet_pton(AF_INET6, "2001:2:0:2::4", &gw);
+	ok &= ASSERT_EQ(memcmp(&a.next_hop, &gw, 16), 0, "its address");
+	ok &= rerouted(&m, "ip -6 route del 2001:2:0:2::2/128", FLOW_ROUTE_MOVED,
+		       &a);
+	ok &= ASSERT_OK(sh("ip -6 neigh del 2001:2:0:2::3 dev wan0"), "cleanup");
+out:
+	mac_case_close(&m);
+	return ok;
+}
+
 static const struct test tests[] = {
 	{ "flows_pairs_filter_sort", true, .fn = test_pairs_filter_sort },
 	{ "flows_lone_entries", true, .fn = test_lone_entries },
@@ -455,6 +497,7 @@ static const struct test tests[] = {
 	{ "flows_next_hop_mac", true, .fn = test_next_hop },
 	{ "flows_port_mac", true, .fn = test_port_mac },
 	{ "flows_reroute", true, .fn = test_reroute },
+	{ "flows_reroute_v6", true, .fn = test_reroute_v6 },
 };
 
 FIXTURE_MAIN(tests)
