@@ -589,7 +589,8 @@ route_step() {
 # the second router, whose address the router has never resolved, moves it
 # there: offload mode gives it back to the kernel, which forwards it along
 # the new route and offloads it again; xdp mode routes it again, once the
-# kernel has resolved the new next hop. A blackhole route then ends it.
+# kernel has resolved the new next hop. A policy rule sends it back to the
+# WAN host. A blackhole route then ends it.
 TEST_MODES[route_change_follows]="xdp offload"
 test_route_change_follows() {
 	local dst=198.19.8.1 gw=198.19.0.4 mac=02:00:5e:00:53:7b ns2 i got
@@ -628,7 +629,17 @@ test_route_change_follows() {
 	# (offload mode: once the kernel has forwarded it again)
 	wait_until 10 carried_to_dst || fail "XDP no longer carries the flow"
 
-	route_step ip -n "$NS_RTR" route replace blackhole "$dst/32"
+	# A policy rule (which destinations it reaches is not in its event):
+	# every connection is routed again, and this one goes back.
+	route_step ip -n "$NS_RTR" route add "$dst/32" via "$WAN_HOST4" table 100
+	got=$(udp_received "$NS_WAN")
+	route_step ip -n "$NS_RTR" rule add to "$dst/32" lookup 100 priority 100
+	routes_last | grep -q "(any destination)" ||
+		fail "a rule change was not taken for any destination: $(routes_last)"
+	wait_until 10 reply_through "$NS_WAN" "$got" ||
+		fail "the flow did not follow the policy rule: $(xnat flows; cat "$TB_WORK/run.log")"
+
+	route_step ip -n "$NS_RTR" route replace blackhole "$dst/32" table 100
 	wait_until 10 no_flows "$on_dst" ||
 		fail "the flow outlived its route: $(xnat flows; cat "$TB_WORK/run.log")"
 	lan_reply_is 40010 gone "$dst" && fail "a reply through a blackhole route"
