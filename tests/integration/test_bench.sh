@@ -127,8 +127,12 @@ t_json_keys() {
 	need(j.get("tcp", {}), ("seconds", "samples", "results"), "tcp")
 	need(j.get("microbench", {}), ("fast_path_ns", "fast_path_off_ns",
 	                               "bare_forwarder_ns", "fast_path_traced_ns",
-	                               "offload_hit_ns"),
+	                               "offload_hit_ns", "table_insert_small_ns",
+	                               "table_insert_large_ns"),
 	     "microbench")
+	for k in ("table_insert_small_ns", "table_insert_large_ns"):
+	    if not (j.get("microbench", {}).get(k) or 0) > 0:
+	        bad.append(f"microbench {k} is not a positive time")
 	need(j, ("xnat_version", "cpu_model", "cost_ns"), "the document")
 	cost = j.get("cost_ns") or {}
 	need(cost, ("profile", "method", "modes"), "cost_ns")

@@ -302,6 +302,11 @@ struct bench_tcp {
 	char note[96];
 };
 
+/* The two flow-table sizes whose insert cost a run measures: the entries
+ * of 65,536 connections (xnat's default [flows] max) and of a million. */
+#define BENCH_TABLE_SMALL (2 * 65536)
+#define BENCH_TABLE_LARGE (2 * 1048576)
+
 /* Everything a run measured; grown as it goes. */
 struct bench_results {
 	struct bench_sample *samples;
@@ -317,6 +322,10 @@ struct bench_results {
 	double micro_traced_ns; /* fast path with an idle `xnat trace` */
 	double micro_offload_ns; /* offload mode's hit (bpf/offload.h) */
 	char micro_note[128];
+	/* ns per random insert into a flow-table-shaped map of
+	 * BENCH_TABLE_SMALL and BENCH_TABLE_LARGE entries (microbench.h), -1
+	 * when not measured. */
+	double insert_small_ns, insert_large_ns;
 	char date[32];
 	char kernel[96];
 	char cpu_model[96];   /* /proc/cpuinfo's first "model name" */

@@ -304,6 +304,7 @@ int bench_results_init(struct bench_results *r, const struct bench_plan *p)
 			  sizeof(*r->cells));
 	r->micro_fast_ns = r->micro_slow_ns = r->micro_fwd_ns = -1;
 	r->micro_traced_ns = r->micro_offload_ns = -1;
+	r->insert_small_ns = r->insert_large_ns = -1;
 	return r->cells ? 0 : -ENOMEM;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "bench_aggregate.h"
 #include "log.h"
+#include "microbench.h"
 #include "reasons.h"
 
 static void cell_fmt(char *buf, size_t len, struct agg a, double scale,
@@ -348,6 +349,11 @@ void bench_report_text(FILE *f, const struct bench_plan *p,
 			fprintf(f, "%s%s", r->micro_fast_ns >= 0 ? "; " : "", r->micro_note);
 		fprintf(f, "\n");
 	}
+	if (r->insert_large_ns >= 0)
+		fprintf(f, "Flow table insert (BPF_PROG_RUN, random keys into a table filled to half, "
+			"median of %d): %.0f ns at %d entries, %.0f ns at %d entries; a new connection "
+			"makes two\n", MICROBENCH_TABLE_RUNS, r->insert_small_ns, BENCH_TABLE_SMALL,
+			r->insert_large_ns, BENCH_TABLE_LARGE);
 	newflow_table(f, p, r);
 	tcp_table(f, p, r);
 	for (int i = 0; i < r->n_samples; i++)

@@ -351,6 +351,15 @@ void bench_report_json(FILE *f, const struct bench_plan *p,
 		jsonw_null(&w, "offload_hit_ns");
 	}
 	jsonw_str(&w, "note", r->micro_note);
+	if (r->insert_large_ns >= 0) {
+		jsonw_double(&w, "table_insert_small_ns", r->insert_small_ns);
+		jsonw_double(&w, "table_insert_large_ns", r->insert_large_ns);
+	} else {
+		jsonw_null(&w, "table_insert_small_ns");
+		jsonw_null(&w, "table_insert_large_ns");
+	}
+	jsonw_i64(&w, "table_small_entries", BENCH_TABLE_SMALL);
+	jsonw_i64(&w, "table_large_entries", BENCH_TABLE_LARGE);
 	jsonw_obj_end(&w);
 	jsonw_obj_end(&w);
 	jsonw_done(&w);

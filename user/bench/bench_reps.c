@@ -44,6 +44,9 @@ static void microbench(struct bench_results *r)
 		 (unsigned long long)mb.c[MICROBENCH_FAST].packets, mb.cpu,
 		 mb.c[MICROBENCH_EMPTY].median_ns,
 		 err == -EPROTO ? "; WARNING: a case left its path" : "");
+	if (microbench_table_insert(BENCH_TABLE_SMALL, &r->insert_small_ns) ||
+	    microbench_table_insert(BENCH_TABLE_LARGE, &r->insert_large_ns))
+		r->insert_small_ns = r->insert_large_ns = -1;
 }
 
 /* The profiles of one session of MODE: the usual ones (MANY false) or

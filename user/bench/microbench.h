@@ -106,4 +106,14 @@ int microbench_run(struct microbench_result *r, int repeat);
 struct xnat_bpf;
 int microbench_offload(struct xnat_bpf *xnat, int if_lan, bool on);
 
+/*
+ * ns per insert of random keys into a preallocated hash map shaped like
+ * the flow table (bpf/bench/xnat_tables.bpf.c) of ENTRIES entries, filled to
+ * half: the median of MICROBENCH_TABLE_RUNS runs, each in a table made
+ * anew, into *NS. What a new connection's two inserts cost on this
+ * machine, apart from everything else it does. 0, or -errno (pr_warn).
+ */
+#define MICROBENCH_TABLE_RUNS 3
+int microbench_table_insert(uint32_t entries, double *ns);
+
 #endif /* XNAT_MICROBENCH_H */
