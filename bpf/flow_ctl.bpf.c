@@ -34,8 +34,9 @@
  *
  * When a route changes under xdp mode (`xnat run`, user/flow_route.c),
  * xdp_flow_reroute routes a connection's ORIG entry again, as the slow
- * path routed its first packet, and writes a new next hop in place. The reply entry needs nothing: it goes back out of the port and
- * to the MAC its connection came from, which no route decides.
+ * path routed its first packet, and writes a new next hop in place. The
+ * reply entry needs nothing: it goes back out of the port and to the MAC
+ * its connection came from, which no route decides.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>

@@ -252,7 +252,7 @@ void flow_route_tick(struct flow_route_watch *f)
 	retry_waiting(&r, f->waiting, f->n_waiting);
 	reroute_finish(f, &r);
 	if (r.moved || r.ended || r.failed || !r.n_waiting)
-		reroute_log("Next hops resolved", &r);
+		reroute_log("Connections waiting for a next hop, routed again", &r);
 }
 
 void flow_route_next_hop_changed(void *ctx, const struct next_hop_events *e)
