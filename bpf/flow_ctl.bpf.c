@@ -171,15 +171,9 @@ int xdp_flow_reroute(struct xdp_md *ctx)
 	arg->result = FLOW_ROUTE_GONE;
 	/* Routed as its first packet was: from its ingress device (a VLAN's
 	 * own), its source before NAT, to its destination after. */
-	in = arg->key.ifindex;
-	if (arg->key.vid) {
-		struct vlan_key vk = { .ifindex = in, .vid = arg->key.vid };
-		__u32 *dev = bpf_map_lookup_elem(&xnat_vlans, &vk);
-
-		if (!dev)
-			return XDP_PASS; /* its port is gone */
-		in = *dev;
-	}
+	in = port_device(arg->key.ifindex, arg->key.vid);
+	if (!in)
+		return XDP_PASS; /* its port is gone */
 	fib.ifindex = in;
 	fib.l4_protocol = arg->key.proto;
 	fib.sport = arg->key.sport;

@@ -281,13 +281,7 @@ __noinline int icmp_error_build(struct xdp_md *ctx, __u32 l2, __u32 ifindex,
  * tagged frames), or 0. */
 static __always_inline __u32 icmp_in_ifindex(const struct pkt *p)
 {
-	struct vlan_key vk = { .ifindex = p->key.ifindex, .vid = p->key.vid };
-	__u32 *dev;
-
-	if (!p->key.vid)
-		return p->key.ifindex;
-	dev = bpf_map_lookup_elem(&xnat_vlans, &vk);
-	return dev ? *dev : 0;
+	return port_device(p->key.ifindex, p->key.vid);
 }
 
 /*

@@ -38,4 +38,18 @@ struct {
 	__uint(max_entries, XNAT_MAX_IFACES);
 } xnat_tx_ports SEC(".maps");
 
+/* The kernel's device for a frame on physical port IFINDEX with VLAN id
+ * VID (0: untagged, the port itself): the VLAN device of ours, or 0 when
+ * xnat has none there. */
+static __always_inline __u32 port_device(__u32 ifindex, __u16 vid)
+{
+	struct vlan_key vk = { .ifindex = ifindex, .vid = vid };
+	__u32 *dev;
+
+	if (!vid)
+		return ifindex;
+	dev = bpf_map_lookup_elem(&xnat_vlans, &vk);
+	return dev ? *dev : 0;
+}
+
 #endif /* XNAT_MAP_PORTS_H */
