@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "cmd.h"
 #include "config.h"
 #include "fsutil.h"
@@ -38,7 +39,6 @@
 #include "reasons.h"
 #include "state.h"
 #include "trace_filter.h"
-
 
 /* The lease the data path honours, and how often it is renewed. */
 #define LEASE_NS (5 * 1000000000ULL)
@@ -59,14 +59,6 @@ struct tracer {
 static void on_signal(int sig)
 {
 	stop = 1;
-}
-
-static __u64 clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 static const char *ifname(__u32 ifindex, char *buf)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <time.h>
 #include <systemd/sd-daemon.h>
+#include "clock.h"
 #include "apply.h"
 #include "cmd.h"
 #include "natlog.h"
@@ -348,14 +349,6 @@ static void on_signal(int sig)
 		got_term = sig;
 }
 
-static unsigned long long monotonic_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
-}
-
 /*
  * Tell systemd (Type=notify, NOTIFY_SOCKET set) where the service is:
  * READY=1 once up, RELOADING=1 ... READY=1 around a SIGHUP reload,
@@ -453,7 +446,7 @@ static void reload(const struct opts *o, struct runner *r,
 {
 	struct plan next;
 
-	notify_systemd("RELOADING=1\nMONOTONIC_USEC=%llu", monotonic_usec());
+	notify_systemd("RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long)(clock_ns(CLOCK_MONOTONIC) / 1000));
 	/* A bad new config keeps the old one running. */
 	if (up_locked(o, 1, &next) == EXIT_OK) {
 		plan_free(&r->plan);

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <bpf/bpf.h>
@@ -12,6 +11,7 @@
 #include "flow_end.h"
 #include "flow_mac.h"
 #include "flow_route.h"
+#include "clock.h"
 #include "log.h"
 #include "map_walk.h"
 #include "pins.h"
@@ -59,14 +59,6 @@ struct reroute {
 	int n_asked;
 	long moved, ended, failed;
 };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static int family_of(const struct flow_key *k)
 {
@@ -200,7 +192,7 @@ static void reroute_start(struct reroute *r, struct flow_route_watch *f,
 /* R's waiting list becomes F's. */
 static void reroute_finish(struct flow_route_watch *f, struct reroute *r)
 {
-	__u64 now = now_ns();
+	__u64 now = clock_ns(CLOCK_MONOTONIC);
 
 	if (r->n_waiting && (!f->n_waiting || r->e))
 		f->give_up_ns = now + FLOW_ROUTE_WAIT_MS * 1000000ULL;
@@ -244,7 +236,7 @@ void flow_route_tick(struct flow_route_watch *f)
 
 	if (!f || !f->n_waiting)
 		return;
-	now = now_ns();
+	now = clock_ns(CLOCK_MONOTONIC);
 	if (now < f->next_try_ns)
 		return;
 	reroute_start(&r, f, NULL);

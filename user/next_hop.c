@@ -6,10 +6,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
+#include "clock.h"
 #include "log.h"
 #include "next_hop.h"
 #include "rtnl.h"
@@ -275,14 +275,6 @@ int next_hop_watch_fd(const struct next_hop_watch *w)
 	return mnl_socket_get_fd(w->nl);
 }
 
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /*
  * Call the callback with what the reads found. Neighbours go at once.
  * Routes are paced: each walk of the flow table for them costs time in
@@ -298,7 +290,7 @@ static void deliver(struct next_hop_watch *w)
 	struct next_hop_events neighs = {
 		.neighs = w->pending, .n_neighs = w->ev.n_neighs,
 	};
-	__u64 start = now_ns(), took;
+	__u64 start = clock_ns(CLOCK_MONOTONIC), took;
 
 	if (routes && start < w->routes_due_ns) {
 		if (neighs.n_neighs)
@@ -314,7 +306,7 @@ static void deliver(struct next_hop_watch *w)
 	memset(&w->ev, 0, sizeof(w->ev));
 	if (!routes)
 		return;
-	took = now_ns() - start;
+	took = clock_ns(CLOCK_MONOTONIC) - start;
 	w->routes_due_ns = start + 5 * took;
 	if (took < NEXT_HOP_ROUTE_PACE_MS * 1000000ULL / 5)
 		w->routes_due_ns = start + NEXT_HOP_ROUTE_PACE_MS * 1000000ULL;

@@ -10,17 +10,10 @@
  */
 #include <time.h>
 #include <arpa/inet.h>
+#include "clock.h"
 #include "fixture.h"
 #include "flow_view.h"
 #include "flow_ctl.skel.h"
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* Two UDP connections (1 and 3 packets out, one reply each). */
 static bool two_conns(void)
@@ -68,7 +61,7 @@ static bool test_pairs_filter_sort(void)
 		ok &= ASSERT_TRUE(conn_match(&c[i], &none), "empty filter");
 		ok &= ASSERT_TRUE(!strcmp(conn_state(&c[i]), "-"), "udp state");
 	}
-	conns_sort(c, n, FLOW_SORT_PACKETS, mono_ns());
+	conns_sort(c, n, FLOW_SORT_PACKETS, clock_ns(CLOCK_MONOTONIC_COARSE));
 	ok &= ASSERT_EQ(conn_packets(&c[0]), 4, "largest first");
 	ok &= ASSERT_EQ(conn_packets(&c[1]), 2, "then");
 	ok &= ASSERT_EQ(ntohs(c[0].okey.sport), 42002, "the 4-packet one");

@@ -9,6 +9,7 @@
  * lease, which stops the trace. Fixtures and runner: fixture.h.
  */
 #include <time.h>
+#include "clock.h"
 #include "fixture.h"
 #include "trace_filter.h"
 
@@ -50,14 +51,6 @@ static int events_read(void)
 	return nevents;
 }
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* Attach a tracer with the filter WORDS (NULL-terminated). */
 static bool trace_on(const char *const *words, __u32 rate)
 {
@@ -75,7 +68,7 @@ static bool trace_on(const char *const *words, __u32 rate)
 	memset(zero_cpu, 0, sizeof(zero_cpu));
 	tc.active = 1;
 	tc.rate = rate;
-	tc.lease_end_ns = mono_ns() + 60 * 1000000000ULL;
+	tc.lease_end_ns = clock_ns(CLOCK_MONOTONIC) + 60 * 1000000000ULL;
 	return ASSERT_OK(bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_trace_cpu),
 					     &zero, zero_cpu, BPF_ANY), "zero trace_cpu") &&
 	       ASSERT_OK(bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_trace_cfg),
@@ -257,7 +250,7 @@ static bool test_lease_lapsed(void)
 	bool ok = trace_on(NULL, 100);
 
 	bpf_map_lookup_elem(bpf_map__fd(skel->maps.xnat_trace_cfg), &zero, &tc);
-	tc.lease_end_ns = mono_ns() - 1;
+	tc.lease_end_ns = clock_ns(CLOCK_MONOTONIC) - 1;
 	bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_trace_cfg), &zero, &tc,
 			    BPF_ANY);
 	ok &= udp_out(41500, 53, XDP_REDIRECT, XNAT_FWD_SLOW);

@@ -29,6 +29,7 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "xnat_common.h"
 #include "xnat_gen.skel.h"
 #include "gen.h"
@@ -69,14 +70,6 @@ struct gen {
 	uint8_t *frame;     /* the template: zeros, the largest size */
 	uint32_t frame_len;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
 
 /* -EINTR when a signal came: the caller stops the run, as a signal
  * during a BPF_PROG_RUN call would. */
@@ -410,7 +403,7 @@ static int gen_loop_full(struct gen *g, uint64_t t0, uint64_t dur_ns)
 	double pps = 0;
 	int n, err;
 
-	while ((t = now_ns()) < end) {
+	while ((t = clock_ns(CLOCK_MONOTONIC)) < end) {
 		uint64_t t1;
 
 		n = pps ? clamp_frames(pps * call_seconds((end - t) / 1e9)) :
@@ -418,7 +411,7 @@ static int gen_loop_full(struct gen *g, uint64_t t0, uint64_t dur_ns)
 		err = gen_call(g, n);
 		if (err)
 			return err;
-		t1 = now_ns();
+		t1 = clock_ns(CLOCK_MONOTONIC);
 		if (t1 > t)
 			pps = n * 1e9 / (t1 - t);
 	}
@@ -438,7 +431,7 @@ static int gen_loop_paced(struct gen *g, uint64_t t0, uint64_t dur_ns,
 	double best_pps = 0;
 	int err;
 
-	while ((t = now_ns() - t0) < dur_ns) {
+	while ((t = clock_ns(CLOCK_MONOTONIC) - t0) < dur_ns) {
 		uint64_t period_end = (t / GEN_PACE_NS + 1) * GEN_PACE_NS;
 		uint64_t owed;
 
@@ -449,12 +442,12 @@ static int gen_loop_paced(struct gen *g, uint64_t t0, uint64_t dur_ns,
 			double most = best_pps * call_seconds((dur_ns - t) / 1e9);
 			int n = clamp_frames(best_pps && owed - sent > most ?
 					     most : owed - sent);
-			uint64_t c0 = now_ns(), c1;
+			uint64_t c0 = clock_ns(CLOCK_MONOTONIC), c1;
 
 			err = gen_call(g, n);
 			if (err)
 				return err;
-			c1 = now_ns();
+			c1 = clock_ns(CLOCK_MONOTONIC);
 			sent += n;
 			if (c1 > c0 && n * 1e9 / (c1 - c0) > best_pps)
 				best_pps = n * 1e9 / (c1 - c0);
@@ -543,12 +536,12 @@ int gen_run_on(struct gen *g, int cpu, struct gen_result *res)
 			strerror(-err));
 		goto out_pin;
 	}
-	t0 = now_ns();
+	t0 = clock_ns(CLOCK_MONOTONIC);
 	if (g->cfg.rate_pps > 0)
 		err = gen_loop_paced(g, t0, dur_ns, g->cfg.rate_pps);
 	else
 		err = gen_loop_full(g, t0, dur_ns);
-	t1 = now_ns();
+	t1 = clock_ns(CLOCK_MONOTONIC);
 	if (err == -EINTR)
 		pr_debug("Generator: interrupted by a signal\n");
 	else if (err)
