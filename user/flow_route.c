@@ -11,6 +11,7 @@
 #include "flow_end.h"
 #include "flow_mac.h"
 #include "flow_route.h"
+#include "grow.h"
 #include "clock.h"
 #include "log.h"
 #include "map_walk.h"
@@ -100,21 +101,9 @@ static void resolve(struct reroute *r, const struct flow_route_arg *a,
 /* Room for one more waiting connection? */
 static bool waiting_room(struct reroute *r)
 {
-	size_t cap = r->cap ? 2 * r->cap : 64;
-	struct waiting *w;
-
-	if (r->n_waiting < r->cap)
-		return true;
-	if (r->cap == FLOW_ROUTE_WAITING_MAX)
-		return false;
-	if (cap > FLOW_ROUTE_WAITING_MAX)
-		cap = FLOW_ROUTE_WAITING_MAX;
-	w = realloc(r->waiting, cap * sizeof(*w));
-	if (!w)
-		return false;
-	r->waiting = w;
-	r->cap = cap;
-	return true;
+	return r->n_waiting < FLOW_ROUTE_WAITING_MAX &&
+	       !grow_for(&r->waiting, sizeof(*r->waiting), r->n_waiting,
+			 &r->cap, 64);
 }
 
 /* Route the connection of ORIG entry KEY (towards DADDR) again, and act
