@@ -1,20 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* What an insert into a flow-table-shaped map costs; see microbench.h. */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "bench_common.h"
 #include "log.h"
 #include "microbench.h"
 #include "xnat_tables.skel.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* One run in a table made anew: ns per insert into *NS. */
 static int table_run(uint32_t entries, uint64_t seed, double *ns)
@@ -40,7 +33,7 @@ static int table_run(uint32_t entries, uint64_t seed, double *ns)
 
 int microbench_table_insert(uint32_t entries, double *ns)
 {
-	double runs[MICROBENCH_TABLE_RUNS];
+	double runs[MICROBENCH_TABLE_RUNS], min, max;
 	int err;
 
 	for (int i = 0; i < MICROBENCH_TABLE_RUNS; i++) {
@@ -51,7 +44,6 @@ int microbench_table_insert(uint32_t entries, double *ns)
 			return err;
 		}
 	}
-	qsort(runs, MICROBENCH_TABLE_RUNS, sizeof(*runs), cmp_double);
-	*ns = runs[MICROBENCH_TABLE_RUNS / 2];
+	bench_stats(runs, MICROBENCH_TABLE_RUNS, ns, &min, &max);
 	return 0;
 }
