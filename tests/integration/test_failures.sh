@@ -561,17 +561,17 @@ routes_last() { grep "Routes changed" "$TB_WORK/run.log" | tail -1; }
 # UDP datagrams the namespace NS received.
 udp_received() { ip netns exec "$1" awk '/^Udp: [0-9]/ { print $2 }' /proc/net/snmp; }
 
-# An exchange of route_change_follows, answered from NS, which had received
-# GOT datagrams before.
+# Flows XDP carries to or from DST.
+flows_to() { flow_count "'$1' in f['dst'] + f['new_dst']"; }
+no_flows_to() { [ "$(flows_to "$1")" = 0 ]; }
+# An exchange from the LAN host's port SPORT with DST answered, and the
+# UDP datagrams NS received past GOT: the exchange went through NS.
+# reply_through SPORT DST NS GOT
 reply_through() {
-	lan_reply_is 40010 moved 198.19.8.1 && [ "$(udp_received "$1")" -gt "$2" ]
+	lan_reply_is "$1" moved "$2" && [ "$(udp_received "$3")" -gt "$4" ]
 }
-
-# Another exchange of route_change_follows, then: does XDP carry it?
-carried_to_dst() {
-	lan_reply_is 40010 more 198.19.8.1 &&
-		[ "$(flow_count "'198.19.8.1' in f['dst'] + f['new_dst']")" -ge 1 ]
-}
+# An exchange from SPORT with DST answered, and XDP carries it.
+carried_to() { lan_reply_is "$1" more "$2" && [ "$(flows_to "$2")" -ge 1 ]; }
 
 # Run STEP (a command) and wait until `xnat run` has said what the route
 # change did.
@@ -594,7 +594,6 @@ route_step() {
 TEST_MODES[route_change_follows]="xdp offload"
 test_route_change_follows() {
 	local dst=198.19.8.1 gw=198.19.0.4 mac=02:00:5e:00:53:7b ns2 i got
-	local on_dst="'$dst' in f['dst'] + f['new_dst']"
 	check ip -n "$NS_WAN" addr add "$dst/32" dev lo
 	check ip -n "$NS_RTR" route add "$dst/32" via "$WAN_HOST4"
 	ns2=$(tb_ns_extra wan2) || fail "namespace"
@@ -613,7 +612,7 @@ test_route_change_follows() {
 		check udp_from "$NS_LAN" 40010 "before$i" "$dst"
 		[ "$CHECK_OUT" = "before$i" ] || fail "no reply before the change"
 	done
-	[ "$(flow_count "$on_dst")" -ge 1 ] || fail "XDP does not carry the exchange"
+	[ "$(flows_to "$dst")" -ge 1 ] || fail "XDP does not carry the exchange"
 
 	route_step ip -n "$NS_RTR" route add 198.19.9.0/24 via "$WAN_HOST4"
 	case "$TB_MODE" in
@@ -624,10 +623,10 @@ test_route_change_follows() {
 	got=$(udp_received "$ns2")
 	route_step ip -n "$NS_RTR" route replace "$dst/32" via "$gw"
 	# (xdp mode: through the old next hop until the new one is resolved)
-	wait_until 10 reply_through "$ns2" "$got" ||
+	wait_until 10 reply_through 40010 "$dst" "$ns2" "$got" ||
 		fail "the flow did not move to the new next hop: $(xnat flows; cat "$TB_WORK/run.log")"
 	# (offload mode: once the kernel has forwarded it again)
-	wait_until 10 carried_to_dst || fail "XDP no longer carries the flow"
+	wait_until 10 carried_to 40010 "$dst" || fail "XDP no longer carries the flow"
 
 	# A policy rule (which destinations it reaches is not in its event):
 	# every connection is routed again, and this one goes back.
@@ -636,11 +635,11 @@ test_route_change_follows() {
 	route_step ip -n "$NS_RTR" rule add to "$dst/32" lookup 100 priority 100
 	routes_last | grep -q "(any destination)" ||
 		fail "a rule change was not taken for any destination: $(routes_last)"
-	wait_until 10 reply_through "$NS_WAN" "$got" ||
+	wait_until 10 reply_through 40010 "$dst" "$NS_WAN" "$got" ||
 		fail "the flow did not follow the policy rule: $(xnat flows; cat "$TB_WORK/run.log")"
 
 	route_step ip -n "$NS_RTR" route replace blackhole "$dst/32" table 100
-	wait_until 10 no_flows "$on_dst" ||
+	wait_until 10 no_flows_to "$dst" ||
 		fail "the flow outlived its route: $(xnat flows; cat "$TB_WORK/run.log")"
 	lan_reply_is 40010 gone "$dst" && fail "a reply through a blackhole route"
 	stop_run
