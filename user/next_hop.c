@@ -279,10 +279,11 @@ int next_hop_watch_fd(const struct next_hop_watch *w)
  * Call the callback with what the reads found. Neighbours go at once.
  * Routes are paced: each walk of the flow table for them costs time in
  * the number of connections, and a routing daemon may change routes many
- * times a second; so after a call with routes, the next waits at least
- * NEXT_HOP_ROUTE_PACE_MS, or four times as long as that call took, and
- * the changes meanwhile are kept for it (past NEXT_HOP_BATCH of them, as
- * "all"). The daemon spends at most a fifth of its time on them.
+ * times a second; so the next call with routes starts at least
+ * NEXT_HOP_ROUTE_PACE_MS after the last one started, or five times as long
+ * as that one took, whichever is later, and the changes meanwhile are
+ * kept for it (past NEXT_HOP_BATCH of them, as "all"). The daemon spends
+ * at most a fifth of its time on them.
  */
 static void deliver(struct next_hop_watch *w)
 {
