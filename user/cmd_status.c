@@ -197,7 +197,9 @@ static void nat_address(struct status *s)
  */
 static void nft_health(struct status *s)
 {
+	const char *ports[CONFIG_MAX_LAN + 1];
 	char *actual = NULL, *expected = NULL, *cmds;
+	int n_ports = 0;
 	char err[CONFIG_ERR_LEN];
 	int ret;
 
@@ -230,7 +232,10 @@ static void nft_health(struct status *s)
 		snprintf(s->nft_detail, sizeof(s->nft_detail), "not compared: %s", err);
 		goto out;
 	}
-	ret = nft_table_expected(cmds, &expected);
+	ports[n_ports++] = s->cfg.wan.name;
+	for (int i = 0; i < s->cfg.n_lan; i++)
+		ports[n_ports++] = s->cfg.lan[i].name;
+	ret = nft_table_expected(cmds, ports, n_ports, &expected);
 	free(cmds);
 	if (ret) {
 		snprintf(s->nft_detail, sizeof(s->nft_detail),

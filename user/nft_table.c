@@ -7,6 +7,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <net/if.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <linux/veth.h>
 #include <nftables/libnftables.h>
 #include <sched.h>
 #include <stdio.h>
@@ -16,6 +20,7 @@
 #include <sys/wait.h>
 #include "grow.h"
 #include "nft_table.h"
+#include "rtnl.h"
 
 #define LIST_CMD "list table inet xnat"
 
@@ -84,7 +89,66 @@ static char *read_all(int fd)
 	return NULL;
 }
 
-int nft_table_expected(const char *cmds, char **out)
+/* A veth pair NAME and PEER, in this network namespace. */
+static int veth_add(const char *name, const char *peer)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nlattr *info, *data, *peer_attr;
+	struct ifinfomsg *ifi;
+
+	nlh->nlmsg_type = RTM_NEWLINK;
+	nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+	mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");
+	data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
+	peer_attr = mnl_attr_nest_start(nlh, VETH_INFO_PEER);
+	mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, peer);
+	mnl_attr_nest_end(nlh, peer_attr);
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, info);
+	return rtnl_request(nlh);
+}
+
+/* A name none of the N PORTS has. */
+static void spare_name(const char *const *ports, int n, char name[IF_NAMESIZE])
+{
+	for (unsigned short k = 0;; k++) {
+		int j = 0;
+
+		snprintf(name, IF_NAMESIZE, "xnat-spare%hu", k);
+		while (j < n && strcmp(ports[j], name))
+			j++;
+		if (j == n)
+			return;
+	}
+}
+
+/*
+ * Interfaces named as the router's ports, for rules that match a port by
+ * index (`iif`, `oif`): nft resolves the name when the table loads, and
+ * lists the index by the name again. veth pairs, two ports each (veth is
+ * what every kernel that runs xnat's tests has); an odd one out gets a
+ * peer under a name no port has.
+ */
+static int scratch_ports(const char *const *ports, int n)
+{
+	char spare[IF_NAMESIZE];
+	int ret = 0;
+
+	for (int i = 0; !ret && i < n; i += 2) {
+		if (i + 1 == n)
+			spare_name(ports, n, spare);
+		ret = veth_add(ports[i], i + 1 < n ? ports[i + 1] : spare);
+	}
+	return ret;
+}
+
+int nft_table_expected(const char *cmds, const char *const *ports, int n_ports,
+		       char **out)
 {
 	int pipefd[2], status, ret;
 	char *listing = NULL;
@@ -102,7 +166,8 @@ int nft_table_expected(const char *cmds, char **out)
 	if (pid == 0) {
 		/* The child: a network namespace of its own, gone with it. */
 		close(pipefd[0]);
-		if (unshare(CLONE_NEWNET) || nft_cmd(cmds, false, NULL) ||
+		if (unshare(CLONE_NEWNET) || scratch_ports(ports, n_ports) ||
+		    nft_cmd(cmds, false, NULL) ||
 		    nft_cmd(LIST_CMD, true, &listing))
 			_exit(1);
 		ret = write(pipefd[1], listing, strlen(listing)) < 0;

@@ -18,9 +18,11 @@ int nft_table_list(bool stateless, char **out);
  * The table the transaction CMDS (kernel_ruleset()) creates, listed as
  * nft_table_list(true, ...) would list it: loaded in a throwaway network
  * namespace of a child process, so that nft itself puts it in the form it
- * lists, and nothing here changes.
+ * lists, and nothing here changes. That namespace has interfaces named as
+ * the router's N_PORTS PORTS, for the rules that match a port by index.
  */
-int nft_table_expected(const char *cmds, char **out);
+int nft_table_expected(const char *cmds, const char *const *ports, int n_ports,
+		       char **out);
 
 struct nft_rule_counter {
 	char chain[32];

@@ -74,9 +74,14 @@ static void emit_port_pairs(FILE *f, const struct config *cfg)
  * first one included, so the cheap tests come first and stop it early:
  * the direction (which makes one of the two rules fail at once), then
  * whether the bit is already set (a connection the kernel keeps, e.g. on
- * a shaped port), and only then one look-up of the input and output port
- * names together (three set look-ups before: protocol, input, output,
- * about 2 % of a new connection's setup, docs/BENCHMARKS.md). Every
+ * a shaped port), and only then one look-up of the input and output
+ * ports together (three set look-ups before: protocol, input, output,
+ * about 2 % of a new connection's setup, docs/BENCHMARKS.md). The ports
+ * by index (`iif . oif`), not by name: two 4-byte keys instead of two
+ * 16-byte names copied and hashed for every packet (docs/BENCHMARKS.md,
+ * "The ports by index"). nft resolves the names when the table is loaded;
+ * a port made again gets a new index, and a new plan, which `xnat run`
+ * applies, table included (refresh_plan()). Every
  * protocol gets its bit: it says only what the ruleset accepted, and XDP
  * looks up TCP and UDP connections alone.
  *
@@ -95,7 +100,7 @@ void offload_emit_nft(FILE *f, const struct config *cfg)
 	fprintf(f, "\tchain mark_accepted {\n"
 		   "\t\ttype filter hook postrouting priority 2147483647; policy accept;\n");
 	for (int d = 0; d < 2; d++) {
-		fprintf(f, "\t\tct direction %s ct mark and 0x%08x == 0 rt ipsec missing iifname . oifname ",
+		fprintf(f, "\t\tct direction %s ct mark and 0x%08x == 0 rt ipsec missing iif . oif ",
 			dirs[d], bits[d]);
 		emit_port_pairs(f, cfg);
 		fprintf(f, " ct mark set ct mark or 0x%08x\n", bits[d]);
