@@ -204,7 +204,10 @@ struct flow_route_arg {
 	union xnat_addr next_hop; /* out, NO_NEIGH: the address to resolve */
 	__u32 ifindex;            /* out, NO_NEIGH: the device it is on */
 	__u8 result;              /* out: enum flow_route */
-	__u8 _pad[3];
+	/* out, NO_NEIGH: AF_INET or AF_INET6, the next hop's own (an IPv4
+	 * route may have an IPv6 next hop, RFC 8950) */
+	__u8 next_hop_family;
+	__u8 _pad[2];
 };
 _Static_assert(sizeof(struct flow_route_arg) == 68, "flow_route_arg layout");
 

@@ -197,6 +197,7 @@ int xdp_flow_reroute(struct xdp_md *ctx)
 		/* The helper left the next hop's address in the destination. */
 		arg->result = FLOW_ROUTE_NO_NEIGH;
 		arg->ifindex = fib.ifindex;
+		arg->next_hop_family = fib.family;
 		if (fib.family == AF_INET)
 			arg->next_hop.v4 = fib.ipv4_dst;
 		else

@@ -394,6 +394,7 @@ static bool test_reroute(void)
 		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST,
 		UDP_OUT_NAT(42001, 53) };
 	struct flow_route_arg a;
+	struct in6_addr gw6;
 	struct flow_key unknown;
 	struct flow_value v, r;
 	struct mac_case m;
@@ -425,7 +426,15 @@ static bool test_reroute(void)
 	ok &= rerouted(&m, "ip route replace 198.19.0.2/32 via 198.19.0.4",
 		       FLOW_ROUTE_NO_NEIGH, &a);
 	ok &= ASSERT_EQ(a.next_hop.v4, inet_addr("198.19.0.4"), "its address");
+	ok &= ASSERT_EQ(a.next_hop_family, AF_INET, "an IPv4 next hop");
 	ok &= ASSERT_EQ(a.ifindex, if_wan, "on the WAN port");
+	/* An IPv4 route through an IPv6 next hop (RFC 8950): resolved as
+	 * IPv6, by neighbour discovery. */
+	ok &= rerouted(&m, "ip route replace 198.19.0.2/32 via inet6 "
+		       "2001:2:0:2::4 dev wan0", FLOW_ROUTE_NO_NEIGH, &a);
+	ok &= ASSERT_EQ(a.next_hop_family, AF_INET6, "an IPv6 next hop");
+	inet_pton(AF_INET6, "2001:2:0:2::4", &gw6);
+	ok &= ASSERT_EQ(memcmp(&a.next_hop, &gw6, 16), 0, "its IPv6 address");
 	ok &= ASSERT_OK(bpf_map_lookup_elem(flows_fd, &m.c->okey, &v), "entry");
 	ok &= ASSERT_EQ(memcmp(v.eth_dst, gw3, 6), 0, "unchanged meanwhile");
 
@@ -474,6 +483,7 @@ static bool test_reroute_v6(void)
 		       FLOW_ROUTE_NO_NEIGH, &a);
 	inet_pton(AF_INET6, "2001:2:0:2::4", &gw);
 	ok &= ASSERT_EQ(memcmp(&a.next_hop, &gw, 16), 0, "its address");
+	ok &= ASSERT_EQ(a.next_hop_family, AF_INET6, "an IPv6 next hop");
 	ok &= rerouted(&m, "ip -6 route del 2001:2:0:2::2/128", FLOW_ROUTE_MOVED,
 		       &a);
 	ok &= ASSERT_OK(sh("ip -6 neigh del 2001:2:0:2::3 dev wan0"), "cleanup");
