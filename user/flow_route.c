@@ -27,16 +27,20 @@
 #define FLOW_ROUTE_RESOLVE_MAX 64
 #define FLOW_ROUTE_RETRY_MS 500
 
-/* A connection waiting for its next hop, and where it goes. */
+/* A connection waiting for its next hop, where it goes, and until when
+ * it may wait: from the first time it was found waiting, whatever route
+ * changes come meanwhile, or a stream of them would keep it waiting. */
 struct waiting {
 	struct flow_key key;
 	int family;
 	union xnat_addr daddr;
+	__u64 give_up_ns;
 };
 
 /* A next hop the kernel was asked to resolve. */
 struct asked {
 	int ifindex;
+	int family;
 	union xnat_addr addr;
 };
 
@@ -44,20 +48,30 @@ struct flow_route_watch {
 	int flows_fd;
 	int ifaces_fd;
 	struct flow_ctl_bpf *ctl;
+	/* Sorted by key before a walk, which looks connections up in it. */
 	struct waiting *waiting;
 	size_t n_waiting;
-	__u64 give_up_ns, next_try_ns;
+	/* Where the next retry starts: the first connection whose next hop
+	 * the last one could not ask for (FLOW_ROUTE_RESOLVE_MAX), so that
+	 * next hops that never answer do not keep the others from asking. */
+	size_t retry_from;
+	__u64 next_try_ns;
+	/* Route every connection again at the first tick: routes may have
+	 * changed while no watch ran (before `xnat run`, or during a reload,
+	 * which also drops the list of those waiting). */
+	bool walk_all;
 };
 
 /* One walk's or retry's outcome. */
 struct reroute {
 	struct flow_route_watch *f;
 	const struct next_hop_events *e;
+	__u64 now;
 	struct waiting *waiting; /* the connections still waiting after it */
 	size_t n_waiting, cap;
-	bool give_up;            /* end those whose next hop is still unknown */
 	struct asked asked[FLOW_ROUTE_RESOLVE_MAX];
 	int n_asked;
+	size_t not_asked;        /* the first waiting one not asked for, + 1 */
 	long moved, ended, failed;
 };
 
@@ -80,22 +94,47 @@ static void end_conn(struct reroute *r, const struct flow_key *key)
 		r->ended++;
 }
 
-/* Have the kernel resolve the next hop in A (once per walk). */
-static void resolve(struct reroute *r, const struct flow_route_arg *a,
-		    int family)
+/* Have the kernel resolve the next hop in A (once per walk). False when
+ * it could not be asked: too many asked already. */
+static bool resolve(struct reroute *r, const struct flow_route_arg *a)
 {
+	struct asked *q;
+	int err;
+
 	for (int i = 0; i < r->n_asked; i++)
 		if (r->asked[i].ifindex == (int)a->ifindex &&
+		    r->asked[i].family == a->next_hop_family &&
 		    !memcmp(&r->asked[i].addr, &a->next_hop, sizeof(a->next_hop)))
-			return;
+			return true;
 	if (r->n_asked == FLOW_ROUTE_RESOLVE_MAX)
-		return;
-	r->asked[r->n_asked].ifindex = a->ifindex;
-	r->asked[r->n_asked].addr = a->next_hop;
-	r->n_asked++;
-	if (next_hop_resolve(a->ifindex, family, &a->next_hop))
+		return false;
+	q = &r->asked[r->n_asked++];
+	q->ifindex = a->ifindex;
+	q->family = a->next_hop_family;
+	q->addr = a->next_hop;
+	err = next_hop_resolve(a->ifindex, a->next_hop_family, &a->next_hop);
+	if (err)
 		pr_debug("cannot ask for a next hop to be resolved: %s\n",
-			 strerror(errno));
+			 strerror(-err));
+	return true;
+}
+
+static int waiting_cmp(const void *a, const void *b)
+{
+	return memcmp(&((const struct waiting *)a)->key,
+		      &((const struct waiting *)b)->key, sizeof(struct flow_key));
+}
+
+/* Until when the connection of KEY may wait: as long as it already was,
+ * if it was. */
+static __u64 give_up_at(const struct reroute *r, const struct flow_key *key)
+{
+	struct waiting probe = { .key = *key };
+	const struct waiting *w;
+
+	w = bsearch(&probe, r->f->waiting, r->f->n_waiting,
+		    sizeof(*r->f->waiting), waiting_cmp);
+	return w ? w->give_up_ns : r->now + FLOW_ROUTE_WAIT_MS * 1000000ULL;
 }
 
 /* Room for one more waiting connection? */
@@ -107,9 +146,10 @@ static bool waiting_room(struct reroute *r)
 }
 
 /* Route the connection of ORIG entry KEY (towards DADDR) again, and act
- * on the answer. */
+ * on the answer; one without a next hop yet may wait until GIVE_UP_NS (0:
+ * as long as it already was, or the full time). */
 static void reroute_one(struct reroute *r, const struct flow_key *key,
-			const union xnat_addr *daddr)
+			const union xnat_addr *daddr, __u64 give_up_ns)
 {
 	struct flow_route_arg a = { .key = *key };
 	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = &a,
@@ -129,15 +169,19 @@ static void reroute_one(struct reroute *r, const struct flow_key *key,
 		r->moved++;
 		break;
 	case FLOW_ROUTE_NO_NEIGH:
-		resolve(r, &a, family_of(key));
-		if (r->give_up || !waiting_room(r)) {
+		if (!give_up_ns)
+			give_up_ns = give_up_at(r, key);
+		if (r->now >= give_up_ns || !waiting_room(r)) {
 			end_conn(r, key);
 			break;
 		}
+		if (!resolve(r, &a) && !r->not_asked)
+			r->not_asked = r->n_waiting + 1;
 		w = &r->waiting[r->n_waiting++];
 		w->key = *key;
 		w->family = family_of(key);
 		w->daddr = *daddr;
+		w->give_up_ns = give_up_ns;
 		break;
 	case FLOW_ROUTE_GONE:
 		end_conn(r, key);
@@ -155,19 +199,24 @@ static int reroute_entry(const void *key, const void *value, void *ctx)
 	 * connection came from. */
 	if (v->dir == FLOW_DIR_ORIG && v->nat != FLOW_NAT_CT &&
 	    next_hop_route_changed(r->e, family_of(k), &v->new_daddr))
-		reroute_one(r, k, &v->new_daddr);
+		reroute_one(r, k, &v->new_daddr, 0);
 	return 0;
 }
 
-/* The connections that were waiting, routed again; those the walk of E
- * (if any) saw already are not. */
-static void retry_waiting(struct reroute *r, const struct waiting *was,
-			  size_t n)
+/* The connections that were waiting, routed again, from where the last
+ * retry could not ask on; those the walk of E (if any) saw already are
+ * not. */
+static void retry_waiting(struct reroute *r)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!r->e || !next_hop_route_changed(r->e, was[i].family,
-						     &was[i].daddr))
-			reroute_one(r, &was[i].key, &was[i].daddr);
+	const struct flow_route_watch *f = r->f;
+
+	for (size_t i = 0; i < f->n_waiting; i++) {
+		const struct waiting *w =
+			&f->waiting[(f->retry_from + i) % f->n_waiting];
+
+		if (!r->e || !next_hop_route_changed(r->e, w->family, &w->daddr))
+			reroute_one(r, &w->key, &w->daddr, w->give_up_ns);
+	}
 }
 
 static void reroute_start(struct reroute *r, struct flow_route_watch *f,
@@ -176,16 +225,18 @@ static void reroute_start(struct reroute *r, struct flow_route_watch *f,
 	memset(r, 0, sizeof(*r));
 	r->f = f;
 	r->e = e;
+	r->now = clock_ns(CLOCK_MONOTONIC);
+	if (e)
+		qsort(f->waiting, f->n_waiting, sizeof(*f->waiting),
+		      waiting_cmp);
 }
 
 /* R's waiting list becomes F's. */
 static void reroute_finish(struct flow_route_watch *f, struct reroute *r)
 {
-	__u64 now = clock_ns(CLOCK_MONOTONIC);
-
-	if (r->n_waiting && (!f->n_waiting || r->e))
-		f->give_up_ns = now + FLOW_ROUTE_WAIT_MS * 1000000ULL;
-	f->next_try_ns = now + FLOW_ROUTE_RETRY_MS * 1000000ULL;
+	f->next_try_ns = clock_ns(CLOCK_MONOTONIC) +
+			 FLOW_ROUTE_RETRY_MS * 1000000ULL;
+	f->retry_from = r->not_asked ? r->not_asked - 1 : 0;
 	free(f->waiting);
 	f->waiting = r->waiting;
 	f->n_waiting = r->n_waiting;
@@ -200,7 +251,7 @@ static void reroute_log(const char *what, const struct reroute *r)
 }
 
 static void on_routes(struct flow_route_watch *f,
-		      const struct next_hop_events *e)
+		      const struct next_hop_events *e, const char *what)
 {
 	struct reroute r;
 	long err;
@@ -208,14 +259,13 @@ static void on_routes(struct flow_route_watch *f,
 	reroute_start(&r, f, e);
 	err = map_walk(f->flows_fd, sizeof(struct flow_key),
 		       sizeof(struct flow_value), reroute_entry, &r);
-	retry_waiting(&r, f->waiting, f->n_waiting);
+	retry_waiting(&r);
 	reroute_finish(f, &r);
 	if (err < 0)
 		pr_warn("xnat: a route changed, but the flow table could not "
 			"be read: %s\n", strerror((int)-err));
 	else
-		reroute_log(e->all ? "Routes changed (any destination)" :
-				     "Routes changed (some destinations)", &r);
+		reroute_log(what, &r);
 }
 
 void flow_route_tick(struct flow_route_watch *f)
@@ -223,14 +273,21 @@ void flow_route_tick(struct flow_route_watch *f)
 	struct reroute r;
 	__u64 now;
 
+	if (f && f->walk_all) {
+		static const struct next_hop_events all = { .all = true };
+
+		f->walk_all = false;
+		on_routes(f, &all, "Every connection routed again, as the "
+			  "watch started");
+		return;
+	}
 	if (!f || !f->n_waiting)
 		return;
 	now = clock_ns(CLOCK_MONOTONIC);
 	if (now < f->next_try_ns)
 		return;
 	reroute_start(&r, f, NULL);
-	r.give_up = now >= f->give_up_ns;
-	retry_waiting(&r, f->waiting, f->n_waiting);
+	retry_waiting(&r);
 	reroute_finish(f, &r);
 	if (r.moved || r.ended || r.failed || !r.n_waiting)
 		reroute_log("Connections waiting for a next hop, routed again", &r);
@@ -256,7 +313,8 @@ void flow_route_next_hop_changed(void *ctx, const struct next_hop_events *e)
 	/* More neighbours than a batch: routed again, every ORIG entry
 	 * gets today's next hop (a reply keeps the MAC it had). */
 	if (e->all || e->n_routes)
-		on_routes(f, e);
+		on_routes(f, e, e->all ? "Routes changed (any destination)" :
+					 "Routes changed (some destinations)");
 }
 
 struct flow_route_watch *flow_route_open(void)
@@ -267,6 +325,7 @@ struct flow_route_watch *flow_route_open(void)
 	if (!f)
 		return NULL;
 	f->ifaces_fd = -1;
+	f->walk_all = true;
 	f->flows_fd = pins_map_open(MAP_FLOWS);
 	if (f->flows_fd < 0)
 		goto fail;

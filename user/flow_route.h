@@ -33,7 +33,9 @@ struct flow_route_watch;
 struct flow_route_watch *flow_route_open(void);
 /* A next_hop_changed_fn, CTX the struct flow_route_watch. */
 void flow_route_next_hop_changed(void *ctx, const struct next_hop_events *e);
-/* Route again the connections waiting for a next hop, when it is time. */
+/* Route again the connections waiting for a next hop, when it is time;
+ * at the first call, every connection (routes may have changed while no
+ * watch ran). */
 void flow_route_tick(struct flow_route_watch *f);
 void flow_route_close(struct flow_route_watch *f);
 

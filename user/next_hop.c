@@ -73,7 +73,11 @@ static void on_neigh(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 	struct neigh key, *n;
 	void **found;
 
-	if (nlh->nlmsg_type != RTM_NEWNEIGH)
+	/* IP neighbours only: a bridge's or VXLAN's forwarding entries
+	 * (AF_BRIDGE) are not next hops, and learn MACs all the time. */
+	if (nlh->nlmsg_type != RTM_NEWNEIGH ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*nd) ||
+	    (nd->ndm_family != AF_INET && nd->ndm_family != AF_INET6))
 		return;
 	mnl_attr_for_each(attr, nlh, sizeof(*nd)) {
 		if (mnl_attr_get_type(attr) == NDA_DST)
@@ -126,8 +130,9 @@ static void on_neigh(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 
 /* A route added, changed or removed where forwarding looks: the next hop
  * of the destinations it covers may be another now. The local table (the
- * router's own addresses) and cached clones (path MTU) change no next
- * hop. */
+ * router's own addresses, their broadcast addresses) and cached clones
+ * (path MTU) change no next hop; a local route elsewhere (AnyIP, in a
+ * policy table) does: what it covers is no longer forwarded. */
 static void on_route(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 {
 	const struct rtmsg *rt = mnl_nlmsg_get_payload(nlh);
@@ -135,8 +140,11 @@ static void on_route(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 	struct route_change *r;
 	size_t len = rt->rtm_family == AF_INET ? 4 : 16;
 
-	if (rt->rtm_table == RT_TABLE_LOCAL || rt->rtm_type == RTN_LOCAL ||
-	    rt->rtm_type == RTN_BROADCAST || (rt->rtm_flags & RTM_F_CLONED))
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*rt)) {
+		w->ev.all = true;
+		return;
+	}
+	if (rt->rtm_table == RT_TABLE_LOCAL || (rt->rtm_flags & RTM_F_CLONED))
 		return;
 	mnl_attr_for_each(attr, nlh, sizeof(*rt))
 		if (mnl_attr_get_type(attr) == RTA_DST)
@@ -320,19 +328,20 @@ void next_hop_watch_read(struct next_hop_watch *w)
 
 	for (;;) {
 		n = mnl_socket_recvfrom(w->nl, buf, sizeof(buf));
-		if (n > 0) {
-			mnl_cb_run(buf, n, 0, 0, on_msg, w);
+		if (n > 0 && mnl_cb_run(buf, n, 0, 0, on_msg, w) >= 0)
 			continue;
-		}
-		/* A change may be among the lost events: as if every next
-		 * hop had changed. (The cache may now miss a MAC change; the
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		/* A change may be among the events lost (ENOBUFS), cut
+		 * short (ENOSPC: a message longer than the buffer, a route
+		 * of many next hops) or not understood: as if every next hop
+		 * had changed. (The cache may now miss a MAC change; the
 		 * next one of that neighbour is seen again.) */
-		if (n < 0 && errno == ENOBUFS) {
-			pr_debug("next hop events lost\n");
-			w->ev.all = true;
-			continue;
-		}
-		break;
+		pr_debug("next hop events lost: %s\n",
+			 n < 0 ? strerror(errno) : "a bad message");
+		w->ev.all = true;
+		if (n == 0 || (n < 0 && errno != ENOBUFS && errno != ENOSPC))
+			break;
 	}
 	deliver(w);
 }

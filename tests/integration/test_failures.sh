@@ -649,6 +649,41 @@ test_route_change_follows() {
 	fi
 }
 
+# A connection whose new next hop never answers ends after its wait
+# (flow_route.h, FLOW_ROUTE_WAIT_MS), however many route changes come
+# meanwhile: each walks the flow table again and finds it still waiting,
+# which must not start its wait anew (a routing daemon's churn, or a LAN
+# host's, would keep it on a next hop its route no longer names).
+TEST_MODES[route_wait_bounded]=xdp
+test_route_wait_bounded() {
+	local dst=198.19.8.1 i
+	check ip -n "$NS_WAN" addr add "$dst/32" dev lo
+	check ip -n "$NS_RTR" route add "$dst/32" via "$WAN_HOST4"
+	check xnat down
+	start_run "$TB_CONFIG"
+	udp_echo_wan "$NS_WAN" "$dst" || fail "no server"
+	check udp_from "$NS_LAN" 40012 before "$dst"
+	[ "$CHECK_OUT" = before ] || fail "no reply before the change"
+	[ "$(flows_to "$dst")" -ge 1 ] || fail "XDP does not carry the exchange"
+
+	# 198.19.0.99: on the WAN segment, and nobody's.
+	route_step ip -n "$NS_RTR" route replace "$dst/32" via 198.19.0.99
+	routes_last | grep -q ", 1 waiting for theirs to be resolved" ||
+		fail "the connection is not waiting: $(routes_last)"
+	# A route that covers it changing every second (each walk finds it
+	# waiting again), for four times the wait.
+	for i in $(seq 16); do
+		no_flows_to "$dst" && break
+		route_step ip -n "$NS_RTR" route replace 198.19.8.0/24 \
+			via "$WAN_HOST4" metric "$i"
+	done
+	no_flows_to "$dst" ||
+		fail "the connection still waits after $i route changes: $(cat "$TB_WORK/run.log")"
+	grep -q ", 1 connections ended" "$TB_WORK/run.log" ||
+		fail "run did not say it ended the connection: $(cat "$TB_WORK/run.log")"
+	stop_run
+}
+
 # ---- locking --------------------------------------------------------------------
 
 # While another command holds the router's lock, `up` waits, then applies.
