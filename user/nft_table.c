@@ -134,17 +134,15 @@ static void spare_name(const char *const *ports, int n, char name[IF_NAMESIZE])
  * what every kernel that runs xnat's tests has); an odd one out gets a
  * peer under a name no port has.
  */
-static int scratch_ports(const char *const *ports, int n)
+static void scratch_ports(const char *const *ports, int n)
 {
 	char spare[IF_NAMESIZE];
-	int ret = 0;
 
-	for (int i = 0; !ret && i < n; i += 2) {
+	for (int i = 0; i < n; i += 2) {
 		if (i + 1 == n)
 			spare_name(ports, n, spare);
-		ret = veth_add(ports[i], i + 1 < n ? ports[i + 1] : spare);
+		veth_add(ports[i], i + 1 < n ? ports[i + 1] : spare);
 	}
-	return ret;
 }
 
 int nft_table_expected(const char *cmds, const char *const *ports, int n_ports,
@@ -166,8 +164,12 @@ int nft_table_expected(const char *cmds, const char *const *ports, int n_ports,
 	if (pid == 0) {
 		/* The child: a network namespace of its own, gone with it. */
 		close(pipefd[0]);
-		if (unshare(CLONE_NEWNET) || scratch_ports(ports, n_ports) ||
-		    nft_cmd(cmds, false, NULL) ||
+		if (unshare(CLONE_NEWNET))
+			_exit(1);
+		/* Without them (a kernel without veth), only a table that
+		 * names a port by index fails to load: not compared. */
+		scratch_ports(ports, n_ports);
+		if (nft_cmd(cmds, false, NULL) ||
 		    nft_cmd(LIST_CMD, true, &listing))
 			_exit(1);
 		ret = write(pipefd[1], listing, strlen(listing)) < 0;
