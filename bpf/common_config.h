@@ -130,8 +130,11 @@ _Static_assert(sizeof(struct xnat_offload_config) == 16,
 
 /* Offload mode's table filter (bpf/offload_filter.h): a word per hash of
  * a flow key, its high half the epoch it was written in, its low half 32
- * bits, one per key; 2^20 bits in 256 KiB. */
-#define OFFLOADED_WORDS (1U << 15)
+ * bits, one per key; 2^18 bits in 64 KiB. Every fast-path hit reads a
+ * word, so the filter competes with the flow table for the cache: at
+ * 2^20 bits (256 KiB) 10,000 flows' hits touched all of it. */
+#define OFFLOADED_WORDS_LOG2 13
+#define OFFLOADED_WORDS (1U << OFFLOADED_WORDS_LOG2)
 #define OFFLOADED_BITS (OFFLOADED_WORDS * 32)
 /* Installs the filter stays off for once the live entries were too many. */
 #define OFFLOADED_RETRY (1U << 22)

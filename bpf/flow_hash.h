@@ -67,7 +67,8 @@ static __always_inline __u32 flow_key_hash(const struct flow_key *k)
  * fold. A few cycles where murmur3's chain of five rounds costs tens,
  * measured on every fast-path hit. Keys whose folds are equal collide,
  * which costs a filter a look-up too many, never a wrong answer.
- * *WORD: the top 15 bits of one product; *BIT: 5 bits of the other.
+ * *WORD: the top OFFLOADED_WORDS_LOG2 bits of one product; *BIT: 5 bits
+ * of the other.
  */
 static __always_inline void flow_key_hash_fast(const struct flow_key *k,
 					       __u32 *word, __u32 *bit)
@@ -80,7 +81,7 @@ static __always_inline void flow_key_hash_fast(const struct flow_key *k,
 	x ^= flow_hash_rol(y, 16) ^ ((__u32)k->sport << 16 | k->dport) ^
 	     (k->proto | (__u32)k->family << 8 | (__u32)k->vid << 16) ^
 	     flow_hash_rol(k->ifindex, 8);
-	*word = (x * 0x9e3779b1u) >> 17;
+	*word = (x * 0x9e3779b1u) >> (32 - OFFLOADED_WORDS_LOG2);
 	*bit = (x * 0x85ebca6bu) >> 27;
 }
 
