@@ -232,9 +232,11 @@ static void nft_health(struct status *s)
 		snprintf(s->nft_detail, sizeof(s->nft_detail), "not compared: %s", err);
 		goto out;
 	}
-	ports[n_ports++] = s->cfg.wan.name;
-	for (int i = 0; i < s->cfg.n_lan; i++)
-		ports[n_ports++] = s->cfg.lan[i].name;
+	/* Only offload's mark rules name ports by index (iif, oif), which
+	 * the scratch namespace needs interfaces of those names for. */
+	if (s->cfg.mode == MODE_OFFLOAD)
+		for (; n_ports < config_n_ports(&s->cfg); n_ports++)
+			ports[n_ports] = config_port_name(&s->cfg, n_ports);
 	ret = nft_table_expected(cmds, ports, n_ports, &expected);
 	free(cmds);
 	if (ret) {

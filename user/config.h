@@ -129,6 +129,19 @@ struct config {
 	int offload_shaped;
 };
 
+/* The router's ports by index: 0 the WAN, 1 to n_lan the LANs in the
+ * config's order, as offload's mark rules number them (user/offload.c)
+ * and `xnat status` names them for its comparison. */
+static inline int config_n_ports(const struct config *cfg)
+{
+	return cfg->n_lan + 1;
+}
+
+static inline const char *config_port_name(const struct config *cfg, int i)
+{
+	return i ? cfg->lan[i - 1].name : cfg->wan.name;
+}
+
 /* Every error of a config, in the order found: N counts them all, the first
  * CONFIG_MAX_ERRORS are kept. For `xnat check`. */
 struct config_errors {

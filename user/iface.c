@@ -68,8 +68,8 @@ int iface_physical_ports(const struct config *cfg, char out[][IF_NAMESIZE])
 	struct iface_hw hw;
 	int i, j, n = 0;
 
-	for (i = -1; i < cfg->n_lan; i++) {
-		const char *name = i < 0 ? cfg->wan.name : cfg->lan[i].name;
+	for (i = 0; i < config_n_ports(cfg); i++) {
+		const char *name = config_port_name(cfg, i);
 
 		if (iface_query(name, &hw))
 			snprintf(hw.lower, sizeof(hw.lower), "%s", name);

@@ -43,22 +43,18 @@ static uint32_t mark_reply(const struct config *cfg)
 	return cfg->offload_mark & ~mark_orig(cfg);
 }
 
-static const char *port_name(const struct config *cfg, int i)
-{
-	return i ? cfg->lan[i - 1].name : cfg->wan.name;
-}
-
 /* { "wan" . "wan", "wan" . "lan0", ... }: every (in, out) pair of the
  * ports XDP may carry traffic between, for one lookup of both names. */
 static void emit_port_pairs(FILE *f, const struct config *cfg)
 {
-	int n = cfg->n_lan + 1;
+	int n = config_n_ports(cfg);
 
 	fprintf(f, "{ ");
 	for (int i = 0; i < n; i++)
 		for (int o = 0; o < n; o++)
 			fprintf(f, "%s\"%s\" . \"%s\"", i || o ? ", " : "",
-				port_name(cfg, i), port_name(cfg, o));
+				config_port_name(cfg, i),
+				config_port_name(cfg, o));
 	fprintf(f, " }");
 }
 
