@@ -29,12 +29,16 @@
 
 /* A connection waiting for its next hop, where it goes, and until when
  * it may wait: from the first time it was found waiting, whatever route
- * changes come meanwhile, or a stream of them would keep it waiting. */
+ * changes come meanwhile, or a stream of them would keep it waiting.
+ * ASKED: its next hop was asked for when it was last routed; those not
+ * go first at the next retry, so that next hops that never answer do not
+ * keep the others from being asked (FLOW_ROUTE_RESOLVE_MAX). */
 struct waiting {
 	struct flow_key key;
 	int family;
 	union xnat_addr daddr;
 	__u64 give_up_ns;
+	bool asked;
 };
 
 /* A next hop the kernel was asked to resolve. */
@@ -51,10 +55,6 @@ struct flow_route_watch {
 	/* Sorted by key before a walk, which looks connections up in it. */
 	struct waiting *waiting;
 	size_t n_waiting;
-	/* Where the next retry starts: the first connection whose next hop
-	 * the last one could not ask for (FLOW_ROUTE_RESOLVE_MAX), so that
-	 * next hops that never answer do not keep the others from asking. */
-	size_t retry_from;
 	__u64 next_try_ns;
 	/* Route every connection again at the first tick: routes may have
 	 * changed while no watch ran (before `xnat run`, or during a reload,
@@ -71,7 +71,6 @@ struct reroute {
 	size_t n_waiting, cap;
 	struct asked asked[FLOW_ROUTE_RESOLVE_MAX];
 	int n_asked;
-	size_t not_asked;        /* the first waiting one not asked for, + 1 */
 	long moved, ended, failed;
 };
 
@@ -175,13 +174,12 @@ static void reroute_one(struct reroute *r, const struct flow_key *key,
 			end_conn(r, key);
 			break;
 		}
-		if (!resolve(r, &a) && !r->not_asked)
-			r->not_asked = r->n_waiting + 1;
 		w = &r->waiting[r->n_waiting++];
 		w->key = *key;
 		w->family = family_of(key);
 		w->daddr = *daddr;
 		w->give_up_ns = give_up_ns;
+		w->asked = resolve(r, &a);
 		break;
 	case FLOW_ROUTE_GONE:
 		end_conn(r, key);
@@ -203,20 +201,23 @@ static int reroute_entry(const void *key, const void *value, void *ctx)
 	return 0;
 }
 
-/* The connections that were waiting, routed again, from where the last
- * retry could not ask on; those the walk of E (if any) saw already are
- * not. */
+/* The connections that were waiting, routed again: first those whose
+ * next hop was not asked for last time, then the others; those the walk
+ * of E (if any) saw already are not. */
 static void retry_waiting(struct reroute *r)
 {
 	const struct flow_route_watch *f = r->f;
 
-	for (size_t i = 0; i < f->n_waiting; i++) {
-		const struct waiting *w =
-			&f->waiting[(f->retry_from + i) % f->n_waiting];
+	for (int asked = 0; asked <= 1; asked++)
+		for (size_t i = 0; i < f->n_waiting; i++) {
+			const struct waiting *w = &f->waiting[i];
 
-		if (!r->e || !next_hop_route_changed(r->e, w->family, &w->daddr))
+			if (w->asked != asked ||
+			    (r->e && next_hop_route_changed(r->e, w->family,
+							    &w->daddr)))
+				continue;
 			reroute_one(r, &w->key, &w->daddr, w->give_up_ns);
-	}
+		}
 }
 
 static void reroute_start(struct reroute *r, struct flow_route_watch *f,
@@ -236,7 +237,6 @@ static void reroute_finish(struct flow_route_watch *f, struct reroute *r)
 {
 	f->next_try_ns = clock_ns(CLOCK_MONOTONIC) +
 			 FLOW_ROUTE_RETRY_MS * 1000000ULL;
-	f->retry_from = r->not_asked ? r->not_asked - 1 : 0;
 	free(f->waiting);
 	f->waiting = r->waiting;
 	f->n_waiting = r->n_waiting;
