@@ -23,6 +23,7 @@
 #include <net/if.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "cmd.h"
 #include "flow_view.h"
 #include "flows_kernel.h"
@@ -36,27 +37,15 @@
 #include "trace_filter.h"
 
 
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	/* bpf_ktime_get_coarse_ns() is CLOCK_MONOTONIC_COARSE. */
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* SINCE_NS (monotonic, as the data path stamps it) as wall-clock UTC,
  * RFC 3339, into BUF. */
 static void wall_time(char *buf, size_t len, __u64 since_ns, __u64 now)
 {
-	struct timespec ts;
 	time_t secs;
 	struct tm tm;
 	__u64 wall;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	wall = ts.tv_sec * 1000000000ULL + ts.tv_nsec -
-	       (now > since_ns ? now - since_ns : 0);
+	wall = clock_ns(CLOCK_REALTIME) - (now > since_ns ? now - since_ns : 0);
 	secs = wall / 1000000000ULL;
 	gmtime_r(&secs, &tm);
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -184,7 +173,8 @@ static int show(const struct opts *o, int fd, const struct flow_filter *f,
 {
 	struct conn *conns;
 	size_t n, shown = 0;
-	__u64 now = now_ns();
+	/* The data path stamps with bpf_ktime_get_coarse_ns(). */
+	__u64 now = clock_ns(CLOCK_MONOTONIC_COARSE);
 	int err = conns_read(fd, &conns, &n);
 
 	if (err)

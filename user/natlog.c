@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "log.h"
 #include "names.h"
 #include "natlog.h"
@@ -43,15 +44,8 @@ static const char *const why_names[FLOWLOG_WHY_MAX] = {
 	[FLOWLOG_WHY_CT_EVENTS_LOST] = "conntrack_events_lost",
 	[FLOWLOG_WHY_NEIGH] = "next_hop_changed",
 	[FLOWLOG_WHY_ROUTE] = "route_changed",
+	[FLOWLOG_WHY_WATCH_START] = "watch_started",
 };
-
-static __u64 clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static void endpoint(char *buf, size_t len, __be32 addr, __be16 port)
 {

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "flow_hash.h"
 #include "microbench.h"
 #include "xnat_common.h"
@@ -52,7 +53,6 @@ static int offload_entry(struct xnat_bpf *xnat, int if_lan, bool on)
 	static struct flow_value saved;
 	struct flow_key key, next;
 	struct flow_value v;
-	struct timespec ts;
 	void *prev = NULL;
 
 	while (!bpf_map_get_next_key(flows_fd, prev, &next)) {
@@ -65,9 +65,8 @@ static int offload_entry(struct xnat_bpf *xnat, int if_lan, bool on)
 		if (on) {
 			saved = v;
 			/* bpf_ktime_get_coarse_ns() is CLOCK_MONOTONIC_COARSE. */
-			clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 			v.nat = FLOW_NAT_CT;
-			v.ct_refresh = (ts.tv_sec * 1000000000ULL + ts.tv_nsec) >>
+			v.ct_refresh = clock_ns(CLOCK_MONOTONIC_COARSE) >>
 				       XNAT_CT_REFRESH_SHIFT;
 		} else {
 			v.nat = saved.nat;
