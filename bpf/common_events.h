@@ -127,6 +127,9 @@ enum flowlog_why {
 	FLOWLOG_WHY_NEIGH = 8,      /* its next hop's MAC changed (xnat run) */
 	FLOWLOG_WHY_ROUTE = 9,      /* a route changed, or route and
 				       neighbour events were lost (xnat run) */
+	FLOWLOG_WHY_WATCH_START = 10, /* xnat run's watch started or was
+					 opened anew by a reload: every
+					 entry goes back once */
 	FLOWLOG_WHY_MAX,
 };
 

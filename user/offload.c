@@ -368,6 +368,10 @@ struct offload_watch {
 	struct natlog *log;         /* flows taken off, or NULL */
 	int n_in;
 	struct ingress in[1 + CONFIG_MAX_LAN];
+	/* Every entry given back once, at the first wait: routes and
+	 * neighbours may have changed while no watch ran (before `xnat
+	 * run`, or during a reload, which opens the watch anew). */
+	bool give_back_all;
 };
 
 /* Have the entry's timer remove it now, telling the event log and `xnat
@@ -562,6 +566,7 @@ struct offload_watch *offload_watch_open(const struct config *cfg)
 	w->hops = next_hop_watch_open(on_next_hop, w);
 	if (!w->hops)
 		goto fail;
+	w->give_back_all = true;
 	return w;
 fail:
 	pr_warn("xnat: cannot watch conntrack, nftables, neighbour and route events (%s): "
@@ -597,6 +602,21 @@ void offload_watch_wait(struct offload_watch *w, int timeout_ms)
 	if (!w) {
 		usleep(timeout_ms * 1000);
 		return;
+	}
+	if (w->give_back_all) {
+		/* As for a change of every route: the kernel forwards each
+		 * connection's next packets along today's route, and XDP
+		 * offloads it again with its own look-up. */
+		w->give_back_all = false;
+		n = flush_offloaded(w->flows_fd, w->log,
+				    FLOWLOG_WHY_WATCH_START);
+		if (n < 0)
+			pr_warn("xnat: the flow table could not be read as the "
+				"watch started: %s\n", strerror(-n));
+		else
+			pr_info("Routes may have changed while no watch ran: "
+				"%d offloaded flow entries back to the kernel, "
+				"as the watch started\n", n);
 	}
 	pfd[0] = (struct pollfd){ .fd = nfct_fd(w->ct), .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = mnl_socket_get_fd(w->nft),

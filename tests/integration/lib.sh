@@ -768,14 +768,17 @@ tcp_idle_connection() {
 }
 
 # `xnat run` in the background (it watches conntrack and nftables events),
-# up once it has reloaded (the state names the same config); its PID in
-# XNAT_RUN_PID, its output (the event log) in XNAT_RUN_LOG.
+# up once it has reloaded (the state names the same config) and, in offload
+# mode, its watch has started (which gives every entry there was back);
+# its PID in XNAT_RUN_PID, its output (the event log) in XNAT_RUN_LOG.
 xnat_run_bg() {
+	local ready=reloaded
+	[ "$TB_MODE" != offload ] || ready="as the watch started"
 	bg_ns 120 "$NS_RTR" "$XNAT" run -c "$TB_CONFIG"
 	XNAT_RUN_PID=$BG_PID
 	XNAT_RUN_LOG=$TB_WORK/bg.$TB_BG_N.log
 	for _ in $(seq 50); do
-		grep -q reloaded "$XNAT_RUN_LOG" 2>/dev/null && return 0
+		grep -q "$ready" "$XNAT_RUN_LOG" 2>/dev/null && return 0
 		sleep 0.2
 	done
 	fail "xnat run did not come up: $(cat "$XNAT_RUN_LOG")"

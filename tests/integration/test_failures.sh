@@ -196,6 +196,11 @@ start_run() {
 	echo "$RUN_PID" >>"$TB_WORK/pids"
 	echo "+ & [pid $RUN_PID] xnat run -c $cfg"
 	wait_until 20 state_recorded || fail "xnat run did not come up: $(cat "$TB_WORK/run.log")"
+	# Offload mode: its watch gives every entry back as it starts (a
+	# flow made before that would be given back too).
+	[ "$TB_MODE" != offload ] ||
+		wait_until 20 grep -q "as the watch started" "$TB_WORK/run.log" ||
+		fail "xnat run's watch did not start: $(cat "$TB_WORK/run.log")"
 }
 
 state_recorded() { [ -e "/run/xnat/$TB_RTR_INO/state" ]; }
@@ -583,6 +588,38 @@ route_step() {
 		fail "run did not follow: $*: $(cat "$TB_WORK/run.log")"
 }
 
+# A second router of the WAN segment, at GW (a macvlan in a namespace of
+# its own, SECOND, which the router has never resolved), that has DST as
+# the WAN host also does; each runs an echo server. The router routes DST
+# to the WAN host. second_router DST GW
+second_router() {
+	local dst=$1 gw=$2 mac=02:00:5e:00:53:7b
+	check ip -n "$NS_WAN" addr add "$dst/32" dev lo
+	check ip -n "$NS_RTR" route add "$dst/32" via "$WAN_HOST4"
+	SECOND=$(tb_ns_extra wan2) || fail "namespace"
+	check ip -n "$NS_WAN" link add mv0 link "$HOST_IF" address "$mac" \
+		type macvlan mode bridge
+	check ip -n "$NS_WAN" link set mv0 netns "$SECOND"
+	check ip -n "$SECOND" addr add "$gw/24" dev mv0
+	check ip -n "$SECOND" addr add "$dst/32" dev lo
+	check ip -n "$SECOND" link set mv0 up
+	check ip -n "$SECOND" link set lo up
+	udp_echo_wan "$NS_WAN" "$dst" || fail "no server"
+	udp_echo_wan "$SECOND" "$dst" || fail "no server on the second router"
+}
+
+# Three exchanges from the LAN host's port SPORT with DST, answered, and
+# XDP carries them (offload mode: once the kernel has accepted the first).
+# carried_exchanges SPORT DST
+carried_exchanges() {
+	local i
+	for i in 1 2 3; do
+		check udp_from "$NS_LAN" "$1" "before$i" "$2"
+		[ "$CHECK_OUT" = "before$i" ] || fail "no reply before the change"
+	done
+	[ "$(flows_to "$2")" -ge 1 ] || fail "XDP does not carry the exchange"
+}
+
 # A route changes while XDP carries a flow to 198.19.8.1, an address both
 # the WAN host and a second router of the WAN segment have (each with an
 # echo server). A route elsewhere leaves the flow as it is. A route through
@@ -593,26 +630,12 @@ route_step() {
 # WAN host. A blackhole route then ends it.
 TEST_MODES[route_change_follows]="xdp offload"
 test_route_change_follows() {
-	local dst=198.19.8.1 gw=198.19.0.4 mac=02:00:5e:00:53:7b ns2 i got
-	check ip -n "$NS_WAN" addr add "$dst/32" dev lo
-	check ip -n "$NS_RTR" route add "$dst/32" via "$WAN_HOST4"
-	ns2=$(tb_ns_extra wan2) || fail "namespace"
-	check ip -n "$NS_WAN" link add mv0 link "$HOST_IF" address "$mac" \
-		type macvlan mode bridge
-	check ip -n "$NS_WAN" link set mv0 netns "$ns2"
-	check ip -n "$ns2" addr add "$gw/24" dev mv0
-	check ip -n "$ns2" addr add "$dst/32" dev lo
-	check ip -n "$ns2" link set mv0 up
-	check ip -n "$ns2" link set lo up
+	local dst=198.19.8.1 gw=198.19.0.4 ns2 got
+	second_router "$dst" "$gw"
+	ns2=$SECOND
 	check xnat down
 	start_run "$TB_CONFIG"
-	udp_echo_wan "$NS_WAN" "$dst" || fail "no server"
-	udp_echo_wan "$ns2" "$dst" || fail "no server on the second router"
-	for i in 1 2 3; do
-		check udp_from "$NS_LAN" 40010 "before$i" "$dst"
-		[ "$CHECK_OUT" = "before$i" ] || fail "no reply before the change"
-	done
-	[ "$(flows_to "$dst")" -ge 1 ] || fail "XDP does not carry the exchange"
+	carried_exchanges 40010 "$dst"
 
 	route_step ip -n "$NS_RTR" route add 198.19.9.0/24 via "$WAN_HOST4"
 	case "$TB_MODE" in
@@ -645,6 +668,36 @@ test_route_change_follows() {
 	stop_run
 	if [ "$TB_MODE" = offload ]; then
 		grep -q '"why":"route_changed"' "$TB_WORK/run.log" ||
+			fail "the event log does not say why the flow went back"
+	fi
+}
+
+# Routes that changed while no `xnat run` watched them (the router brought
+# up by `xnat up`, run started later; or the moment of a reload, which
+# opens the watch anew): as its watch starts, run routes every connection
+# again (xdp mode) or gives every offloaded entry back to the kernel
+# (offload mode), and the flow takes the route it has now.
+TEST_MODES[route_change_before_run]="xdp offload"
+test_route_change_before_run() {
+	local dst=198.19.8.1 gw=198.19.0.4 got said
+	second_router "$dst" "$gw"
+	carried_exchanges 40013 "$dst"
+	got=$(udp_received "$SECOND")
+	check ip -n "$NS_RTR" route replace "$dst/32" via "$gw"
+	start_run "$TB_CONFIG"
+	wait_until 10 grep -q "as the watch started" "$TB_WORK/run.log" ||
+		fail "run did not say what its start did: $(cat "$TB_WORK/run.log")"
+	said=$(grep "as the watch started" "$TB_WORK/run.log")
+	case "$TB_MODE" in
+	xdp) grep -q ", 1 waiting for theirs to be resolved" <<<"$said" ;;
+	*) grep -q ": [1-9][0-9]* offloaded flow entries back" <<<"$said" ;;
+	esac || fail "run's start did not take the flow: $said"
+	wait_until 10 reply_through 40013 "$dst" "$SECOND" "$got" ||
+		fail "the flow did not follow the route: $(xnat flows; cat "$TB_WORK/run.log")"
+	wait_until 10 carried_to 40013 "$dst" || fail "XDP no longer carries the flow"
+	stop_run
+	if [ "$TB_MODE" = offload ]; then
+		grep -q '"why":"watch_started"' "$TB_WORK/run.log" ||
 			fail "the event log does not say why the flow went back"
 	fi
 }
