@@ -312,9 +312,13 @@ void flow_route_next_hop_changed(void *ctx, const struct next_hop_events *e)
 				 "those addressed to it directly)" : "");
 	/* More neighbours than a batch: routed again, every ORIG entry
 	 * gets today's next hop (a reply keeps the MAC it had). */
-	if (e->all || e->n_routes)
-		on_routes(f, e, e->all ? "Routes changed (any destination)" :
-					 "Routes changed (some destinations)");
+	if (e->all || e->n_routes) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "Routes changed (%s)",
+			 next_hop_routes_what(e));
+		on_routes(f, e, what);
+	}
 }
 
 struct flow_route_watch *flow_route_open(void)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
@@ -26,10 +27,24 @@ struct neigh {
 	__u8 mac[6];
 };
 
+/* Links remembered, past which every link message counts as a change. */
+#define NEXT_HOP_LINKS_MAX 4096
+
+/* What of a link's flags decides whether routes through it are used:
+ * IFF_RUNNING follows the carrier (and a dormant port). */
+#define LINK_ROUTING_FLAGS (IFF_UP | IFF_RUNNING)
+
+struct link_state {
+	int ifindex; /* the key */
+	unsigned int flags; /* its LINK_ROUTING_FLAGS */
+};
+
 struct next_hop_watch {
 	struct mnl_socket *nl;
 	void *neighs; /* tsearch(3) tree of struct neigh */
 	unsigned int n_neighs;
+	void *links; /* tsearch(3) tree of struct link_state */
+	unsigned int n_links;
 	next_hop_changed_fn *cb; /* NULL while the table is read first */
 	void *ctx;
 	/* What the current read found, for one call of cb. */
@@ -164,6 +179,67 @@ static void on_route(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 		memcpy(r->dst, mnl_attr_get_payload(dst), len);
 }
 
+static int link_cmp(const void *a, const void *b)
+{
+	const struct link_state *x = a, *y = b;
+
+	return (x->ifindex > y->ifindex) - (x->ifindex < y->ifindex);
+}
+
+/*
+ * A link added, changed or removed. IPv4 deletes the routes through a
+ * port taken down (or removed) without a route event; only IPv6 sends
+ * RTM_DELROUTE for its own. A port that loses its carrier keeps its
+ * routes, which the kernel stops using where
+ * ignore_routes_with_linkdown is set, again without an event. So a change
+ * of a link's state, either way, counts as a change of every route. A
+ * new link has no routes yet: remembered only.
+ */
+static void on_link(struct next_hop_watch *w, const struct nlmsghdr *nlh)
+{
+	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+	struct link_state key, *l;
+	void **found;
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifi)) {
+		w->ev.all = w->ev.link = true;
+		return;
+	}
+	key.ifindex = ifi->ifi_index;
+	key.flags = ifi->ifi_flags & LINK_ROUTING_FLAGS;
+	found = tfind(&key, &w->links, link_cmp);
+	if (nlh->nlmsg_type == RTM_DELLINK) {
+		if (found) {
+			l = *found;
+			tdelete(&key, &w->links, link_cmp);
+			free(l);
+			w->n_links--;
+		}
+		w->ev.all = w->ev.link = true;
+		return;
+	}
+	if (found) {
+		l = *found;
+		if (l->flags != key.flags)
+			w->ev.all = w->ev.link = true;
+		l->flags = key.flags;
+		return;
+	}
+	if (w->n_links >= NEXT_HOP_LINKS_MAX) {
+		w->ev.all = w->ev.link = true;
+		return;
+	}
+	l = malloc(sizeof(*l));
+	if (l)
+		*l = key;
+	if (!l || !tsearch(l, &w->links, link_cmp)) {
+		free(l);
+		w->ev.all = w->ev.link = true;
+		return;
+	}
+	w->n_links++;
+}
+
 static bool covers(const struct route_change *r, const __u8 *addr)
 {
 	int bytes = r->dst_len / 8, bits = r->dst_len % 8;
@@ -171,6 +247,13 @@ static bool covers(const struct route_change *r, const __u8 *addr)
 	if (memcmp(r->dst, addr, bytes))
 		return false;
 	return !bits || !((r->dst[bytes] ^ addr[bytes]) & (0xff00 >> bits));
+}
+
+const char *next_hop_routes_what(const struct next_hop_events *e)
+{
+	if (e->link)
+		return "a link went up or down";
+	return e->all ? "any destination" : "some destinations";
 }
 
 bool next_hop_route_changed(const struct next_hop_events *e, int family,
@@ -215,6 +298,10 @@ static int on_msg(const struct nlmsghdr *nlh, void *data)
 	case RTM_DELROUTE:
 		on_route(w, nlh);
 		break;
+	case RTM_NEWLINK:
+	case RTM_DELLINK:
+		on_link(w, nlh);
+		break;
 	case RTM_NEWRULE:
 	case RTM_DELRULE:
 	case RTM_NEWNEXTHOP:
@@ -244,6 +331,23 @@ static int read_neighbours(struct next_hop_watch *w)
 	return err;
 }
 
+/* The links as they are now, into the cache. */
+static int read_links(struct next_hop_watch *w)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifinfomsg *ifi;
+	int err;
+
+	nlh->nlmsg_type = RTM_GETLINK;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	err = rtnl_dump(nlh, on_msg, w);
+	if (err)
+		errno = -err;
+	return err;
+}
+
 /* Groups past the first 32 (and IPv6 rules, which have no RTMGRP_ bit). */
 static int join(struct mnl_socket *nl, int group)
 {
@@ -262,12 +366,15 @@ struct next_hop_watch *next_hop_watch_open(next_hop_changed_fn *cb, void *ctx)
 	w->nl = mnl_socket_open(NETLINK_ROUTE);
 	if (!w->nl ||
 	    mnl_socket_bind(w->nl, RTMGRP_NEIGH | RTMGRP_IPV4_ROUTE |
-				   RTMGRP_IPV6_ROUTE | RTMGRP_IPV4_RULE,
+				   RTMGRP_IPV6_ROUTE | RTMGRP_IPV4_RULE |
+				   RTMGRP_LINK,
 			    MNL_SOCKET_AUTOPID) < 0 ||
 	    join(w->nl, RTNLGRP_IPV6_RULE) || join(w->nl, RTNLGRP_NEXTHOP) ||
 	    fcntl(mnl_socket_get_fd(w->nl), F_SETFL, O_NONBLOCK) ||
-	    read_neighbours(w))
+	    read_neighbours(w) || read_links(w))
 		goto fail;
+	/* What the reads found is the state, not a change of it. */
+	memset(&w->ev, 0, sizeof(w->ev));
 	w->cb = cb;
 	w->ctx = ctx;
 	return w;
@@ -353,5 +460,6 @@ void next_hop_watch_close(struct next_hop_watch *w)
 	if (w->nl)
 		mnl_socket_close(w->nl);
 	tdestroy(w->neighs, free);
+	tdestroy(w->links, free);
 	free(w);
 }

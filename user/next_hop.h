@@ -44,9 +44,12 @@ struct next_hop_events {
 	const struct route_change *routes;
 	int n_routes;
 	/* Besides them, more changes than NEXT_HOP_BATCH, a policy rule or
-	 * a nexthop object changed, or events were lost: every next hop
-	 * may have changed. */
+	 * a nexthop object changed, a link went up or down, or events were
+	 * lost: every next hop may have changed. */
 	bool all;
+	/* Among them, a link went up or down (or was removed), which
+	 * changes IPv4 routes without a route event. */
+	bool link;
 };
 
 /*
@@ -57,6 +60,9 @@ struct next_hop_events {
  */
 typedef void next_hop_changed_fn(void *ctx, const struct next_hop_events *e);
 
+/* What E says changed, for a log line: "a link went up or down", "any
+ * destination" or "some destinations". */
+const char *next_hop_routes_what(const struct next_hop_events *e);
 /* Might E have changed the next hop towards ADDR (family AF_INET or
  * AF_INET6, IPv4 in the first 4 bytes)? */
 bool next_hop_route_changed(const struct next_hop_events *e, int family,

@@ -525,8 +525,7 @@ static void on_next_hop(void *ctx, const struct next_hop_events *e)
 	flushed = flush_selected(&f);
 	if (e->all || e->n_routes)
 		pr_info("Routes changed (%s): %d offloaded flow entries back to the kernel\n",
-			e->all ? "any destination" : "some destinations",
-			flushed);
+			next_hop_routes_what(e), flushed);
 	else
 		pr_debug("a neighbour's MAC changed: %d offloaded flow entries back to the kernel\n",
 			 flushed);

@@ -702,6 +702,37 @@ test_route_change_before_run() {
 	fi
 }
 
+# A port taken down while XDP carries a flow out of it, with a second
+# route to the destination through another port (one xnat does not run
+# on: the kernel forwards what goes there). IPv4 deletes the routes
+# through a port taken down without a route event; run takes a link's
+# change for a change of every route: the connection ends (xdp mode) or
+# goes back to the kernel (offload mode), and its next exchange takes
+# the second route instead of the dead port.
+TEST_MODES[route_link_down]="xdp offload"
+test_route_link_down() {
+	local dst=198.19.8.1 got
+	testbed_add_lan_port || fail "no second port"
+	check ip -n "$NS_WAN" addr add "$dst/32" dev lo
+	check ip -n "$NS_LAN1" addr add "$dst/32" dev lo
+	check ip -n "$NS_RTR" route add "$dst/32" via "$WAN_HOST4" metric 10
+	check ip -n "$NS_RTR" route add "$dst/32" via "$LAN1_HOST4" metric 20
+	udp_echo_wan "$NS_WAN" "$dst" || fail "no server"
+	udp_echo_wan "$NS_LAN1" "$dst" || fail "no server behind the second port"
+	check xnat down
+	start_run "$TB_CONFIG"
+	carried_exchanges 40014 "$dst"
+	got=$(udp_received "$NS_LAN1")
+	route_step ip -n "$NS_RTR" link set "$RTR_WAN_IF" down
+	routes_last | grep -q "(a link went up or down)" ||
+		fail "run did not take the link for a route change: $(routes_last)"
+	wait_until 10 no_flows_to "$dst" ||
+		fail "the flow outlived its port: $(xnat flows; cat "$TB_WORK/run.log")"
+	wait_until 10 reply_through 40014 "$dst" "$NS_LAN1" "$got" ||
+		fail "the flow did not take the second route: $(cat "$TB_WORK/run.log")"
+	stop_run
+}
+
 # A connection whose new next hop never answers ends after its wait
 # (flow_route.h, FLOW_ROUTE_WAIT_MS), however many route changes come
 # meanwhile: each walks the flow table again and finds it still waiting,
