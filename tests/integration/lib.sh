@@ -767,22 +767,33 @@ tcp_idle_connection() {
 	echo $! >>"$TB_WORK/pids"
 }
 
-# `xnat run` in the background (it watches conntrack and nftables events),
-# up once it has reloaded (the state names the same config) and, in offload
-# mode, its watch has started (which gives every entry there was back);
-# its PID in XNAT_RUN_PID, its output (the event log) in XNAT_RUN_LOG.
-xnat_run_bg() {
-	local ready=reloaded
-	[ "$TB_MODE" != offload ] || ready="as the watch started"
-	bg_ns 120 "$NS_RTR" "$XNAT" run -c "$TB_CONFIG"
-	XNAT_RUN_PID=$BG_PID
-	XNAT_RUN_LOG=$TB_WORK/bg.$TB_BG_N.log
-	for _ in $(seq 50); do
-		grep -q "$ready" "$XNAT_RUN_LOG" 2>/dev/null && return 0
-		sleep 0.2
-	done
-	fail "xnat run did not come up: $(cat "$XNAT_RUN_LOG")"
+# `xnat run` with config CFG in the background, bounded by SECS (generous:
+# timeout(1) counts on the wall clock, which may jump on a virtual machine,
+# and an early SIGTERM would take the router down in the middle of a test);
+# its standard output (the event log) into OUT, its log (stderr) into ERR,
+# the same file if not given. Returns once run has brought the router up
+# (or reloaded the one up already) and, in offload mode, its watch has
+# started, which gives every offloaded entry back (a flow made before
+# would go back too). Sets RUN_PID and RUN_LOG (ERR).
+# xnat_run_start SECS CFG OUT [ERR]
+xnat_run_start() {
+	local secs=$1 cfg=$2 out=$3 err=${4:-$3}
+	if [ "$err" = "$out" ]; then
+		timeout "$secs" "$XNAT" -n "$NS_RTR" run -c "$cfg" >"$out" 2>&1 </dev/null &
+	else
+		timeout "$secs" "$XNAT" -n "$NS_RTR" run -c "$cfg" >"$out" 2>"$err" </dev/null &
+	fi
+	RUN_PID=$!
+	RUN_LOG=$err
+	echo "$RUN_PID" >>"$TB_WORK/pids"
+	echo "+ & [pid $RUN_PID, ${secs}s] xnat run -c $cfg"
+	wait_log "$err" "xnat (up|reloaded) in " 20 || fail "xnat run did not come up"
+	[ "$TB_MODE" != offload ] || wait_log "$err" "as the watch started" 20 ||
+		fail "xnat run's watch did not start"
 }
+
+# xnat_run_start with the test's config, for its whole time.
+xnat_run_bg() { xnat_run_start 120 "$TB_CONFIG" "$TB_WORK/xnat-run.log"; }
 
 # 300 datagrams of 200 bytes one way from namespace NS to DST:PORT, 2 ms
 # apart, from source port SPORT (default: any); bounded at 20 s.

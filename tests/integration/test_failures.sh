@@ -184,26 +184,9 @@ wait_until() {
 	return 1
 }
 
-# `xnat run` in the background, bounded; returns once the router is up.
-# The bound is generous: timeout(1) counts on the wall clock, which may
-# jump on a virtual machine, and an early SIGTERM would take the router
-# down in the middle of a test.
-start_run() {
-	local cfg=$1
-	timeout 900 "$XNAT" -n "$NS_RTR" run -c "$cfg" \
-		>"$TB_WORK/run.log" 2>&1 </dev/null &
-	RUN_PID=$!
-	echo "$RUN_PID" >>"$TB_WORK/pids"
-	echo "+ & [pid $RUN_PID] xnat run -c $cfg"
-	wait_until 20 state_recorded || fail "xnat run did not come up: $(cat "$TB_WORK/run.log")"
-	# Offload mode: its watch gives every entry back as it starts (a
-	# flow made before that would be given back too).
-	[ "$TB_MODE" != offload ] ||
-		wait_until 20 grep -q "as the watch started" "$TB_WORK/run.log" ||
-		fail "xnat run's watch did not start: $(cat "$TB_WORK/run.log")"
-}
-
-state_recorded() { [ -e "/run/xnat/$TB_RTR_INO/state" ]; }
+# `xnat run` with config CFG in the background, its output in
+# TB_WORK/run.log; returns once the router is up (xnat_run_start).
+start_run() { xnat_run_start 900 "$1" "$TB_WORK/run.log"; }
 
 stop_run() {
 	kill -TERM "$RUN_PID" 2>/dev/null
@@ -466,15 +449,11 @@ test_port_made_again_up() {
 # `xnat run`, the WAN echo server, and an exchange from the LAN host's
 # source port SPORT that XDP carries by the third datagram.
 run_with_exchange() {
-	local sport=$1 i
+	local sport=$1
 	check xnat down
 	start_run "$TB_CONFIG"
 	udp_echo_wan || fail "no server"
-	for i in 1 2 3; do
-		check udp_from "$NS_LAN" "$sport" "before$i"
-		[ "$CHECK_OUT" = "before$i" ] || fail "no reply before the change"
-	done
-	[ "$(flow_count True)" -ge 1 ] || fail "XDP does not carry the exchange"
+	carried_exchanges "$sport" "$WAN_HOST4"
 }
 
 wan_listens() { [ -n "$(on "$NS_WAN" ss -Hlun src "$1")" ]; }

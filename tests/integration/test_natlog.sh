@@ -16,18 +16,8 @@ TEST_MODES[natlog_created_expired]="xdp"
 TEST_MODES[natlog_lost_counted]="xdp"
 
 # `xnat run -c CFG` in the background for at most SECS, its event log in
-# LOG (stderr in LOG.err), up once `xnat status` answers; its PID in
-# RUN_PID.
-natlog_run() {
-	local secs=$1 cfg=$2 log=$3
-	timeout "$secs" "$XNAT" -n "$NS_RTR" run -c "$cfg" >"$log" 2>"$log.err" &
-	RUN_PID=$!
-	echo "$RUN_PID" >>"$TB_WORK/pids"
-	for _ in $(seq 100); do
-		xnat status >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-}
+# LOG (stderr in LOG.err), up once it says so; its PID in RUN_PID.
+natlog_run() { xnat_run_start "$1" "$2" "$3" "$3.err"; }
 
 natlog_q() {
 	python3 -c '

@@ -49,7 +49,7 @@ assert r is True, sys.argv[3]
 # Poll (at most 5 s) until log_q's EXPR holds: `xnat run` writes the
 # event log from a ring buffer it polls, so a line may trail the event
 # that `xnat flows` already shows.
-wait_log() {
+wait_log_q() {
 	local log=$1 port=$2 expr=$3
 	for _ in $(seq 25); do
 		log_q "$log" "$port" "$expr" >/dev/null 2>&1 && return 0
@@ -60,7 +60,7 @@ wait_log() {
 
 # Poll until the log has COUNT flow_returned lines for PORT with reason WHY.
 wait_returned() {
-	wait_log "$1" "$2" "len([l for l in OFF if l['why'] == '$3']) == $4"
+	wait_log_q "$1" "$2" "len([l for l in OFF if l['why'] == '$3']) == $4"
 }
 
 # The data path's view of the tracer: 1 while one is attached.
@@ -105,8 +105,8 @@ test_offload_lifecycle() {
 	local log pid tpid p
 	command -v conntrack >/dev/null || fail "conntrack (conntrack-tools) missing: scripts/deps.sh installs it"
 	xnat_run_bg
-	pid=$XNAT_RUN_PID
-	log=$XNAT_RUN_LOG
+	pid=$RUN_PID
+	log=$RUN_LOG
 	timeout 120 "$XNAT" -n "$NS_RTR" trace --json proto tcp >"$TB_WORK/tr.json" \
 		2>"$TB_WORK/tr.err" &
 	tpid=$!
@@ -123,7 +123,7 @@ test_offload_lifecycle() {
 	wait_offloaded_on $p 2 || fail "port $p: not offloaded both ways"
 	check xnat flows port $p
 	grep -q "on the fast path for [0-9]* s" <<<"$CHECK_OUT" || fail "flows: no fast-path time"
-	wait_log "$log" $p "sorted(l['dir'] for l in ON) == ['orig', 'reply'] and all(l['proto'] == 'tcp' and l['time'].endswith('Z') for l in ON)" ||
+	wait_log_q "$log" $p "sorted(l['dir'] for l in ON) == ['orig', 'reply'] and all(l['proto'] == 'tcp' and l['time'].endswith('Z') for l in ON)" ||
 		fail "port $p: flow_offloaded lines"
 	log_q "$log" $p "[l['new_src'].startswith('$RTR_WAN4:') and l['src'].startswith('$LAN_HOST4:') for l in ON if l['dir'] == 'orig'] == [True]" ||
 		fail "port $p: the kernel's translation in the log"
