@@ -368,9 +368,11 @@ struct offload_watch {
 	struct natlog *log;         /* flows taken off, or NULL */
 	int n_in;
 	struct ingress in[1 + CONFIG_MAX_LAN];
-	/* Every entry given back once, at the first wait: routes and
-	 * neighbours may have changed while no watch ran (before `xnat
-	 * run`, or during a reload, which opens the watch anew). */
+	/* Every entry given back once, at the first wait: routes,
+	 * neighbours and rules may have changed while no watch ran (before
+	 * `xnat run`; or during a reload, which opens the watch anew after
+	 * its own nftables transaction, whose events the old watch does not
+	 * read). */
 	bool give_back_all;
 };
 
@@ -613,9 +615,9 @@ void offload_watch_wait(struct offload_watch *w, int timeout_ms)
 			pr_warn("xnat: the flow table could not be read as the "
 				"watch started: %s\n", strerror(-n));
 		else
-			pr_info("Routes may have changed while no watch ran: "
-				"%d offloaded flow entries back to the kernel, "
-				"as the watch started\n", n);
+			pr_info("Routes, neighbours or rules may have changed "
+				"while no watch ran: %d offloaded flow entries "
+				"back to the kernel, as the watch started\n", n);
 	}
 	pfd[0] = (struct pollfd){ .fd = nfct_fd(w->ct), .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = mnl_socket_get_fd(w->nft),
