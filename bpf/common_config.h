@@ -128,21 +128,20 @@ _Static_assert(sizeof(struct xnat_offload_config) == 16,
  * set it to put each packet to conntrack. */
 #define XNAT_OFFLOAD_F_LOOKUP_FIRST (1U << 1)
 
-/* Offload mode's table filter (bpf/offload_filter.h): a word per hash of
- * a flow key, its high half the epoch it was written in, its low half 32
- * bits, one per key; 2^18 bits in 64 KiB. Every fast-path hit reads a
- * word, so the filter competes with the flow table for the cache: at
- * 2^20 bits (256 KiB) 10,000 flows' hits touched all of it. */
+/* Offload mode's table filter (bpf/offload_filter.h): a 32-bit word per
+ * hash of a flow key, a bit per key; 2^18 bits in 32 KiB. Every fast-path
+ * hit reads a word, so the filter competes with the flow table for the
+ * cache: at 2^20 bits (256 KiB) 10,000 flows' hits touched all of it. */
 #define OFFLOADED_WORDS_LOG2 13
 #define OFFLOADED_WORDS (1U << OFFLOADED_WORDS_LOG2)
 #define OFFLOADED_BITS (OFFLOADED_WORDS * 32)
 /* Installs the filter stays off for once the live entries were too many. */
 #define OFFLOADED_RETRY (1U << 22)
 
-/* The table filter's state (xnat_offloaded_epoch): which epoch its
- * words are of, how many bits this epoch has set (approximate: updated
- * without atomics), and, while the filter is off, how many more installs
- * until it is tried again. `xnat status` reads it. */
+/* The table filter's state (xnat_offloaded_epoch): which epoch (clearing
+ * of its words) it is in, how many bits this epoch has set (approximate:
+ * updated without atomics), and, while the filter is off, how many more
+ * installs until it is tried again. `xnat status` reads it; hits do not. */
 struct offloaded_epoch {
 	__u32 epoch;
 	__u32 set;
@@ -150,14 +149,6 @@ struct offloaded_epoch {
 	__u32 resets;  /* epochs begun since the map was made */
 };
 _Static_assert(sizeof(struct offloaded_epoch) == 16, "offloaded_epoch layout");
-
-/* Filter word W as epoch EPOCH reads it: a word written in another epoch
- * is empty. The data path and the microbenchmark, which writes an entry
- * from userspace, set bits through it alike. */
-static inline __u64 offloaded_word_now(__u64 w, __u32 epoch)
-{
-	return (__u32)(w >> 32) == epoch ? w : (__u64)epoch << 32;
-}
 
 /*
  * A [forward] rule as xnat_forwards holds it: the key is what it opens

@@ -127,7 +127,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, __u32);
 	__uint(max_entries, OFFLOADED_WORDS);
 } xnat_offloaded SEC(".maps");
 

@@ -965,6 +965,13 @@ test_map_layout_change() {
 	grep -q "xnat_fragments has a new layout" <<<"$OUT" ||
 		fail "fragment records: not said"
 
+	# Offload mode's table filter as xnat before 2026-12-02 made it
+	# (64-bit words, the high half an epoch): derived, re-created.
+	pin_replaced "$pins" xnat_offloaded array 4 8 8192
+	[ "$RC" = 0 ] || fail "up over the older table filter failed"
+	grep -q "xnat_offloaded has a new layout" <<<"$OUT" ||
+		fail "table filter: not said"
+
 	pin_replaced "$pins" xnat_peers hash 16 8 16
 	[ "$RC" = 2 ] || fail "expected exit 2 for a state map of another layout, got $RC"
 	grep -q "xnat_peers.*xnat down" <<<"$OUT" || fail "message does not name xnat down"

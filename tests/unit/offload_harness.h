@@ -142,8 +142,7 @@ static inline bool table_filter_fresh(void)
 {
 	int fd = bpf_map__fd(skel->maps.xnat_offloaded);
 	struct offloaded_epoch e = {};
-	__u32 zero = 0;
-	__u64 v = 0;
+	__u32 zero = 0, v = 0;
 
 	for (__u32 i = 0; i < OFFLOADED_WORDS; i++)
 		if (bpf_map_update_elem(fd, &i, &v, BPF_ANY))
@@ -170,13 +169,29 @@ static inline bool table_filter_put(const struct offloaded_epoch *e)
 		"the table filter's epoch written");
 }
 
-/* A new epoch, as the data path starts one: every bit reads as clear. */
+/* How many words of the table filter hold VALUE. */
+static inline __u32 table_filter_words_are(__u32 value)
+{
+	int fd = bpf_map__fd(skel->maps.xnat_offloaded);
+	__u32 n = 0, w;
+
+	for (__u32 i = 0; i < OFFLOADED_WORDS; i++)
+		n += !bpf_map_lookup_elem(fd, &i, &w) && w == value;
+	return n;
+}
+
+/* A new epoch, as the data path starts one: every bit clear. */
 static inline bool table_filter_new_epoch(void)
 {
 	struct offloaded_epoch e;
+	__u32 v = 0;
 
 	if (!table_filter_get(&e))
 		return false;
+	for (__u32 i = 0; i < OFFLOADED_WORDS; i++)
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_offloaded),
+					&i, &v, BPF_ANY))
+			return false;
 	e.epoch++;
 	e.set = 0;
 	return table_filter_put(&e);

@@ -341,14 +341,14 @@ static bool test_table_filter_epoch(void)
 }
 FIXTURE_TEST(.name = "table_filter_epoch", .fn = test_table_filter_epoch);
 
-/* The filter one bit short of half set, as if many installs had been. */
+/* The filter's bits counted half set, as if many installs had been. */
 static bool fill_to_half(void)
 {
 	struct offloaded_epoch e;
 
 	if (!table_filter_get(&e))
 		return false;
-	e.set = OFFLOADED_BITS / 2 - 1;
+	e.set = OFFLOADED_BITS / 2;
 	return table_filter_put(&e);
 }
 
@@ -372,9 +372,10 @@ static bool table_fill(__u32 n)
  * (Each connection to a port of its own: the kernel's entries share the
  * masquerade port EXT_PORT.)
  * When an install finds the bits half set: with few live entries, a new
- * epoch; with an eighth of the bits' worth or more, the filter goes off
- * (every packet looks the table up) for OFFLOADED_RETRY installs, then
- * starts a new epoch.
+ * epoch, every word cleared but for the new entry's bit; with an eighth
+ * of the bits' worth or more, the filter goes off, every bit set (every
+ * packet looks the table up), for OFFLOADED_RETRY installs, the last of
+ * which starts a new epoch the same way.
  */
 static bool test_table_filter_full(void)
 {
@@ -382,6 +383,8 @@ static bool test_table_filter_full(void)
 		UDP_NAT(40013, 5001, OFFLOAD, EXT_PORT) };
 	static const struct fixture two = { .name = "offloaded, full",
 		UDP_NAT(40014, 5002, OFFLOAD, EXT_PORT) };
+	static const struct fixture two_hit = { .name = "a hit while off",
+		UDP_NAT(40014, 5002, FAST, EXT_PORT) };
 	static const struct fixture three = { .name = "offloaded, off",
 		UDP_NAT(40015, 5003, OFFLOAD, EXT_PORT) };
 	struct offloaded_epoch e;
@@ -393,18 +396,27 @@ static bool test_table_filter_full(void)
 	if (!ok)
 		return false;
 	ok &= ASSERT_EQ(e.epoch, 1, "a new epoch");
-	ok &= ASSERT_EQ(e.set, 0, "its bits clear");
+	ok &= ASSERT_EQ(e.set, 1, "the new entry's bit alone set");
 	ok &= ASSERT_EQ(e.off, 0, "on");
+	ok &= ASSERT_EQ(table_filter_words_are(0), OFFLOADED_WORDS - 1,
+			"every other word cleared");
 	ok &= table_fill(OFFLOADED_BITS / 8) && fill_to_half() &&
 	      run_fixture(&two) && table_filter_get(&e);
 	ok &= ASSERT_EQ(e.epoch, 1, "no new epoch with many entries");
 	ok &= ASSERT_EQ(e.off, OFFLOADED_RETRY, "off");
+	ok &= ASSERT_EQ(table_filter_words_are(~0U), OFFLOADED_WORDS,
+			"every bit set");
+	/* Its own install set no bit: found because every bit is set. */
+	ok &= run_fixture(&two_hit);
 	/* Off: the next install counts down, and the last one starts an
 	 * epoch. */
 	e.off = 1;
 	ok &= table_filter_put(&e) && run_fixture(&three) && table_filter_get(&e);
 	ok &= ASSERT_EQ(e.off, 0, "on again");
 	ok &= ASSERT_EQ(e.epoch, 2, "with a new epoch");
+	ok &= ASSERT_EQ(e.set, 1, "the last install's bit alone set");
+	ok &= ASSERT_EQ(table_filter_words_are(0), OFFLOADED_WORDS - 1,
+			"every other word cleared again");
 	flows_clear();
 	return ok;
 }

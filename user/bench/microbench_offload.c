@@ -33,17 +33,12 @@ static int offload_flag(int config_fd, bool on)
 static int filter_bit_set(struct xnat_bpf *xnat, const struct flow_key *key)
 {
 	int words_fd = bpf_map__fd(xnat->maps.xnat_offloaded);
-	int epoch_fd = bpf_map__fd(xnat->maps.xnat_offloaded_epoch);
-	struct offloaded_epoch e;
-	__u32 word, bit;
-	__u32 zero = 0;
-	__u64 w;
+	__u32 word, bit, w;
 
 	flow_key_hash_fast(key, &word, &bit);
-	if (bpf_map_lookup_elem(epoch_fd, &zero, &e) ||
-	    bpf_map_lookup_elem(words_fd, &word, &w))
+	if (bpf_map_lookup_elem(words_fd, &word, &w))
 		return -errno;
-	w = offloaded_word_now(w, e.epoch) | 1U << bit;
+	w |= 1U << bit;
 	return bpf_map_update_elem(words_fd, &word, &w, BPF_ANY) ? -errno : 0;
 }
 
