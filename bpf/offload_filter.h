@@ -16,11 +16,11 @@
  * once per OFFLOADED_BITS / 2 installs), so that a hit reads its word
  * and nothing else. (Words that carried their epoch in their high half,
  * compared with the current one on every hit, cost a hit a second read:
- * about 6 % of it, docs/BENCHMARKS.md.) An entry whose bit that clears is missed until
- * its connection is offloaded again: its next packet goes up (the kernel
- * still owns the connection and forwards it, and its mark chain marks it
- * again), a later one finds the mark, the install finds the entry there
- * (EEXIST) and sets the bit again. One packet through the kernel for
+ * about 6 % of it, docs/BENCHMARKS.md.) An entry whose bit that clears
+ * is missed until its connection is offloaded again: its next packet goes
+ * up (the kernel still owns the connection and forwards it, and its mark
+ * chain marks it again), a later one finds the mark, the install finds
+ * the entry there (EEXIST) and sets the bit again. One packet through the kernel for
  * each live entry, two when the first-packet filter (ct_seen.h) lets the
  * first go up unasked; so an epoch ends only when its bits are half set
  * and few entries are live (at most an eighth of the bits); else the

@@ -253,8 +253,7 @@ tb_make_lan() {
 # ifindex, as an adapter plugged back in comes back; XDP went with the old
 # one.
 testbed_remake_lan() {
-	ip -n "$NS_RTR" link del "$RTR_LAN_IF" &&
-	tb_make_lan &&
+	ip -n "$NS_RTR" link del "$RTR_LAN_IF" && tb_make_lan || return 1
 	# shellcheck disable=SC2086 # the addresses are words
 	tb_resolve "$NS_RTR" $LAN_HOST4 $LAN_HOST6
 }
@@ -784,6 +783,7 @@ xnat_run_start() {
 		timeout "$secs" "$XNAT" -n "$NS_RTR" run -c "$cfg" >"$out" 2>"$err" </dev/null &
 	fi
 	RUN_PID=$!
+	# shellcheck disable=SC2034 # for the callers
 	RUN_LOG=$err
 	echo "$RUN_PID" >>"$TB_WORK/pids"
 	echo "+ & [pid $RUN_PID, ${secs}s] xnat run -c $cfg"
