@@ -314,34 +314,19 @@ static int on_msg(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/* The neighbour table as it is now, into the cache (no callbacks). */
-static int read_neighbours(struct next_hop_watch *w)
+/* A table as it is now, every family of it, into the cache (no
+ * callbacks): TYPE RTM_GETNEIGH or RTM_GETLINK, HDR_LEN the size of its
+ * message header, whose first byte is the family. */
+static int read_table(struct next_hop_watch *w, __u16 type, size_t hdr_len)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ndmsg *nd;
+	__u8 *family;
 	int err;
 
-	nlh->nlmsg_type = RTM_GETNEIGH;
-	nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
-	nd->ndm_family = AF_UNSPEC;
-	err = rtnl_dump(nlh, on_msg, w);
-	if (err)
-		errno = -err;
-	return err;
-}
-
-/* The links as they are now, into the cache. */
-static int read_links(struct next_hop_watch *w)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ifinfomsg *ifi;
-	int err;
-
-	nlh->nlmsg_type = RTM_GETLINK;
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
+	nlh->nlmsg_type = type;
+	family = mnl_nlmsg_put_extra_header(nlh, hdr_len);
+	*family = AF_UNSPEC;
 	err = rtnl_dump(nlh, on_msg, w);
 	if (err)
 		errno = -err;
@@ -371,7 +356,8 @@ struct next_hop_watch *next_hop_watch_open(next_hop_changed_fn *cb, void *ctx)
 			    MNL_SOCKET_AUTOPID) < 0 ||
 	    join(w->nl, RTNLGRP_IPV6_RULE) || join(w->nl, RTNLGRP_NEXTHOP) ||
 	    fcntl(mnl_socket_get_fd(w->nl), F_SETFL, O_NONBLOCK) ||
-	    read_neighbours(w) || read_links(w))
+	    read_table(w, RTM_GETNEIGH, sizeof(struct ndmsg)) ||
+	    read_table(w, RTM_GETLINK, sizeof(struct ifinfomsg)))
 		goto fail;
 	/* What the reads found is the state, not a change of it. */
 	memset(&w->ev, 0, sizeof(w->ev));
