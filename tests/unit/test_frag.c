@@ -125,22 +125,24 @@ static bool test_frag_overlap(void)
 		  XNAT_PASS_FRAGMENT },
 	};
 	int fd = bpf_map__fd(skel->maps.xnat_fragments);
-	struct frag_key k, next;
+	struct frag_key keys[16], *prev = NULL;
 	struct frag_rec r;
+	size_t n = 0;
 	bool ok;
 
 	ok = frag_tries(&in, steps, ARRAY_SIZE(steps));
 
 	/* Age every record past its lifetime: a later fragment with the id
-	 * is no longer this flow's. */
-	if (!bpf_map_get_next_key(fd, NULL, &next)) {
-		do {
-			k = next;
-			if (!bpf_map_lookup_elem(fd, &k, &r)) {
-				r.created_ns = 1;
-				bpf_map_update_elem(fd, &k, &r, BPF_EXIST);
-			}
-		} while (!bpf_map_get_next_key(fd, &k, &next));
+	 * is no longer this flow's. The keys first, then the updates: an
+	 * LRU map's update puts a new element at the head of its bucket, so
+	 * updating while walking revisits a bucket of two records forever. */
+	while (n < ARRAY_SIZE(keys) && !bpf_map_get_next_key(fd, prev, &keys[n]))
+		prev = &keys[n++];
+	for (size_t i = 0; i < n; i++) {
+		if (!bpf_map_lookup_elem(fd, &keys[i], &r)) {
+			r.created_ns = 1;
+			bpf_map_update_elem(fd, &keys[i], &r, BPF_EXIST);
+		}
 	}
 	return ok && frag_tries(&in, expired, ARRAY_SIZE(expired));
 }
