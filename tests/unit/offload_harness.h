@@ -136,17 +136,27 @@ static inline bool flows_are(int n)
 	return got == n;
 }
 
-/* Offload mode's table filter (bpf/offload_filter.h) as new: epoch 0,
- * every bit clear. */
-static inline bool table_filter_fresh(void)
+/* Every word of the table filter set to 0. */
+static inline bool table_filter_words_clear(void)
 {
 	int fd = bpf_map__fd(skel->maps.xnat_offloaded);
-	struct offloaded_epoch e = {};
-	__u32 zero = 0, v = 0;
+	__u32 v = 0;
 
 	for (__u32 i = 0; i < OFFLOADED_WORDS; i++)
 		if (bpf_map_update_elem(fd, &i, &v, BPF_ANY))
 			return false;
+	return true;
+}
+
+/* Offload mode's table filter (bpf/offload_filter.h) as new: epoch 0,
+ * every bit clear. */
+static inline bool table_filter_fresh(void)
+{
+	struct offloaded_epoch e = {};
+	__u32 zero = 0;
+
+	if (!table_filter_words_clear())
+		return false;
 	return !bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_offloaded_epoch),
 				    &zero, &e, BPF_ANY);
 }
@@ -184,14 +194,9 @@ static inline __u32 table_filter_words_are(__u32 value)
 static inline bool table_filter_new_epoch(void)
 {
 	struct offloaded_epoch e;
-	__u32 v = 0;
 
-	if (!table_filter_get(&e))
+	if (!table_filter_get(&e) || !table_filter_words_clear())
 		return false;
-	for (__u32 i = 0; i < OFFLOADED_WORDS; i++)
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_offloaded),
-					&i, &v, BPF_ANY))
-			return false;
 	e.epoch++;
 	e.set = 0;
 	return table_filter_put(&e);
