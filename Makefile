@@ -79,8 +79,9 @@ help:
 	@echo 'make deps       install missing Debian packages (scripts/deps.sh)'
 	@echo 'make test       deps, build, unit + integration tests (as root)'
 	@echo 'make demo       deps, build, a namespace testbed with traffic'
-	@echo 'make check      the tree structure limits (scripts/check-structure.sh;'
-	@echo '                also a suite of make test and make unit)'
+	@echo 'make check      the tree structure limits and ShellCheck (scripts/'
+	@echo '                check-structure.sh, check-shell.sh; also suites of'
+	@echo '                make test and make unit)'
 	@echo 'make fuzz       deps, build, the data-path fuzzer: FUZZ_PACKETS (10 million)'
 	@echo '                mutated frames by BPF_PROG_RUN (as root; tests/fuzz/)'
 	@echo 'make bench      deps, build, ./xnat bench: every mode measured (as root,'
@@ -96,6 +97,7 @@ deps:
 
 check:
 	$(Q)scripts/check-structure.sh
+	$(Q)scripts/check-shell.sh
 
 $(OUTPUT) $(OUTPUT)/tests:
 	$(Q)mkdir -p $@

@@ -24,6 +24,7 @@ pkgs=(
 	python3-prometheus-client           # tests parse xnat's metrics
 	traceroute                          # test_nat.sh traceroute
 	gnuplot-nox                         # xnat bench's plot
+	shellcheck                          # make check: scripts/check-shell.sh
 	coreutils util-linux
 )
 

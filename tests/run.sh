@@ -4,7 +4,8 @@
 # The test runner behind `make test`, `make unit` and `make integration`.
 # Runs every unit test binary (.output/tests/test_*, BPF_PROG_RUN based) and
 # every integration suite (tests/integration/test_*.sh, network namespaces)
-# and the structure check (scripts/check-structure.sh, with the unit tests),
+# and the static checks (scripts/check-structure.sh and check-shell.sh, with
+# the unit tests),
 # shows each suite's output as it runs, and ends with exactly one summary
 # line "N passed, N failed, N skipped" summed over all suites, the form CI
 # reads. Exit status 1 if anything failed (a suite that crashes or times out
@@ -93,9 +94,10 @@ run_suite() {
 if [ "$kind" != integration ]; then
 	# The tree's structural limits (file and function sizes, module
 	# cycles, SPDX lines, docs naming only what ships): static, seconds.
-	case check/structure in
-	*"$filter"*) run_suite check/structure "$UNIT_TIMEOUT" scripts/check-structure.sh ;;
-	esac
+	for check in structure shell; do
+		[[ check/$check == *"$filter"* ]] &&
+			run_suite "check/$check" "$UNIT_TIMEOUT" "scripts/check-$check.sh"
+	done
 	# From the sources, not the build directory: a binary left there by
 	# an older tree (a test file since split or removed) is not a suite.
 	for src in tests/unit/test_*.c; do

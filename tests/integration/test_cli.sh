@@ -203,7 +203,7 @@ test_status_not_up() {
 # status: the NAT address and ports, pins, since when, and the nft table's
 # health as it is removed, changed and put back behind xnat's back.
 test_status_fields() {
-	local up_since q
+	local up_since
 
 	expect_rc 0 -j status
 	q() { json_q "$1" <<<"$OUT"; }
@@ -283,8 +283,6 @@ test_kernel_flows() {
 # connection attempt (IPv6, which the WAN host can route to the LAN).
 TEST_MODES[kernel_stats]=kernel
 test_kernel_stats() {
-	local rule_count
-
 	rule_count() {
 		json_q "sum(r['packets'] for r in j['nft'] if r['chain'] == '$1' and r['rule'].endswith('$2'))" \
 			<<<"$CHECK_OUT"

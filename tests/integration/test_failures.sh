@@ -348,7 +348,7 @@ test_swap_rolls_back() { native_rolls_back auto native 40031; }
 # kernel carries them now. Flows of the ports that stay are kept.
 TEST_MODES[remove_port_flows]=xdp
 test_remove_port_flows() {
-	local two one n1 n0
+	local two n1 n0
 	testbed_add_lan_port || fail "no second LAN port"
 	two=$(config_edit two 's/^lan( *)= lan0/lan\1= lan0, lan1/') || fail "config"
 	check xnat up -c "$two"

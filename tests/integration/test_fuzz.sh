@@ -12,7 +12,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 
 if [ "${1:-}" = --list ]; then
-	case fuzz_short in *"${2:-}"*) echo fuzz_short ;; esac
+	[[ fuzz_short == *"${2:-}"* ]] && echo fuzz_short
 	exit 0
 fi
 
