@@ -6,8 +6,9 @@
 # other connections are offloaded; conntrack -D / -F take a flow off the
 # fast path; a LAN MTU below the WAN's still lets a download complete;
 # 100 MB transfers close cleanly both ways (conntrack sees the FINs after
-# XDP carried the data); UDP one way and IPv6 are offloaded; a shaped port
-# keeps its flows in the kernel. The general router and NAT suites run in
+# XDP carried the data); a helper's connection (FTP) stays in the kernel,
+# which rewrites its PORT command; UDP one way and IPv6 are offloaded; a
+# shaped port keeps its flows in the kernel. The general router and NAT suites run in
 # offload mode too (lib.sh DEFAULT_MODES).
 #
 #   tests/integration/test_offload.sh [SUBSTRING...]
@@ -113,6 +114,52 @@ test_operator_forward_rule() {
 		# 2 x 4 MB in 1448-byte segments is about 5,800 data frames.
 		[ $((fast1 - fast0)) -ge 5000 ] ||
 			fail "the allowed transfers were not offloaded"
+	fi
+}
+
+# An operator's ALG: their ruleset gives TCP port 21 conntrack's FTP
+# helper, which must see every segment of the control connection. Its
+# PORT command, sent after six other lines (by then an offloaded
+# connection's segments would be on the fast path; each line a segment of
+# its own, as the helper reads a command only at a segment's start; the
+# pauses keep Nagle from joining them), must arrive rewritten
+# to the router's WAN address (nf_nat_ftp) with the data connection
+# expected; carried by XDP it would arrive as the LAN host sent it. In
+# offload mode the connection stays in the kernel (pass_ct_helper).
+TEST_MODES[operator_ftp_helper]="offload kernel"
+test_operator_ftp_helper() {
+	local port_cmd="PORT ${LAN_HOST4//./,},156,64" helper0
+	check on_rtr nft -f - <<-EOF
+	table inet alg {
+		ct helper ftp-std {
+			type "ftp" protocol tcp
+		}
+		chain pre {
+			type filter hook prerouting priority filter; policy accept;
+			tcp dport 21 ct helper set "ftp-std"
+		}
+	}
+	EOF
+	[ "$TB_MODE" = offload ] && helper0=$(counter pass_ct_helper)
+	tcp_server_recv "$NS_WAN" 21 "$TB_WORK/ftp.recv" || fail "no server on 21"
+	# shellcheck disable=SC2016 # the inner script's own argument
+	timeout 15 bash -c '
+		printf "USER anonymous\r\n"
+		for i in 1 2 3 4 5 6; do sleep 0.2; printf "NOOP\r\n"; done
+		sleep 0.2; printf "%s\r\n" "$1"; sleep 1
+	' _ "$port_cmd" | timeout 15 ip netns exec "$NS_LAN" socat -u - \
+		"TCP:$WAN_HOST4:21" || fail "the control connection failed"
+	bg_wait "$BG_PID" || fail "the server did not finish"
+	echo "the server got: $(tr -d '\r' <"$TB_WORK/ftp.recv" | tr '\n' ' ')"
+	[ "$(grep -c '^NOOP' "$TB_WORK/ftp.recv")" = 6 ] || fail "lines lost"
+	grep -q "^PORT ${RTR_WAN4//./,},[0-9]*,[0-9]*" "$TB_WORK/ftp.recv" ||
+		fail "PORT arrived as sent, not translated: the helper missed it"
+	check on_rtr conntrack -L expect
+	grep -q "helper=ftp" <<<"$CHECK_OUT" || fail "no expectation of the data connection"
+	if [ "$TB_MODE" = offload ]; then
+		[ "$(offloaded_matching dport=21)" = 0 ] || fail "the control connection was offloaded"
+		[ $(($(counter pass_ct_helper) - helper0)) -ge 6 ] ||
+			fail "its segments were not handed up as pass_ct_helper"
 	fi
 }
 

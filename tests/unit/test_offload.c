@@ -6,14 +6,16 @@
  * (its tuples carry the NAT the kernel chose, its mark the bits the
  * ruleset's chain would set), then sends packets: no entry (a connection
  * the kernel has not confirmed is not in its table yet), the handshake,
- * established TCP, one direction accepted, UDP one way, the entry gone
- * or alive when its timeout is refreshed, IPv4 options and TTL 1 handed
- * up, DNS's own timeout, ICMP, IPv6, and the mark bits taken from the
- * config. How a TCP connection leaves the fast path (FIN, RST, forged
- * ones): test_offload_tcp.c.
+ * established TCP, one direction accepted, a helper's connection, UDP
+ * one way, the entry gone or alive when its timeout is refreshed, IPv4
+ * options and TTL 1 handed up, DNS's own timeout, ICMP, IPv6, and the mark
+ * bits taken from the config. How a TCP connection leaves the fast path
+ * (FIN, RST, forged ones): test_offload_tcp.c.
  * Fixtures and runner: fixture.h; shared helpers: offload_harness.h.
  */
 #include <time.h>
+#include <linux/netfilter/nf_conntrack_tcp.h>
+#include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 #include "offload_harness.h"
 
 FIXTURE_TEST(.name = "offload_setup", .fn = offload_setup);
@@ -44,6 +46,83 @@ static bool test_handshake(void)
 	       run_fixtures(f, ARRAY_SIZE(f)) && flows_are(0);
 }
 FIXTURE_TEST(.name = "handshake", .fn = test_handshake);
+
+/* ct_tcp()'s tuples (port SPORT), for a ctnetlink query. */
+static struct nf_conntrack *ct_tcp_tuples(uint16_t sport)
+{
+	struct nf_conntrack *ct = nfct_new();
+
+	if (!ct)
+		return NULL;
+	nfct_set_attr_u8(ct, ATTR_L3PROTO, AF_INET);
+	nfct_set_attr_u8(ct, ATTR_REPL_L3PROTO, AF_INET);
+	nfct_set_attr_u8(ct, ATTR_L4PROTO, IPPROTO_TCP);
+	nfct_set_attr_u8(ct, ATTR_REPL_L4PROTO, IPPROTO_TCP);
+	nfct_set_attr_u32(ct, ATTR_IPV4_SRC, inet_addr(LAN_HOST));
+	nfct_set_attr_u32(ct, ATTR_IPV4_DST, inet_addr(WAN_GW));
+	nfct_set_attr_u32(ct, ATTR_REPL_IPV4_SRC, inet_addr(WAN_GW));
+	nfct_set_attr_u32(ct, ATTR_REPL_IPV4_DST, inet_addr(NAT_ADDR));
+	nfct_set_attr_u16(ct, ATTR_PORT_SRC, htons(sport));
+	nfct_set_attr_u16(ct, ATTR_PORT_DST, htons(443));
+	nfct_set_attr_u16(ct, ATTR_REPL_PORT_SRC, htons(443));
+	nfct_set_attr_u16(ct, ATTR_REPL_PORT_DST, htons(EXT_PORT));
+	return ct;
+}
+
+/* Send CT (then freed) to conntrack as a QUERY (create, update). */
+static bool ct_send(struct nf_conntrack *ct, enum nf_conntrack_query query,
+		    const char *what)
+{
+	struct nfct_handle *h = nfct_open(CONNTRACK, 0);
+	bool ok = ct && h && !nfct_query(h, query, ct);
+
+	if (!ok)
+		fprintf(stderr, "  conntrack, %s: %s\n", what, strerror(errno));
+	if (h)
+		nfct_close(h);
+	if (ct)
+		nfct_destroy(ct);
+	return ok;
+}
+
+/* ct_tcp()'s entry, ESTABLISHED, with conntrack HELPER attached (a
+ * ctnetlink create with CTA_HELP, which conntrack(8) cannot send). */
+static bool ct_tcp_helper(uint16_t sport, const char *helper, uint32_t mark)
+{
+	struct nf_conntrack *ct = ct_tcp_tuples(sport);
+
+	if (ct) {
+		nfct_set_attr_u8(ct, ATTR_TCP_STATE, TCP_CONNTRACK_ESTABLISHED);
+		nfct_set_attr_u32(ct, ATTR_STATUS, IPS_SEEN_REPLY | IPS_ASSURED);
+		nfct_set_attr_u32(ct, ATTR_TIMEOUT, 100);
+		nfct_set_attr_u32(ct, ATTR_MARK, mark);
+		nfct_set_attr(ct, ATTR_HELPER_NAME, helper);
+	}
+	return ct_send(ct, NFCT_Q_CREATE, "create with a helper");
+}
+
+/* A connection with a helper (an ALG the operator's ruleset assigned with
+ * `ct helper set`: FTP, SIP...) stays in the kernel, established and
+ * accepted both ways though: its helper reads its payload (FTP's PORT
+ * command opens the data connection's expectation) and, with NAT,
+ * rewrites it. Its mark bits stay unconsumed. (The ruleset and ctnetlink
+ * both set IPS_HELPER with the helper; bpf/ct.h also reads the helper's
+ * extension, for an entry that has it without the bit: ctnetlink cannot
+ * clear the bit and Linux 6.0 dropped automatic assignment, so that case
+ * is not made here.) */
+static bool test_helper_stays_up(void)
+{
+	static const struct fixture f[] = {
+		{ .name = "orig, ftp helper", ORIG_ACK(40030, ACK), PASS(CT_HELPER) },
+		{ .name = "reply, ftp helper", REPLY_ACK(ACK), PASS(CT_HELPER) },
+	};
+
+	return reset() &&
+	       ct_tcp_helper(40030, "ftp", MARK_ORIG | MARK_REPLY) &&
+	       run_fixtures(f, ARRAY_SIZE(f)) && flows_are(0) &&
+	       ct_mark_is("-p tcp --sport 40030", MARK_ORIG | MARK_REPLY);
+}
+FIXTURE_TEST(.name = "helper_stays_up", .fn = test_helper_stays_up);
 
 /* Established, the ruleset has accepted the original direction only: the
  * reply stays up; the original is offloaded with the kernel's masquerade
