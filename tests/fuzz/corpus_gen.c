@@ -226,7 +226,7 @@ static size_t build(uint8_t *buf, const struct seed *s)
 
 	switch (s->kind) {
 	case OPTS:
-		return pkt_build_v4_opts_udp(buf, &spec);
+		return pkt_build_v4_opts(buf, &spec);
 	case VLAN:
 		return pkt_build_vlan_v4_udp(buf, &spec);
 	case ARP:

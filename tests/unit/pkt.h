@@ -75,7 +75,8 @@ struct pkt_v6_icmp {
 	uint8_t payload[];
 } __packed;
 
-/* IPv4 with 4 bytes of options (IHL 6): one NOP... End of options list. */
+/* IPv4 with 4 bytes of options (IHL 6): one NOP... End of options list;
+ * its L4 header (UDP or TCP, pkt_build_v4_opts) where udp is. */
 struct pkt_v4_opts_udp {
 	struct ethhdr eth;
 	struct iphdr ip;
@@ -355,24 +356,23 @@ static inline size_t pkt_build(uint8_t *buf, const struct pkt_spec *s)
 	}
 }
 
-/* IPv4 with IHL 6 (a NOP and End-of-options) carrying UDP. */
-static inline size_t pkt_build_v4_opts_udp(uint8_t *buf, const struct pkt_spec *s)
+/* IPv4 with IHL 6 (a NOP and End-of-options) carrying S's UDP or TCP. */
+static inline size_t pkt_build_v4_opts(uint8_t *buf, const struct pkt_spec *s)
 {
-	struct pkt_v4_opts_udp *p = (struct pkt_v4_opts_udp *)buf;
+	struct pkt_v4_opts_udp *p = (struct pkt_v4_opts_udp *)buf; /* L4 at its udp */
+	uint8_t *l4 = (uint8_t *)&p->udp;
 	uint16_t l4_len;
 
 	memset(buf, 0, PKT_MAX);
 	pkt_fill_eth(&p->eth, s, ETH_P_IP);
-	l4_len = pkt_fill_l4((uint8_t *)&p->udp, s);
-	pkt_fill_ipv4(&p->ip, s, IPPROTO_UDP, l4_len + sizeof(p->opts));
+	l4_len = pkt_fill_l4(l4, s);
+	pkt_fill_ipv4(&p->ip, s, s->proto, l4_len + sizeof(p->opts));
 	p->ip.ihl = 6;
 	p->opts[0] = 1; /* NOP */
 	p->opts[1] = 0; /* EOL */
 	pkt_ipv4_fix_csum(&p->ip);
-	csum_put16(&p->udp.check,
-		   csum_oracle_l4_v4(&p->ip.saddr, &p->ip.daddr, IPPROTO_UDP,
-				     &p->udp, l4_len, 6));
-	return sizeof(*p) - sizeof(p->udp) + l4_len;
+	pkt_fill_l4_csum_v4(&p->ip, l4, l4_len, s);
+	return (size_t)(l4 - buf) + l4_len;
 }
 
 /* 802.1Q (VID 10) tagged IPv4 UDP. */

@@ -231,7 +231,7 @@ FIXTURE_TEST(.name = "udp_one_way", .fn = test_udp_one_way);
 static bool test_exceptions_go_up(void)
 {
 	static const struct fixture opts = { .name = "udp with options",
-		UDP_OUT(40000, 53), .build = pkt_build_v4_opts_udp,
+		UDP_OUT(40000, 53), .build = pkt_build_v4_opts,
 		PASS(IP_OPTIONS) };
 	static const struct fixture ttl1 = { .name = "udp ttl 1",
 		.ingress = LAN,

@@ -29,7 +29,7 @@ static const struct fixture fx_pass[] = {
 	{ "pass_arp", LAN, { .smac = MAC_LAN_HOST, .dmac = MAC_BCAST, .saddr = LAN_HOST, .daddr = LAN_ROUTER },
 	  .build = pkt_build_arp, PASS(NOT_IP) },
 	{ "pass_vlan", LAN, DNS(LAN_HOST, WAN_GW, FROM_LAN), .build = pkt_build_vlan_v4_udp, PASS(VLAN) },
-	{ "pass_ip_options", LAN, DNS(LAN_HOST, WAN_GW, FROM_LAN), .build = pkt_build_v4_opts_udp, PASS(IP_OPTIONS) },
+	{ "pass_ip_options", LAN, DNS(LAN_HOST, WAN_GW, FROM_LAN), .build = pkt_build_v4_opts, PASS(IP_OPTIONS) },
 	/* A later fragment whose first one never passed: the kernel's. */
 	{ "pass_fragment_offset", LAN, DNS(LAN_HOST, WAN_GW, FROM_LAN), .mutate = mut_frag_offset, PASS(FRAGMENT) },
 	{ "pass_ttl_1", LAN, DNS(LAN_HOST, WAN_GW, FROM_LAN, .ttl = 1), PASS(TTL) },
@@ -62,6 +62,51 @@ static const struct fixture fx_pass[] = {
 	  ECHO_TYPE(WAN_GW, NAT_ADDR, ICMP_ECHOREPLY, FROM_WAN, .icmp_id = 30000), PASS(WAN_IN) },
 };
 FIXTURE_TEST(.each = true, STEPS(fx_pass));
+
+/* ---- A packet of a known flow that XDP does not forward --------------- */
+
+/*
+ * IPv4 options on a flow XDP made (flow_hand_up, bpf/handoff.h). The
+ * kernel has never seen the flow: a UDP reply goes up once XDP has given
+ * conntrack the flow's entry (kernel_adopt_flow), as a segment of a TCP
+ * connection's original direction would; a TCP reply cannot be given to
+ * it (conntrack would call it invalid, or the router's stack would reset
+ * the connection), so it is dropped and counted, and the connection goes
+ * on: the same SYN-ACK without options is forwarded.
+ */
+static const struct fixture fx_known_flow_options[] = {
+	{ "tcp SYN lan->wan", TCP_OUT(40200, TCP_SYN, 1000, 0), FWD(SLOW),
+	  TCP_OUT_NAT(40200, TCP_SYN, 1000, 0) },
+	{ "tcp SYN-ACK with options", WAN,
+	  TCP_PKT(WAN_GW, NAT_ADDR, 443, 40200, FROM_WAN, .tcp_flags = TCP_SYN | TCP_ACK,
+		  .seq = 9000, .ack_seq = 1001, .ttl = 50),
+	  .build = pkt_build_v4_opts, DROP(FLOW_UNHANDLED) },
+	{ "tcp SYN-ACK", WAN,
+	  TCP_PKT(WAN_GW, NAT_ADDR, 443, 40200, FROM_WAN, .tcp_flags = TCP_SYN | TCP_ACK,
+		  .seq = 9000, .ack_seq = 1001, .ttl = 50),
+	  FWD(FAST), .has_out = true,
+	  .out = TCP_PKT(WAN_GW, LAN_HOST, 443, 40200, TO_LAN, .tcp_flags = TCP_SYN | TCP_ACK,
+			 .seq = 9000, .ack_seq = 1001, .ttl = 49) },
+	{ "udp lan->wan", UDP_NAT(40201, 53, SLOW, 40201) },
+	{ "udp reply with options", WAN,
+	  UDP_PKT(WAN_GW, NAT_ADDR, 53, 40201, FROM_WAN, .ttl = 57),
+	  .build = pkt_build_v4_opts, PASS(IP_OPTIONS) },
+};
+
+static bool test_known_flow_options(void)
+{
+	bool ok;
+
+	sh("conntrack -F >/dev/null 2>&1");
+	ok = run_fixtures(fx_known_flow_options, ARRAY_SIZE(fx_known_flow_options));
+	/* Adopted: conntrack has the UDP flow, translated as XDP does. */
+	ok = ok && ASSERT_OK(sh("conntrack -L -p udp --orig-port-src 40201 "
+				"--reply-port-dst 40201 2>/dev/null | grep -q "
+				"'dst=" NAT_ADDR "'"), "conntrack adopted the UDP flow");
+	sh("conntrack -F >/dev/null 2>&1");
+	return ok;
+}
+FIXTURE_TEST("known_flow_ip_options", true, .fn = test_known_flow_options);
 
 /* ---- What a kernel router never forwards ------------------------------ */
 
