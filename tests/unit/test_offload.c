@@ -69,7 +69,7 @@ static struct nf_conntrack *ct_tcp_tuples(uint16_t sport)
 	return ct;
 }
 
-/* Send CT (then freed) to conntrack as a QUERY (create, update). */
+/* Send CT to conntrack as QUERY (NFCT_Q_CREATE...), then free it. */
 static bool ct_send(struct nf_conntrack *ct, enum nf_conntrack_query query,
 		    const char *what)
 {
