@@ -8,8 +8,8 @@
 # 100 MB transfers close cleanly both ways (conntrack sees the FINs after
 # XDP carried the data); a helper's connection (FTP) stays in the kernel,
 # which rewrites its PORT command; UDP one way and IPv6 are offloaded; a
-# shaped port keeps its flows in the kernel. The general router and NAT suites run in
-# offload mode too (lib.sh DEFAULT_MODES).
+# shaped port keeps its flows in the kernel. The general router and NAT
+# suites run in offload mode too (lib.sh DEFAULT_MODES).
 #
 #   tests/integration/test_offload.sh [SUBSTRING...]
 #   V=1 / DEBUG_TESTENV=1 / MODES=offload                see lib.sh

@@ -75,14 +75,13 @@ struct pkt_v6_icmp {
 	uint8_t payload[];
 } __packed;
 
-/* IPv4 with 4 bytes of options (IHL 6): one NOP... End of options list;
- * its L4 header (UDP or TCP, pkt_build_v4_opts) where udp is. */
-struct pkt_v4_opts_udp {
+/* IPv4 with 4 bytes of options (IHL 6): one NOP, then End of options
+ * list; any L4 header (UDP or TCP, pkt_build_v4_opts) and payload after. */
+struct pkt_v4_opts {
 	struct ethhdr eth;
 	struct iphdr ip;
 	uint8_t opts[4];
-	struct udphdr udp;
-	uint8_t payload[];
+	uint8_t l4[];
 } __packed;
 
 /* 802.1Q tagged IPv4 UDP. */
@@ -125,7 +124,7 @@ _Static_assert(sizeof(struct pkt_v4_tcp) == 14 + 20 + 20, "pkt_v4_tcp");
 _Static_assert(sizeof(struct pkt_v4_icmp) == 14 + 20 + 8, "pkt_v4_icmp");
 _Static_assert(sizeof(struct pkt_v6_udp) == 14 + 40 + 8, "pkt_v6_udp");
 _Static_assert(sizeof(struct pkt_v6_icmp) == 14 + 40 + 8, "pkt_v6_icmp");
-_Static_assert(sizeof(struct pkt_v4_opts_udp) == 14 + 24 + 8, "opts");
+_Static_assert(sizeof(struct pkt_v4_opts) == 14 + 24, "pkt_v4_opts");
 _Static_assert(sizeof(struct pkt_vlan_v4_udp) == 18 + 20 + 8, "vlan");
 _Static_assert(sizeof(struct pkt_arp) == 14 + 28, "arp");
 
@@ -359,8 +358,8 @@ static inline size_t pkt_build(uint8_t *buf, const struct pkt_spec *s)
 /* IPv4 with IHL 6 (a NOP and End-of-options) carrying S's UDP or TCP. */
 static inline size_t pkt_build_v4_opts(uint8_t *buf, const struct pkt_spec *s)
 {
-	struct pkt_v4_opts_udp *p = (struct pkt_v4_opts_udp *)buf; /* L4 at its udp */
-	uint8_t *l4 = (uint8_t *)&p->udp;
+	struct pkt_v4_opts *p = (struct pkt_v4_opts *)buf;
+	uint8_t *l4 = p->l4;
 	uint16_t l4_len;
 
 	memset(buf, 0, PKT_MAX);

@@ -74,16 +74,16 @@ FIXTURE_TEST(.each = true, STEPS(fx_pass));
  * the connection), so it is dropped and counted, and the connection goes
  * on: the same SYN-ACK without options is forwarded.
  */
+/* The WAN's SYN-ACK, sent once with options and once without. */
+#define SYN_ACK_40200 \
+	TCP_PKT(WAN_GW, NAT_ADDR, 443, 40200, FROM_WAN, .tcp_flags = TCP_SYN | TCP_ACK, \
+		.seq = 9000, .ack_seq = 1001, .ttl = 50)
 static const struct fixture fx_known_flow_options[] = {
 	{ "tcp SYN lan->wan", TCP_OUT(40200, TCP_SYN, 1000, 0), FWD(SLOW),
 	  TCP_OUT_NAT(40200, TCP_SYN, 1000, 0) },
-	{ "tcp SYN-ACK with options", WAN,
-	  TCP_PKT(WAN_GW, NAT_ADDR, 443, 40200, FROM_WAN, .tcp_flags = TCP_SYN | TCP_ACK,
-		  .seq = 9000, .ack_seq = 1001, .ttl = 50),
+	{ "tcp SYN-ACK with options", WAN, SYN_ACK_40200,
 	  .build = pkt_build_v4_opts, DROP(FLOW_UNHANDLED) },
-	{ "tcp SYN-ACK", WAN,
-	  TCP_PKT(WAN_GW, NAT_ADDR, 443, 40200, FROM_WAN, .tcp_flags = TCP_SYN | TCP_ACK,
-		  .seq = 9000, .ack_seq = 1001, .ttl = 50),
+	{ "tcp SYN-ACK", WAN, SYN_ACK_40200,
 	  FWD(FAST), .has_out = true,
 	  .out = TCP_PKT(WAN_GW, LAN_HOST, 443, 40200, TO_LAN, .tcp_flags = TCP_SYN | TCP_ACK,
 			 .seq = 9000, .ack_seq = 1001, .ttl = 49) },
