@@ -173,15 +173,16 @@ hairpin_names() { on_rtr nft list table inet xnat | grep -q "ip daddr $1 "; }
 
 no_flows() { [ "$(flow_count "$1")" = 0 ]; }
 
-# Poll (up to SECS) until the shell condition CMD... succeeds.
+# Poll (up to SECS seconds, however long each try takes) until the shell
+# condition CMD... succeeds.
 wait_until() {
-	local secs=$1 i
+	local end=$((SECONDS + $1))
 	shift
-	for ((i = 0; i < secs * 5; i++)); do
+	while :; do
 		"$@" >/dev/null 2>&1 && return 0
+		((SECONDS < end)) || return 1
 		sleep 0.2
 	done
-	return 1
 }
 
 # `xnat run` with config CFG in the background, its output in
