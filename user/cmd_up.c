@@ -27,6 +27,7 @@
 #include "loader.h"
 #include "log.h"
 #include "maps.h"
+#include "neigh_keepalive.h"
 #include "next_hop.h"
 #include "offload.h"
 #include "plan.h"
@@ -377,12 +378,15 @@ struct run_events {
 	 * table (offload mode's watch has its own). */
 	struct next_hop_watch *hops;
 	struct flow_route_watch *rehop;
+	struct neigh_keepalive *keep; /* the next hops XDP sends to */
 };
 
 static void events_hops_close(struct run_events *ev)
 {
+	neigh_keepalive_close(ev->keep);
 	next_hop_watch_close(ev->hops);
 	flow_route_close(ev->rehop);
+	ev->keep = NULL;
 	ev->hops = NULL;
 	ev->rehop = NULL;
 }
@@ -398,7 +402,13 @@ static void events_hops_open(struct run_events *ev)
 			"flows keep their next hop when it changes, until "
 			"they end\n", strerror(errno));
 		events_hops_close(ev);
+		return;
 	}
+	ev->keep = neigh_keepalive_open();
+	if (!ev->keep)
+		pr_warn("xnat: cannot keep the next hops' neighbour entries "
+			"fresh (%s): a MAC changed without a gratuitous ARP is "
+			"not learnt\n", strerror(errno));
 }
 
 static void events_mode(struct run_events *ev, const struct config *cfg)
@@ -429,6 +439,7 @@ static int events_wait(struct run_events *ev)
 	if (ev->hops) {
 		next_hop_watch_read(ev->hops);
 		flow_route_tick(ev->rehop);
+		neigh_keepalive_tick(ev->keep, ev->hops);
 	}
 	return watch_wait(ev->nl, ev->nat_log || ev->offload ? 0 : 1000) > 0;
 }

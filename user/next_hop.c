@@ -285,6 +285,28 @@ int next_hop_resolve(int ifindex, int family, const void *addr)
 	return rtnl_request(nlh);
 }
 
+struct each_neighbour {
+	next_hop_neigh_fn *fn;
+	void *ctx;
+};
+
+static void each_neighbour(const void *node, VISIT which, void *closure)
+{
+	const struct neigh *n = *(const struct neigh *const *)node;
+	const struct each_neighbour *e = closure;
+
+	if (which == postorder || which == leaf)
+		e->fn(e->ctx, n->ifindex, n->family, n->addr, n->mac);
+}
+
+void next_hop_each_neighbour(struct next_hop_watch *w, next_hop_neigh_fn *fn,
+			     void *ctx)
+{
+	struct each_neighbour e = { fn, ctx };
+
+	twalk_r(w->neighs, each_neighbour, &e);
+}
+
 static int on_msg(const struct nlmsghdr *nlh, void *data)
 {
 	struct next_hop_watch *w = data;

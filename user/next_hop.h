@@ -74,6 +74,16 @@ int next_hop_resolve(int ifindex, int family, const void *addr);
 
 struct next_hop_watch;
 
+/* A neighbour as the watch last knew it (struct next_hop_change's
+ * fields). */
+typedef void next_hop_neigh_fn(void *ctx, int ifindex, int family,
+			       const __u8 *addr, const __u8 *mac);
+
+/* Call FN for every neighbour with a MAC the watch has seen, in no
+ * particular order. */
+void next_hop_each_neighbour(struct next_hop_watch *w, next_hop_neigh_fn *fn,
+			     void *ctx);
+
 /* Subscribe to neighbour and route events and read the neighbour table
  * once. NULL, errno set, if the kernel could not be asked. */
 struct next_hop_watch *next_hop_watch_open(next_hop_changed_fn *cb, void *ctx);

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "offload.h"
 #include "natlog.h"
+#include "neigh_keepalive.h"
 #include "rtnl.h"
 #include "next_hop.h"
 #include "flow_ctl.skel.h"
@@ -359,6 +360,7 @@ struct offload_watch {
 	struct nfct_handle *ct;     /* conntrack destroy events */
 	struct mnl_socket *nft;     /* nftables ruleset changes */
 	struct next_hop_watch *hops; /* neighbour MACs, routes */
+	struct neigh_keepalive *keep; /* the next hops XDP sends to, or NULL */
 	int flows_fd;
 	int ifaces_fd; /* the pinned ports map: a neighbour's port */
 	/* bpf/flow_ctl.bpf.c on the flow table: an entry taken off through
@@ -478,6 +480,7 @@ void offload_watch_close(struct offload_watch *w)
 		nfct_close(w->ct);
 	if (w->nft)
 		mnl_socket_close(w->nft);
+	neigh_keepalive_close(w->keep);
 	next_hop_watch_close(w->hops);
 	flow_ctl_bpf__destroy(w->ctl);
 	if (w->flows_fd >= 0)
@@ -567,6 +570,11 @@ struct offload_watch *offload_watch_open(const struct config *cfg)
 	w->hops = next_hop_watch_open(on_next_hop, w);
 	if (!w->hops)
 		goto fail;
+	w->keep = neigh_keepalive_open();
+	if (!w->keep)
+		pr_warn("xnat: cannot keep the next hops' neighbour entries "
+			"fresh (%s): a MAC changed without a gratuitous ARP is "
+			"not learnt\n", strerror(errno));
 	w->give_back_all = true;
 	return w;
 fail:
@@ -645,4 +653,5 @@ void offload_watch_wait(struct offload_watch *w, int timeout_ms)
 	}
 	/* Also without events: paced route changes may be due. */
 	next_hop_watch_read(w->hops);
+	neigh_keepalive_tick(w->keep, w->hops);
 }

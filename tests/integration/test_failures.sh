@@ -516,6 +516,51 @@ test_neighbour_address_moved() {
 	stop_run
 }
 
+# The WAN host gets another MAC and says nothing. Linux sends no gratuitous
+# ARP unless arp_notify is set; a host that must ask for the router's MAC
+# would tell its new one in the request, but this one needs not (it keeps
+# a static entry for the router, and speaks no IPv6, whose neighbour
+# discovery would tell it too). A kernel router learns the new MAC on its
+# own: the neighbour entry goes stale, the next packet has it probed, the
+# probes to the old MAC go unanswered, and a broadcast finds the new one.
+# XDP's packets drive none of that; `xnat run` tells the kernel, every
+# NEIGH_KEEPALIVE_MS (user/neigh_keepalive.h), which neighbours XDP sends
+# to, and the flow follows the MAC the kernel learns. The router's
+# neighbour timers are short here (an entry stale after about a second),
+# so that the test waits for two of xnat's rounds (one finds the old MAC
+# gone, the next has the address asked for again), not for the kernel's.
+TEST_MODES[neighbour_mac_silent]="xdp offload kernel"
+test_neighbour_mac_silent() {
+	local mac=02:00:5e:00:53:79 p=net/ipv4/neigh/$RTR_WAN_IF rtr_mac
+	rtr_mac=$(on_rtr cat "/sys/class/net/$RTR_WAN_IF/address") ||
+		fail "no MAC of the router's WAN port"
+	check on_rtr sysctl -qw "$p/base_reachable_time_ms=1000" \
+		"$p/delay_first_probe_time=1" "$p/retrans_time_ms=200"
+	# An entry made before keeps the reachable time it was made with: made
+	# again (XDP builds a flow only towards a resolved next hop).
+	check ip -n "$NS_RTR" neigh flush dev "$RTR_WAN_IF"
+	check on_rtr ping -c 1 -W 2 "$WAN_HOST4"
+	check on "$NS_WAN" sysctl -qw "net/ipv4/conf/$HOST_IF/arp_notify=0" \
+		"net/ipv6/conf/$HOST_IF/disable_ipv6=1"
+	run_with_exchange 40013
+	# A new MAC flushes the host's neighbour entries, static ones too.
+	check ip -n "$NS_WAN" link set dev "$HOST_IF" address "$mac"
+	check ip -n "$NS_WAN" neigh replace "$RTR_WAN4" lladdr "$rtr_mac" \
+		dev "$HOST_IF" nud permanent
+	wait_until 40 lan_reply_is 40013 after ||
+		fail "no reply after the silent MAC change: $(ip -n "$NS_RTR" neigh; xnat flows; cat "$TB_WORK/run.log")"
+	ip -n "$NS_RTR" neigh show "$WAN_HOST4" dev "$RTR_WAN_IF" | grep -q "lladdr $mac" ||
+		fail "the router's neighbour entry has not the new MAC: $(ip -n "$NS_RTR" neigh)"
+	stop_run
+	if [ "$TB_MODE" = xdp ]; then
+		grep -q "A neighbour's MAC changed ([0-9]* at once): [1-9]" "$TB_WORK/run.log" ||
+			fail "run did not say it mended the flow entries"
+	elif [ "$TB_MODE" = offload ]; then
+		grep -q '"why":"next_hop_changed"' "$TB_WORK/run.log" ||
+			fail "the event log does not say why the flow went back"
+	fi
+}
+
 # The router's WAN port gets another MAC (set by hand, a bond's new active
 # port) and the WAN host learns it. The replies, now sent to the new MAC,
 # must still hit their flow: in xdp mode a reply that missed would go up to
