@@ -397,6 +397,8 @@ static void events_hops_open(struct run_events *ev)
 	if (ev->rehop)
 		ev->hops = next_hop_watch_open(flow_route_next_hop_changed,
 					       ev->rehop);
+	if (ev->hops)
+		next_hop_watch_ports(ev->hops, flow_route_is_port);
 	if (!ev->hops) {
 		pr_warn("xnat: cannot watch neighbour and route events (%s): "
 			"flows keep their next hop when it changes, until "

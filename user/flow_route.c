@@ -321,6 +321,15 @@ void flow_route_next_hop_changed(void *ctx, const struct next_hop_events *e)
 	}
 }
 
+bool flow_route_is_port(void *ctx, int ifindex)
+{
+	const struct flow_route_watch *f = ctx;
+	struct iface_info port;
+	__u32 key = ifindex;
+
+	return !bpf_map_lookup_elem(f->ifaces_fd, &key, &port);
+}
+
 struct flow_route_watch *flow_route_open(void)
 {
 	struct flow_route_watch *f = calloc(1, sizeof(*f));

@@ -31,6 +31,10 @@ struct flow_route_watch;
 /* On the router's pinned flow table and ports. NULL, errno set, if they
  * cannot be had. */
 struct flow_route_watch *flow_route_open(void);
+
+/* next_hop_is_port_fn for a watch whose context is F: a port in the
+ * pinned ports map. */
+bool flow_route_is_port(void *f, int ifindex);
 /* A next_hop_changed_fn, CTX the struct flow_route_watch. */
 void flow_route_next_hop_changed(void *ctx, const struct next_hop_events *e);
 /* Route again the connections waiting for a next hop, when it is time;

@@ -47,6 +47,7 @@ struct next_hop_watch {
 	unsigned int n_links;
 	next_hop_changed_fn *cb; /* NULL while the table is read first */
 	void *ctx;
+	next_hop_is_port_fn *is_port; /* NULL: every link counts */
 	/* What the current read found, for one call of cb. */
 	struct next_hop_change pending[NEXT_HOP_BATCH];
 	struct route_change routes[NEXT_HOP_BATCH];
@@ -192,14 +193,16 @@ static int link_cmp(const void *a, const void *b)
  * RTM_DELROUTE for its own. A port that loses its carrier keeps its
  * routes, which the kernel stops using where
  * ignore_routes_with_linkdown is set, again without an event. So a change
- * of a link's state, either way, counts as a change of every route. A
- * new link has no routes yet: remembered only.
+ * of a router port's state, either way, counts as a change of every route
+ * (of any link's, without next_hop_watch_ports()). A new link has no
+ * routes yet: remembered only.
  */
 static void on_link(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 {
 	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
 	struct link_state key, *l;
 	void **found;
+	bool counts;
 
 	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifi)) {
 		w->ev.all = w->ev.link = true;
@@ -207,6 +210,7 @@ static void on_link(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 	}
 	key.ifindex = ifi->ifi_index;
 	key.flags = ifi->ifi_flags & LINK_ROUTING_FLAGS;
+	counts = !w->is_port || w->is_port(w->ctx, key.ifindex);
 	found = tfind(&key, &w->links, link_cmp);
 	if (nlh->nlmsg_type == RTM_DELLINK) {
 		if (found) {
@@ -215,18 +219,20 @@ static void on_link(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 			free(l);
 			w->n_links--;
 		}
-		w->ev.all = w->ev.link = true;
+		if (counts)
+			w->ev.all = w->ev.link = true;
 		return;
 	}
 	if (found) {
 		l = *found;
-		if (l->flags != key.flags)
+		if (l->flags != key.flags && counts)
 			w->ev.all = w->ev.link = true;
 		l->flags = key.flags;
 		return;
 	}
 	if (w->n_links >= NEXT_HOP_LINKS_MAX) {
-		w->ev.all = w->ev.link = true;
+		if (counts)
+			w->ev.all = w->ev.link = true;
 		return;
 	}
 	l = malloc(sizeof(*l));
@@ -252,7 +258,7 @@ static bool covers(const struct route_change *r, const __u8 *addr)
 const char *next_hop_routes_what(const struct next_hop_events *e)
 {
 	if (e->link)
-		return "a link went up or down";
+		return "a port went up or down";
 	return e->all ? "any destination" : "some destinations";
 }
 
@@ -391,6 +397,11 @@ fail:
 	next_hop_watch_close(w);
 	errno = err;
 	return NULL;
+}
+
+void next_hop_watch_ports(struct next_hop_watch *w, next_hop_is_port_fn *is_port)
+{
+	w->is_port = is_port;
 }
 
 int next_hop_watch_fd(const struct next_hop_watch *w)

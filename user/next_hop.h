@@ -44,10 +44,11 @@ struct next_hop_events {
 	const struct route_change *routes;
 	int n_routes;
 	/* Besides them, more changes than NEXT_HOP_BATCH, a policy rule or
-	 * a nexthop object changed, a link went up or down, or events were
-	 * lost: every next hop may have changed. */
+	 * a nexthop object changed, a router port went up or down (any
+	 * link, without next_hop_watch_ports()), or events were lost: every
+	 * next hop may have changed. */
 	bool all;
-	/* Among them, a link went up or down (or was removed), which
+	/* Among them, a port went up or down (or was removed), which
 	 * changes IPv4 routes without a route event. */
 	bool link;
 };
@@ -60,7 +61,7 @@ struct next_hop_events {
  */
 typedef void next_hop_changed_fn(void *ctx, const struct next_hop_events *e);
 
-/* What E says changed, for a log line: "a link went up or down", "any
+/* What E says changed, for a log line: "a port went up or down", "any
  * destination" or "some destinations". */
 const char *next_hop_routes_what(const struct next_hop_events *e);
 /* Might E have changed the next hop towards ADDR (family AF_INET or
@@ -87,6 +88,16 @@ void next_hop_each_neighbour(struct next_hop_watch *w, next_hop_neigh_fn *fn,
 /* Subscribe to neighbour and route events and read the neighbour table
  * once. NULL, errno set, if the kernel could not be asked. */
 struct next_hop_watch *next_hop_watch_open(next_hop_changed_fn *cb, void *ctx);
+/* Is IFINDEX one of the router's ports? (CTX: the watch's.) */
+typedef bool next_hop_is_port_fn(void *ctx, int ifindex);
+
+/* Count the state changes of the router's ports only (IS_PORT) as changes
+ * of every route, not those of every link: XDP's flows leave by the
+ * router's ports alone, whose routes another link's state leaves as they
+ * are; and a host whose containers come and go would otherwise have
+ * every connection routed again each time. */
+void next_hop_watch_ports(struct next_hop_watch *w, next_hop_is_port_fn *is_port);
+
 /* The socket to poll for events. */
 int next_hop_watch_fd(const struct next_hop_watch *w);
 /* Read what has arrived (non-blocking); then, if anything changed, call

@@ -498,6 +498,16 @@ void offload_watch_close(struct offload_watch *w)
  * offloads them again with its own new lookup. A route change elsewhere
  * (a routing daemon's updates) costs the others nothing.
  */
+/* next_hop_is_port_fn: a port in the pinned ports map. */
+static bool is_port(void *ctx, int ifindex)
+{
+	const struct offload_watch *w = ctx;
+	struct iface_info port;
+	__u32 key = ifindex;
+
+	return !bpf_map_lookup_elem(w->ifaces_fd, &key, &port);
+}
+
 static void on_next_hop(void *ctx, const struct next_hop_events *e)
 {
 	struct offload_watch *w = ctx;
@@ -570,6 +580,7 @@ struct offload_watch *offload_watch_open(const struct config *cfg)
 	w->hops = next_hop_watch_open(on_next_hop, w);
 	if (!w->hops)
 		goto fail;
+	next_hop_watch_ports(w->hops, is_port);
 	w->keep = neigh_keepalive_open();
 	if (!w->keep)
 		pr_warn("xnat: cannot keep the next hops' neighbour entries "

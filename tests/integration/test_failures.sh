@@ -749,13 +749,38 @@ test_route_link_down() {
 	carried_exchanges 40014 "$dst"
 	got=$(udp_received "$NS_LAN1")
 	route_step ip -n "$NS_RTR" link set "$RTR_WAN_IF" down
-	routes_last | grep -q "(a link went up or down)" ||
+	routes_last | grep -q "(a port went up or down)" ||
 		fail "run did not take the link for a route change: $(routes_last)"
 	wait_until 10 no_flows_to "$dst" ||
 		fail "the flow outlived its port: $(xnat flows; cat "$TB_WORK/run.log")"
 	wait_until 10 reply_through 40014 "$dst" "$NS_LAN1" "$got" ||
 		fail "the flow did not take the second route: $(cat "$TB_WORK/run.log")"
 	stop_run
+}
+
+# A link that is not one of the router's ports goes up and down (a
+# container's veth on a host that also routes): no flow of XDP's can leave
+# by it, so nothing is routed again, and the connection stays as it was.
+TEST_MODES[link_other_quiet]="xdp offload"
+test_link_other_quiet() {
+	run_with_exchange 40014
+	check on_rtr ip link add kx0 type veth peer name kx1
+	# No IPv6 on them: its link-local routes would be route changes.
+	check on_rtr sysctl -qw net/ipv6/conf/kx0/disable_ipv6=1 \
+		net/ipv6/conf/kx1/disable_ipv6=1
+	check on_rtr ip link set kx0 up
+	check on_rtr ip link set kx1 up
+	check on_rtr ip link set kx0 down
+	check on_rtr ip link del kx0
+	check udp_from "$NS_LAN" 40014 after
+	[ "$CHECK_OUT" = after ] || fail "no reply after the other link's changes"
+	# Past a read of the events (250 ms) and the routes' pace (1 s).
+	sleep 1.5
+	[ "$(flows_to "$WAN_HOST4")" -ge 1 ] || fail "the flow left XDP"
+	stop_run
+	if grep -q "Routes changed\|\"why\":\"route_changed\"" "$TB_WORK/run.log"; then
+		fail "another link's state was taken for a route change"
+	fi
 }
 
 # A connection whose new next hop never answers ends after its wait
