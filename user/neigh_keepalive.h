@@ -18,9 +18,10 @@
  * state machine, probes what went STALE, and learns a new MAC, whose event
  * the next-hop watch (next_hop.c) turns into the entries' new MAC (xdp
  * mode, flow_mac.c) or gives the entries back to the kernel (offload
- * mode, offload.c). A walk over a million connections that does not stop
- * early takes about two seconds; rounds start at least NEIGH_KEEPALIVE_PACE
- * times as long as the last took apart, so they cost at most 5 % of a CPU.
+ * mode, offload.c). A walk that does not stop early reads the whole table,
+ * which takes time in the number of connections; rounds start at least
+ * NEIGH_KEEPALIVE_PACE times as long as the last took apart, so they cost
+ * at most 5 % of a CPU however large the table.
  */
 #ifndef XNAT_NEIGH_KEEPALIVE_H
 #define XNAT_NEIGH_KEEPALIVE_H
