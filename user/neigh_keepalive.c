@@ -36,7 +36,8 @@ struct neigh_keepalive {
 	/* This round's neighbours, sorted by (parent, vid, mac). */
 	struct kept *k;
 	size_t n, cap;
-	size_t n_used; /* of them, marked so far */
+	size_t n_keys;  /* distinct (parent, vid, mac) among them */
+	size_t n_used;  /* of those, found used so far */
 	bool out_of_memory;
 };
 
@@ -84,12 +85,18 @@ static int mark_used(const void *key, const void *value, void *ctx)
 	probe.vid = v->egress_vid;
 	memcpy(probe.mac, v->eth_dst, 6);
 	e = bsearch(&probe, k->k, k->n, sizeof(*k->k), kept_cmp);
-	if (e && !e->used) {
+	if (!e)
+		return 0;
+	/* Neighbours that share a MAC (a dual-stacked host, a proxy) are a
+	 * run of the sorted array; its first one holds the mark. */
+	while (e > k->k && !kept_cmp(e - 1, e))
+		e--;
+	if (!e->used) {
 		e->used = true;
-		/* Every neighbour used: the rest of the table cannot
-		 * add one (most routers have a few next hops and many
-		 * connections through each). */
-		if (++k->n_used == k->n)
+		/* Every MAC used: the rest of the table cannot add one
+		 * (most routers have a few next hops and many connections
+		 * through each). */
+		if (++k->n_used == k->n_keys)
 			return -ECANCELED;
 	}
 	return 0;
@@ -101,7 +108,7 @@ static void round_run(struct neigh_keepalive *k, struct next_hop_watch *w,
 	long seen;
 	int asked = 0, failed = 0;
 
-	k->n = k->n_used = 0;
+	k->n = k->n_keys = k->n_used = 0;
 	k->out_of_memory = false;
 	next_hop_each_neighbour(w, add_neighbour, k);
 	if (k->out_of_memory)
@@ -110,6 +117,8 @@ static void round_run(struct neigh_keepalive *k, struct next_hop_watch *w,
 	if (!k->n)
 		return;
 	qsort(k->k, k->n, sizeof(*k->k), kept_cmp);
+	for (size_t i = 0; i < k->n; i++)
+		k->n_keys += !i || kept_cmp(&k->k[i], &k->k[i - 1]);
 	seen = map_walk(k->flows_fd, sizeof(struct flow_key),
 			sizeof(struct flow_value), mark_used, k);
 	if (seen < 0 && seen != -ECANCELED) {
@@ -117,14 +126,13 @@ static void round_run(struct neigh_keepalive *k, struct next_hop_watch *w,
 			 "%s\n", strerror((int)-seen));
 		return;
 	}
-	/* bsearch() marked one of the neighbours that share a MAC (a
-	 * dual-stacked host, a proxy): the flows cannot tell which of them
-	 * they send to, so each of the run counts as used. */
+	/* The flows cannot tell which of the neighbours that share a MAC
+	 * they send to: each of a marked run counts as used. */
 	for (size_t i = 0, j; i < k->n; i = j) {
-		bool used = false;
+		bool used = k->k[i].used;
 
-		for (j = i; j < k->n && !kept_cmp(&k->k[j], &k->k[i]); j++)
-			used |= k->k[j].used;
+		for (j = i + 1; j < k->n && !kept_cmp(&k->k[j], &k->k[i]); j++)
+			;
 		for (size_t m = i; used && m < j; m++) {
 			asked++;
 			if (next_hop_resolve(k->k[m].ifindex, k->k[m].family,
