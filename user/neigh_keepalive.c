@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Next hops XDP sends to, kept fresh in the kernel; see neigh_keepalive.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,12 +103,14 @@ static int mark_used(const void *key, const void *value, void *ctx)
 	return 0;
 }
 
-static void round_run(struct neigh_keepalive *k, struct next_hop_watch *w,
-		      __u64 start)
+int neigh_keepalive_round(struct neigh_keepalive *k, struct next_hop_watch *w,
+			  __u64 since_ns)
 {
-	long seen;
+	__u64 start = clock_ns(CLOCK_MONOTONIC);
 	int asked = 0, failed = 0;
+	long seen;
 
+	k->since_ns = since_ns;
 	k->n = k->n_keys = k->n_used = 0;
 	k->out_of_memory = false;
 	next_hop_each_neighbour(w, add_neighbour, k);
@@ -115,7 +118,7 @@ static void round_run(struct neigh_keepalive *k, struct next_hop_watch *w,
 		pr_debug("neighbour keep-alive: out of memory, some "
 			 "neighbours left out\n");
 	if (!k->n)
-		return;
+		return 0;
 	qsort(k->k, k->n, sizeof(*k->k), kept_cmp);
 	for (size_t i = 0; i < k->n; i++)
 		k->n_keys += !i || kept_cmp(&k->k[i], &k->k[i - 1]);
@@ -124,7 +127,7 @@ static void round_run(struct neigh_keepalive *k, struct next_hop_watch *w,
 	if (seen < 0 && seen != -ECANCELED) {
 		pr_debug("neighbour keep-alive: cannot read the flow table: "
 			 "%s\n", strerror((int)-seen));
-		return;
+		return (int)seen;
 	}
 	/* The flows cannot tell which of the neighbours that share a MAC
 	 * they send to: each of a marked run counts as used. */
@@ -142,8 +145,8 @@ static void round_run(struct neigh_keepalive *k, struct next_hop_watch *w,
 	}
 	pr_debug("neighbour keep-alive: %d of %zu neighbours used since "
 		 "the last round (%d not accepted), %.1f ms\n", asked, k->n,
-		 failed,
-		 (clock_ns(CLOCK_MONOTONIC) - start) / 1e6);
+		 failed, (clock_ns(CLOCK_MONOTONIC) - start) / 1e6);
+	return asked;
 }
 
 void neigh_keepalive_tick(struct neigh_keepalive *k, struct next_hop_watch *w)
@@ -155,7 +158,7 @@ void neigh_keepalive_tick(struct neigh_keepalive *k, struct next_hop_watch *w)
 	start = clock_ns(CLOCK_MONOTONIC);
 	if (start < k->due_ns)
 		return;
-	round_run(k, w, start);
+	neigh_keepalive_round(k, w, k->since_ns);
 	/* Entries seen from now on count for the next round; one seen
 	 * during this walk counts for both, harmlessly. */
 	k->since_ns = start;
@@ -165,28 +168,51 @@ void neigh_keepalive_tick(struct neigh_keepalive *k, struct next_hop_watch *w)
 			     NEIGH_KEEPALIVE_PACE * took : pace);
 }
 
-struct neigh_keepalive *neigh_keepalive_open(void)
+struct neigh_keepalive *neigh_keepalive_open_maps(int flows_fd, int ifaces_fd)
 {
 	struct neigh_keepalive *k = calloc(1, sizeof(*k));
 	int err;
 
 	if (!k)
 		return NULL;
-	k->ifaces_fd = -1;
-	k->flows_fd = pins_map_open(MAP_FLOWS);
-	if (k->flows_fd < 0)
-		goto fail;
-	k->ifaces_fd = pins_map_open(MAP_IFACES);
-	if (k->ifaces_fd < 0)
-		goto fail;
+	k->flows_fd = fcntl(flows_fd, F_DUPFD_CLOEXEC, 0);
+	k->ifaces_fd = k->flows_fd < 0 ? -1 :
+		       fcntl(ifaces_fd, F_DUPFD_CLOEXEC, 0);
+	if (k->ifaces_fd < 0) {
+		err = errno;
+		neigh_keepalive_close(k);
+		errno = err;
+		return NULL;
+	}
 	k->since_ns = clock_ns(CLOCK_MONOTONIC);
 	k->due_ns = k->since_ns + NEIGH_KEEPALIVE_MS * 1000000ULL;
 	return k;
-fail:
-	err = errno;
-	neigh_keepalive_close(k);
+}
+
+struct neigh_keepalive *neigh_keepalive_open(void)
+{
+	struct neigh_keepalive *k = NULL;
+	int flows_fd, ifaces_fd = -1, err;
+
+	flows_fd = pins_map_open(MAP_FLOWS);
+	if (flows_fd >= 0)
+		ifaces_fd = pins_map_open(MAP_IFACES);
+	if (flows_fd < 0)
+		err = -flows_fd;
+	else if (ifaces_fd < 0)
+		err = -ifaces_fd;
+	else
+		k = neigh_keepalive_open_maps(flows_fd, ifaces_fd);
+	if (k)
+		err = 0;
+	else if (flows_fd >= 0 && ifaces_fd >= 0)
+		err = errno;
+	if (ifaces_fd >= 0)
+		close(ifaces_fd);
+	if (flows_fd >= 0)
+		close(flows_fd);
 	errno = err;
-	return NULL;
+	return k;
 }
 
 void neigh_keepalive_close(struct neigh_keepalive *k)

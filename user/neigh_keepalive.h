@@ -37,9 +37,19 @@ struct neigh_keepalive;
  * cannot be opened. The first round is NEIGH_KEEPALIVE_MS away. */
 struct neigh_keepalive *neigh_keepalive_open(void);
 
+/* The same for the flow table FLOWS_FD and ports map IFACES_FD (both
+ * duplicated: the caller keeps its own). */
+struct neigh_keepalive *neigh_keepalive_open_maps(int flows_fd, int ifaces_fd);
+
 /* A round, if one is due, for the neighbours the watch W knows: call it
  * every second or so. */
 void neigh_keepalive_tick(struct neigh_keepalive *k, struct next_hop_watch *w);
+
+/* A round now, for the entries seen since SINCE_NS (CLOCK_MONOTONIC):
+ * how many neighbours the kernel was told are used, or -errno if the flow
+ * table could not be read. */
+int neigh_keepalive_round(struct neigh_keepalive *k, struct next_hop_watch *w,
+			  __u64 since_ns);
 
 void neigh_keepalive_close(struct neigh_keepalive *k);
 
