@@ -490,14 +490,6 @@ void offload_watch_close(struct offload_watch *w)
 	free(w);
 }
 
-/*
- * A next hop changed: the entries built with it, or routed where a route
- * that changed covers, would go on sending to the old MAC, or along the
- * old route, for as long as their connection lives. They go back to the
- * kernel, which forwards the next packets along today's route, and XDP
- * offloads them again with its own new lookup. A route change elsewhere
- * (a routing daemon's updates) costs the others nothing.
- */
 /* next_hop_is_port_fn: a port in the pinned ports map. */
 static bool is_port(void *ctx, int ifindex)
 {
@@ -508,6 +500,14 @@ static bool is_port(void *ctx, int ifindex)
 	return !bpf_map_lookup_elem(w->ifaces_fd, &key, &port);
 }
 
+/*
+ * A next hop changed: the entries built with it, or routed where a route
+ * that changed covers, would go on sending to the old MAC, or along the
+ * old route, for as long as their connection lives. They go back to the
+ * kernel, which forwards the next packets along today's route, and XDP
+ * offloads them again with its own new lookup. A route change elsewhere
+ * (a routing daemon's updates) costs the others nothing.
+ */
 static void on_next_hop(void *ctx, const struct next_hop_events *e)
 {
 	struct offload_watch *w = ctx;
@@ -581,7 +581,7 @@ struct offload_watch *offload_watch_open(const struct config *cfg)
 	if (!w->hops)
 		goto fail;
 	next_hop_watch_ports(w->hops, is_port);
-	w->keep = neigh_keepalive_open();
+	w->keep = neigh_keepalive_open_maps(w->flows_fd, w->ifaces_fd);
 	if (!w->keep)
 		pr_warn("xnat: cannot keep the next hops' neighbour entries "
 			"fresh (%s): a MAC changed without a gratuitous ARP is "
