@@ -397,8 +397,6 @@ static void events_hops_open(struct run_events *ev)
 	if (ev->rehop)
 		ev->hops = next_hop_watch_open(flow_route_next_hop_changed,
 					       ev->rehop);
-	if (ev->hops)
-		next_hop_watch_ports(ev->hops, flow_route_is_port);
 	if (!ev->hops) {
 		pr_warn("xnat: cannot watch neighbour and route events (%s): "
 			"flows keep their next hop when it changes, until "
@@ -406,7 +404,9 @@ static void events_hops_open(struct run_events *ev)
 		events_hops_close(ev);
 		return;
 	}
-	ev->keep = neigh_keepalive_open();
+	next_hop_watch_ports(ev->hops, flow_route_ports_fd(ev->rehop));
+	ev->keep = neigh_keepalive_open_maps(flow_route_flows_fd(ev->rehop),
+					     flow_route_ports_fd(ev->rehop));
 	if (!ev->keep)
 		pr_warn("xnat: cannot keep the next hops' neighbour entries "
 			"fresh (%s): a MAC changed without a gratuitous ARP is "

@@ -321,13 +321,14 @@ void flow_route_next_hop_changed(void *ctx, const struct next_hop_events *e)
 	}
 }
 
-bool flow_route_is_port(void *ctx, int ifindex)
+int flow_route_flows_fd(const struct flow_route_watch *f)
 {
-	const struct flow_route_watch *f = ctx;
-	struct iface_info port;
-	__u32 key = ifindex;
+	return f->flows_fd;
+}
 
-	return !bpf_map_lookup_elem(f->ifaces_fd, &key, &port);
+int flow_route_ports_fd(const struct flow_route_watch *f)
+{
+	return f->ifaces_fd;
 }
 
 struct flow_route_watch *flow_route_open(void)

@@ -32,9 +32,11 @@ struct flow_route_watch;
  * cannot be had. */
 struct flow_route_watch *flow_route_open(void);
 
-/* next_hop_is_port_fn for a watch whose context is F: a port in the
- * pinned ports map. */
-bool flow_route_is_port(void *f, int ifindex);
+/* The flow table and ports map F holds, for the watches that run beside
+ * it (next_hop_watch_ports(), neigh_keepalive_open_maps()); valid until
+ * flow_route_close(F). */
+int flow_route_flows_fd(const struct flow_route_watch *f);
+int flow_route_ports_fd(const struct flow_route_watch *f);
 /* A next_hop_changed_fn, CTX the struct flow_route_watch. */
 void flow_route_next_hop_changed(void *ctx, const struct next_hop_events *e);
 /* Route again the connections waiting for a next hop, when it is time;

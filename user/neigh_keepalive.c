@@ -12,7 +12,6 @@
 #include "log.h"
 #include "map_walk.h"
 #include "neigh_keepalive.h"
-#include "pins.h"
 #include "xnat_common.h"
 
 /* A neighbour on a router port, under the names flow entries use. */
@@ -186,32 +185,6 @@ struct neigh_keepalive *neigh_keepalive_open_maps(int flows_fd, int ifaces_fd)
 	}
 	k->since_ns = clock_ns(CLOCK_MONOTONIC);
 	k->due_ns = k->since_ns + NEIGH_KEEPALIVE_MS * 1000000ULL;
-	return k;
-}
-
-struct neigh_keepalive *neigh_keepalive_open(void)
-{
-	struct neigh_keepalive *k = NULL;
-	int flows_fd, ifaces_fd = -1, err;
-
-	flows_fd = pins_map_open(MAP_FLOWS);
-	if (flows_fd >= 0)
-		ifaces_fd = pins_map_open(MAP_IFACES);
-	if (flows_fd < 0)
-		err = -flows_fd;
-	else if (ifaces_fd < 0)
-		err = -ifaces_fd;
-	else
-		k = neigh_keepalive_open_maps(flows_fd, ifaces_fd);
-	if (k)
-		err = 0;
-	else if (flows_fd >= 0 && ifaces_fd >= 0)
-		err = errno;
-	if (ifaces_fd >= 0)
-		close(ifaces_fd);
-	if (flows_fd >= 0)
-		close(flows_fd);
-	errno = err;
 	return k;
 }
 

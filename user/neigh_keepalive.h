@@ -33,12 +33,9 @@
 
 struct neigh_keepalive;
 
-/* For the pinned flow table and ports map; NULL, errno set, if they
- * cannot be opened. The first round is NEIGH_KEEPALIVE_MS away. */
-struct neigh_keepalive *neigh_keepalive_open(void);
-
-/* The same for the flow table FLOWS_FD and ports map IFACES_FD (both
- * duplicated: the caller keeps its own). */
+/* For the flow table FLOWS_FD and ports map IFACES_FD (both duplicated:
+ * the caller keeps its own); NULL, errno set, if they cannot be. The
+ * first round is NEIGH_KEEPALIVE_MS away. */
 struct neigh_keepalive *neigh_keepalive_open_maps(int flows_fd, int ifaces_fd);
 
 /* A round, if one is due, for the neighbours the watch W knows: call it

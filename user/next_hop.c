@@ -10,10 +10,12 @@
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
+#include <bpf/bpf.h>
 #include "clock.h"
 #include "log.h"
 #include "next_hop.h"
 #include "rtnl.h"
+#include "xnat_common.h"
 
 /* Neighbours remembered: a LAN host inventing addresses must not grow
  * the cache without bound. Past it, new neighbours are not watched. */
@@ -47,7 +49,7 @@ struct next_hop_watch {
 	unsigned int n_links;
 	next_hop_changed_fn *cb; /* NULL while the table is read first */
 	void *ctx;
-	next_hop_is_port_fn *is_port; /* NULL: every link counts */
+	int ports_fd; /* the ports map, or -1: every link counts */
 	/* What the current read found, for one call of cb. */
 	struct next_hop_change pending[NEXT_HOP_BATCH];
 	struct route_change routes[NEXT_HOP_BATCH];
@@ -197,6 +199,16 @@ static int link_cmp(const void *a, const void *b)
  * (of any link's, without next_hop_watch_ports()). A new link has no
  * routes yet: remembered only.
  */
+/* Does a state change of link IFINDEX count (next_hop_watch_ports())? */
+static bool is_port(const struct next_hop_watch *w, int ifindex)
+{
+	struct iface_info port;
+	__u32 key = ifindex;
+
+	return w->ports_fd < 0 ||
+	       !bpf_map_lookup_elem(w->ports_fd, &key, &port);
+}
+
 static void on_link(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 {
 	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
@@ -210,7 +222,7 @@ static void on_link(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 	}
 	key.ifindex = ifi->ifi_index;
 	key.flags = ifi->ifi_flags & LINK_ROUTING_FLAGS;
-	counts = !w->is_port || w->is_port(w->ctx, key.ifindex);
+	counts = is_port(w, key.ifindex);
 	found = tfind(&key, &w->links, link_cmp);
 	if (nlh->nlmsg_type == RTM_DELLINK) {
 		if (found) {
@@ -375,6 +387,7 @@ struct next_hop_watch *next_hop_watch_open(next_hop_changed_fn *cb, void *ctx)
 
 	if (!w)
 		return NULL;
+	w->ports_fd = -1;
 	/* Subscribed first: a change while the table is read is not lost. */
 	w->nl = mnl_socket_open(NETLINK_ROUTE);
 	if (!w->nl ||
@@ -399,9 +412,9 @@ fail:
 	return NULL;
 }
 
-void next_hop_watch_ports(struct next_hop_watch *w, next_hop_is_port_fn *is_port)
+void next_hop_watch_ports(struct next_hop_watch *w, int ports_fd)
 {
-	w->is_port = is_port;
+	w->ports_fd = ports_fd;
 }
 
 int next_hop_watch_fd(const struct next_hop_watch *w)

@@ -88,15 +88,13 @@ void next_hop_each_neighbour(struct next_hop_watch *w, next_hop_neigh_fn *fn,
 /* Subscribe to neighbour and route events and read the neighbour table
  * once. NULL, errno set, if the kernel could not be asked. */
 struct next_hop_watch *next_hop_watch_open(next_hop_changed_fn *cb, void *ctx);
-/* Is IFINDEX one of the router's ports? (CTX: the watch's.) */
-typedef bool next_hop_is_port_fn(void *ctx, int ifindex);
-
-/* Count the state changes of the router's ports only (IS_PORT) as changes
- * of every route, not those of every link: XDP's flows leave by the
- * router's ports alone, whose routes another link's state leaves as they
- * are; and a host whose containers come and go would otherwise have
- * every connection routed again each time. */
-void next_hop_watch_ports(struct next_hop_watch *w, next_hop_is_port_fn *is_port);
+/* Count the state changes of the router's ports only (the keys of the
+ * ports map PORTS_FD, xnat_ifaces; the caller keeps it open while the
+ * watch runs) as changes of every route, not those of every link: XDP's
+ * flows leave by the router's ports alone, whose routes another link's
+ * state leaves as they are; and a host whose containers come and go
+ * would otherwise have every connection routed again each time. */
+void next_hop_watch_ports(struct next_hop_watch *w, int ports_fd);
 
 /* The socket to poll for events. */
 int next_hop_watch_fd(const struct next_hop_watch *w);

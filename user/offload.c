@@ -490,16 +490,6 @@ void offload_watch_close(struct offload_watch *w)
 	free(w);
 }
 
-/* next_hop_is_port_fn: a port in the pinned ports map. */
-static bool is_port(void *ctx, int ifindex)
-{
-	const struct offload_watch *w = ctx;
-	struct iface_info port;
-	__u32 key = ifindex;
-
-	return !bpf_map_lookup_elem(w->ifaces_fd, &key, &port);
-}
-
 /*
  * A next hop changed: the entries built with it, or routed where a route
  * that changed covers, would go on sending to the old MAC, or along the
@@ -580,7 +570,7 @@ struct offload_watch *offload_watch_open(const struct config *cfg)
 	w->hops = next_hop_watch_open(on_next_hop, w);
 	if (!w->hops)
 		goto fail;
-	next_hop_watch_ports(w->hops, is_port);
+	next_hop_watch_ports(w->hops, w->ifaces_fd);
 	w->keep = neigh_keepalive_open_maps(w->flows_fd, w->ifaces_fd);
 	if (!w->keep)
 		pr_warn("xnat: cannot keep the next hops' neighbour entries "
