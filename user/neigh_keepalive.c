@@ -38,6 +38,7 @@ struct neigh_keepalive {
 	size_t n, cap;
 	size_t n_keys;  /* distinct (parent, vid, mac) among them */
 	size_t n_used;  /* of those, found used so far */
+	size_t walked;  /* entries this round's walk read */
 	bool out_of_memory;
 };
 
@@ -78,6 +79,7 @@ static int mark_used(const void *key, const void *value, void *ctx)
 	struct kept probe, *e;
 
 	(void)key;
+	k->walked++;
 	if (v->last_seen_ns < k->since_ns)
 		return 0;
 	memset(&probe, 0, sizeof(probe));
@@ -110,7 +112,7 @@ int neigh_keepalive_round(struct neigh_keepalive *k, struct next_hop_watch *w,
 	long seen;
 
 	k->since_ns = since_ns;
-	k->n = k->n_keys = k->n_used = 0;
+	k->n = k->n_keys = k->n_used = k->walked = 0;
 	k->out_of_memory = false;
 	next_hop_each_neighbour(w, add_neighbour, k);
 	if (k->out_of_memory)
@@ -143,9 +145,15 @@ int neigh_keepalive_round(struct neigh_keepalive *k, struct next_hop_watch *w,
 		}
 	}
 	pr_debug("neighbour keep-alive: %d of %zu neighbours used since "
-		 "the last round (%d not accepted), %.1f ms\n", asked, k->n,
-		 failed, (clock_ns(CLOCK_MONOTONIC) - start) / 1e6);
+		 "the last round (%d not accepted), %zu entries read, "
+		 "%.1f ms\n", asked, k->n, failed, k->walked,
+		 (clock_ns(CLOCK_MONOTONIC) - start) / 1e6);
 	return asked;
+}
+
+size_t neigh_keepalive_walked(const struct neigh_keepalive *k)
+{
+	return k->walked;
 }
 
 void neigh_keepalive_tick(struct neigh_keepalive *k, struct next_hop_watch *w)

@@ -26,6 +26,7 @@
 #ifndef XNAT_NEIGH_KEEPALIVE_H
 #define XNAT_NEIGH_KEEPALIVE_H
 
+#include <stddef.h>
 #include "next_hop.h"
 
 #define NEIGH_KEEPALIVE_MS 10000
@@ -47,6 +48,9 @@ void neigh_keepalive_tick(struct neigh_keepalive *k, struct next_hop_watch *w);
  * table could not be read. */
 int neigh_keepalive_round(struct neigh_keepalive *k, struct next_hop_watch *w,
 			  __u64 since_ns);
+/* How many flow entries the last round read: fewer than the table holds
+ * when it stopped once every neighbour's MAC was found used. */
+size_t neigh_keepalive_walked(const struct neigh_keepalive *k);
 
 void neigh_keepalive_close(struct neigh_keepalive *k);
 

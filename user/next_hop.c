@@ -106,6 +106,13 @@ static void on_neigh(struct next_hop_watch *w, const struct nlmsghdr *nlh)
 	if (!dst || !lladdr || mnl_attr_get_payload_len(lladdr) != 6 ||
 	    mnl_attr_get_payload_len(dst) > sizeof(key.addr))
 		return;
+	/* A multicast or broadcast MAC (the kernel's NOARP entries of the
+	 * groups a port joined: ff02::16, solicited-node addresses,
+	 * 224.0.0.x) is never a flow's next hop. Watched, such entries
+	 * would take room in the table and, in the keep-alive, be waited
+	 * for by a walk that stops once every neighbour is found used. */
+	if (*(const __u8 *)mnl_attr_get_payload(lladdr) & 1)
+		return;
 	memset(&key, 0, sizeof(key));
 	key.ifindex = nd->ndm_ifindex;
 	key.family = nd->ndm_family;
