@@ -9,9 +9,10 @@
  * neighbour no flow sends to stays STALE, and so does the next hop when
  * its flow was not seen since the round's start. Once every neighbour's
  * MAC is found used, the walk stops: it reads fewer entries than the
- * table holds, and still tells the kernel about each. The whole chain (a MAC
- * changed without a word, learnt) is tests/integration/test_failures.sh
- * neighbour_mac_silent. Fixtures and runner: fixture.h.
+ * table holds, and still tells the kernel about each. The whole chain
+ * (a MAC changed without a word, learnt) is
+ * tests/integration/test_failures.sh neighbour_mac_silent. Fixtures and
+ * runner: fixture.h.
  */
 #include <stdio.h>
 #include <string.h>
@@ -147,14 +148,16 @@ static bool test_early_stop(void)
 {
 	size_t walked = 0;
 	int entries;
-	bool ok = ASSERT_OK(sh("sysctl -qw net.ipv6.conf.lan0p.disable_ipv6=1 "
+	bool ok = ASSERT_OK(sh("sysctl -qw "
+			       "net.ipv6.conf.lan0p.disable_ipv6=1 "
 			       "net.ipv6.conf.wan0p.disable_ipv6=1 && "
-			       "ip neigh flush dev lan0 && ip neigh flush dev wan0"),
+			       "ip neigh flush dev lan0 && "
+			       "ip neigh flush dev wan0"),
 			    "only the fixture's neighbours");
 
-	/* Six connections: the fixture's table holds eight, two taken by
-	 * the tests above. Of twelve or more entries, half to each MAC, a
-	 * walk that stops at the second MAC reads at most seven. */
+	/* Six connections in the clean table (it holds eight): twelve
+	 * entries, half to each MAC, of which a walk that stops at the
+	 * second MAC reads at most seven. */
 	for (int i = 0; i < 6; i++)
 		ok &= udp_out(44000 + i, 53, XDP_REDIRECT, XNAT_FWD_SLOW);
 	entries = flows_count();
@@ -163,17 +166,22 @@ static bool test_early_stop(void)
 			   "ip neigh replace " LAN_HOST " lladdr " LAN_MAC
 			   " dev lan0 nud stale"),
 			"both neighbours made STALE");
-	ok &= ASSERT_TRUE(round_walked(0, &walked) >= 2, "the round told the kernel");
+	ok &= ASSERT_TRUE(round_walked(0, &walked) >= 2,
+			  "the round told the kernel");
 	ok &= state_is(WAN_GW, "DELAY");
 	ok &= state_on("lan0", LAN_HOST, "DELAY");
 	if (walked >= (size_t)entries)
 		fprintf(stderr, "  read %zu entries of %d\n", walked, entries);
 	ok &= ASSERT_TRUE(walked < (size_t)entries,
 			  "the walk stopped once both MACs were found");
-	sh("ip neigh replace " WAN_GW " lladdr " GW_MAC " dev wan0 nud permanent; "
-	   "ip neigh replace " LAN_HOST " lladdr " LAN_MAC " dev lan0 nud permanent; "
-	   "ip neigh replace " WAN6_GW " lladdr " GW_MAC " dev wan0 nud permanent; "
-	   "ip neigh replace " LAN6_HOST " lladdr " LAN_MAC " dev lan0 nud permanent; "
+	sh("ip neigh replace " WAN_GW " lladdr " GW_MAC
+	   " dev wan0 nud permanent; "
+	   "ip neigh replace " LAN_HOST " lladdr " LAN_MAC
+	   " dev lan0 nud permanent; "
+	   "ip neigh replace " WAN6_GW " lladdr " GW_MAC
+	   " dev wan0 nud permanent; "
+	   "ip neigh replace " LAN6_HOST " lladdr " LAN_MAC
+	   " dev lan0 nud permanent; "
 	   "sysctl -qw net.ipv6.conf.lan0p.disable_ipv6=0 "
 	   "net.ipv6.conf.wan0p.disable_ipv6=0");
 	return ok;
