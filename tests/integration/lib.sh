@@ -137,14 +137,33 @@ bg_stop() {
 # pass the signal to their child), checked by name so a recycled PID is left
 # alone.
 tb_kill_started() {
-	local f=$1 p
+	local f=$1 p ended=()
 	[ -f "$f" ] || return 0
 	while read -r p; do
 		[ -n "$p" ] || continue
 		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = timeout ] || continue
-		kill "$p" 2>/dev/null
+		kill "$p" 2>/dev/null && ended+=("$p")
 	done <"$f"
 	: >"$f"
+	tb_wait_gone 10 "${ended[@]}"
+}
+
+# Wait up to SECS seconds until the processes PIDS... have exited. An
+# ended `xnat run` takes the router down on its way out (under xnat's
+# lock, in the state directory): what follows must not race it.
+tb_wait_gone() {
+	local secs=$1 p left
+	shift
+	local deadline=$((SECONDS + secs))
+	while [ $SECONDS -lt $deadline ]; do
+		left=0
+		for p in "$@"; do
+			[ -e "/proc/$p" ] && left=1
+		done
+		[ $left = 0 ] && return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 # Wait until something listens on PORT in NS (proto tcp|udp), so a client
@@ -459,12 +478,14 @@ testbed_teardown() {
 	# run (a test's server, `xnat run`): end it by PID before the
 	# namespace goes, or it would keep running in a namespace no one can
 	# name any more.
+	local ended=()
 	for ns in "${extra[@]}" "${TB_NS_CREATED[@]}"; do
 		for p in $(ip netns pids "$ns" 2>/dev/null); do
 			tb_vlog "teardown: ending pid $p ($(cat "/proc/$p/comm" 2>/dev/null)) left in $ns"
-			kill "$p" 2>/dev/null
+			kill "$p" 2>/dev/null && ended+=("$p")
 		done
 	done
+	tb_wait_gone 10 "${ended[@]}"
 
 	# xnat's state for this namespace (named by its inode) must be gone;
 	# if not, remove it so a later namespace that gets the same inode
