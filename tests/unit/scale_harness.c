@@ -70,8 +70,20 @@ long edm_flows(void)
 
 bool scale_reset(const struct xnat_config *c)
 {
+	/* The allocator's hints too: a range a test before found full
+	 * would make this one probe at random instead of preserving ports. */
+	int ncpus = libbpf_num_possible_cpus();
+	struct nat_alloc_hint *none;
+	__u32 zero = 0;
+	bool ok;
+
 	flows_clear();
-	return config_set(c);
+	none = ncpus > 0 ? calloc(ncpus, sizeof(*none)) : NULL;
+	ok = ASSERT_TRUE(none, "memory for the hints") &&
+	     ASSERT_OK(bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_alloc),
+					   &zero, none, BPF_ANY), "hints cleared");
+	free(none);
+	return ok && config_set(c);
 }
 
 char *scale_host(int n, char *buf)
@@ -159,6 +171,39 @@ bool out_expect(const struct xnat_config *c, int hostn, uint16_t sport,
 		fprintf(stderr, "    (host %s port %u to %s:%u)\n", h, sport,
 			REMOTE, dport);
 	return ok;
+}
+
+int out_try(const struct xnat_config *c, int hostn, uint16_t sport,
+	    uint16_t dport, uint16_t *port)
+{
+	uint8_t frame[PKT_MAX], out[PKT_MAX];
+	uint32_t out_len, got;
+	uint64_t slow0 = slow_count();
+	uint64_t refused0 = scale_counter(XNAT_PASS_NO_PORT) +
+			    scale_counter(XNAT_DROP_NO_PORT);
+	char h[32];
+	size_t len = udp_frame(frame, false, scale_host(hostn, h), sport, REMOTE,
+			       dport);
+	bool ok;
+
+	if (!xdp_run(if_lan, frame, len, 0, out, &out_len, &got))
+		return -1;
+	if (got == XDP_REDIRECT) {
+		ok = ASSERT_EQ(slow_count() - slow0, 1, "slow path counter");
+		ok &= check_out(out, out_len, true, NAT_ADDR, ANY_PORT, REMOTE,
+				dport, c->port_min, c->port_max, port);
+	} else {
+		ok = ASSERT_TRUE(got == XDP_PASS || got == XDP_DROP, "verdict");
+		ok &= ASSERT_EQ(scale_counter(XNAT_PASS_NO_PORT) +
+				scale_counter(XNAT_DROP_NO_PORT) - refused0, 1,
+				"no-port counter");
+	}
+	if (!ok) {
+		fprintf(stderr, "    (host %s port %u to %s:%u)\n", h, sport,
+			REMOTE, dport);
+		return -1;
+	}
+	return got == XDP_REDIRECT;
 }
 
 bool reply_expect(int hostn, uint16_t sport, uint16_t rport,

@@ -51,7 +51,8 @@ long map_count(int fd);
 /* Flows with an endpoint-dependent port (ORIG entries with edm set): each
  * holds its port towards its remote with its reply entry. */
 long edm_flows(void);
-/* Forget all NAT state, and write C as the config. */
+/* Forget all NAT state (flows, mappings, ports, peers, hosts, the
+ * allocator's hints), and write C as the config. */
 bool scale_reset(const struct xnat_config *c);
 /* Inside host N's address (HOST_NET N) in BUF; returns BUF. */
 char *scale_host(int n, char *buf);
@@ -66,6 +67,11 @@ size_t udp_frame(uint8_t *buf, bool from_wan, const char *saddr,
 bool out_expect(const struct xnat_config *c, int hostn, uint16_t sport,
 		uint16_t dport, uint32_t verdict, int reason, const char *nat,
 		uint16_t *port);
+/* The same for a flow that may get a port or not: 1 forwarded (frame
+ * checked, the external port in *PORT), 0 refused for want of a port
+ * (counted as XNAT_PASS_NO_PORT or XNAT_DROP_NO_PORT), -1 anything else. */
+int out_try(const struct xnat_config *c, int hostn, uint16_t sport,
+	    uint16_t dport, uint16_t *port);
 /* REMOTE:RPORT answers to NAT:PORT; expect it at host HOSTN's SPORT. */
 bool reply_expect(int hostn, uint16_t sport, uint16_t rport,
 		  const char *nat, uint16_t port);
