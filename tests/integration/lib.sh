@@ -145,25 +145,31 @@ tb_kill_started() {
 		kill "$p" 2>/dev/null && ended+=("$p")
 	done <"$f"
 	: >"$f"
-	tb_wait_gone 10 "${ended[@]}"
+	wait_until 10 tb_pids_gone "${ended[@]}"
 }
 
-# Wait up to SECS seconds until the processes PIDS... have exited. An
-# ended `xnat run` takes the router down on its way out (under xnat's
-# lock, in the state directory): what follows must not race it.
-tb_wait_gone() {
-	local secs=$1 p left
+# Poll (up to SECS seconds, however long each try takes) until the shell
+# condition CMD... succeeds.
+wait_until() {
+	local end=$((SECONDS + $1))
 	shift
-	local deadline=$((SECONDS + secs))
-	while [ $SECONDS -lt $deadline ]; do
-		left=0
-		for p in "$@"; do
-			[ -e "/proc/$p" ] && left=1
-		done
-		[ $left = 0 ] && return 0
-		sleep 0.1
+	while :; do
+		"$@" >/dev/null 2>&1 && return 0
+		((SECONDS < end)) || return 1
+		sleep 0.2
 	done
-	return 1
+}
+
+# Have the processes PIDS... exited? Teardown waits for those it ended: an
+# ended `xnat run` takes the router down on its way out (under xnat's
+# lock, in the state directory), and what follows must not race it. By
+# /proc, as they need not be this shell's children.
+tb_pids_gone() {
+	local p
+	for p in "$@"; do
+		[ -e "/proc/$p" ] && return 1
+	done
+	return 0
 }
 
 # Wait until something listens on PORT in NS (proto tcp|udp), so a client
@@ -485,7 +491,7 @@ testbed_teardown() {
 			kill "$p" 2>/dev/null && ended+=("$p")
 		done
 	done
-	tb_wait_gone 10 "${ended[@]}"
+	wait_until 10 tb_pids_gone "${ended[@]}"
 
 	# xnat's state for this namespace (named by its inode) must be gone;
 	# if not, remove it so a later namespace that gets the same inode

@@ -173,18 +173,6 @@ hairpin_names() { on_rtr nft list table inet xnat | grep -q "ip daddr $1 "; }
 
 no_flows() { [ "$(flow_count "$1")" = 0 ]; }
 
-# Poll (up to SECS seconds, however long each try takes) until the shell
-# condition CMD... succeeds.
-wait_until() {
-	local end=$((SECONDS + $1))
-	shift
-	while :; do
-		"$@" >/dev/null 2>&1 && return 0
-		((SECONDS < end)) || return 1
-		sleep 0.2
-	done
-}
-
 # `xnat run` with config CFG in the background, its output in
 # TB_WORK/run.log; returns once the router is up (xnat_run_start).
 start_run() { xnat_run_start 900 "$1" "$TB_WORK/run.log"; }
