@@ -82,6 +82,9 @@ enum xnat_reason {
 	XNAT_DROP_SPOOFED,      /* from the WAN with an inside source */
 	XNAT_PASS_CT_FIRST,     /* offload: a flow's first miss goes up
 				   without a conntrack lookup (ct_seen.h) */
+	XNAT_PASS_ECHO_INBOUND, /* IPv6 echo request from the WAN without a
+				   flow ([ipv6] inbound = stateful): the
+				   kernel keeps its state, not the table */
 	XNAT_REASON_MAX,
 };
 

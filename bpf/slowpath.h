@@ -549,9 +549,8 @@ static __always_inline int slow_to_nat_addr(struct xdp_md *ctx, struct pkt *p,
 }
 
 /*
- * IPv6 from the WAN to a LAN host, routed, that [ipv6] inbound lets open a
- * flow (docs/NAT.md): an echo request (RFC 4890 4.3.1), or with "open"
- * anything, TCP by its SYN only; a stray TCP segment goes to the kernel,
+ * IPv6 from the WAN to a LAN host, routed, that [ipv6] inbound = open lets
+ * open a flow (docs/NAT.md): anything, TCP by its SYN only; a stray TCP segment goes to the kernel,
  * whose ruleset takes the same decision. ICMPv6 errors never get here:
  * those about an XDP flow follow it, the rest are the kernel's.
  */
@@ -598,10 +597,19 @@ static __always_inline int slow_from_wan(struct xdp_md *ctx, struct pkt *p,
 		return rc;
 	if (kernel_owns_flow(ctx, p))
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_KERNEL_FLOW);
-	if (p->key.family != XNAT_AF_INET6 ||
-	    (!p->icmp_echo_request && !(cfg->flags & XNAT_F_IPV6_OPEN)))
+	if (p->key.family != XNAT_AF_INET6)
 		return pkt_stop(p, XDP_DROP, XNAT_DROP_UNSOLICITED);
-	return slow_in6(p, nf);
+	if (cfg->flags & XNAT_F_IPV6_OPEN)
+		return slow_in6(p, nf);
+	/* stateful: a WAN host chooses an echo request's identifier and
+	 * source freely; a flow each would let it fill the flow table and
+	 * send the LAN's new connections to the kernel. The kernel's
+	 * ruleset admits the request (kernel_mode.c) and its conntrack,
+	 * with its own limits, matches the LAN host's reply, which comes up
+	 * as pass_echo_reply. */
+	if (p->icmp_echo_request)
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_ECHO_INBOUND);
+	return pkt_stop(p, XDP_DROP, XNAT_DROP_UNSOLICITED);
 }
 
 /*

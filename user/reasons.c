@@ -58,4 +58,5 @@ const struct reason_desc reasons[XNAT_REASON_MAX] = {
 	[XNAT_DROP_TCP_WINDOW] = { "drop_tcp_window", "dropped: TCP RST or FIN outside the receiver's window" },
 	[XNAT_DROP_SPOOFED] = { "drop_spoofed", "dropped: from the WAN with a source inside (LAN)" },
 	[XNAT_PASS_CT_FIRST] = { "pass_ct_first", "offload, to kernel: a flow's first packet, not looked up (the kernel sets it up)" },
+	[XNAT_PASS_ECHO_INBOUND] = { "pass_echo_inbound", "to kernel: IPv6 echo request from the WAN without a flow (its state is the kernel's, not the flow table's)" },
 };

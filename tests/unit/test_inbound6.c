@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * [ipv6] inbound in XDP (bpf/slowpath.h slow_in6, docs/NAT.md): what IPv6
- * from the WAN may open towards a LAN host. stateful (the default): echo
- * requests only (RFC 4890 4.3.1), the rest is dropped as unsolicited;
+ * from the WAN may open towards a LAN host. stateful (the default): nothing;
+ * echo requests (RFC 4890 4.3.1) go to the kernel, whose ruleset admits
+ * them and whose conntrack holds their state, so that a WAN host cannot
+ * fill the flow table with them; the rest is dropped as unsolicited;
  * open: everything, TCP by its SYN (a stray segment goes to the kernel,
  * whose ruleset decides alike). Replies of an inbound flow take the fast
  * path; IPv4 never changes (it is NATed, not routed to the LAN). Every
@@ -49,8 +51,8 @@ static const struct fixture fx_stateful[] = {
 	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
 	{ .name = "stateful: udp dropped", IN6(IPPROTO_UDP, 6000, 53, 0),
 	  .verdict = XDP_DROP, .reason = XNAT_DROP_UNSOLICITED },
-	{ .name = "stateful: echo request forwarded", ECHO6_IN, ECHO6_IN_OUT,
-	  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW },
+	{ .name = "stateful: echo request to the kernel", ECHO6_IN,
+	  .verdict = XDP_PASS, .reason = XNAT_PASS_ECHO_INBOUND },
 	/* An echo reply without a flow is no request: the kernel's. */
 	{ .name = "stateful: unsolicited echo reply to the kernel",
 	  .ingress = WAN,
@@ -82,6 +84,38 @@ static bool test_stateful(void)
 {
 	return inbound_open(false) &&
 	       run_fixtures_each(fx_stateful, ARRAY_SIZE(fx_stateful));
+}
+
+/*
+ * stateful: a WAN host's echo requests, each with an identifier of its own,
+ * open no flow; a LAN host's new connection still gets one (before, each
+ * request took a flow for the ICMP timeout, and enough of them filled the
+ * table: pass_table_full for the LAN).
+ */
+static bool test_stateful_echo_flood(void)
+{
+	struct fixture echo = { .name = "echo request", ECHO6_IN,
+				.verdict = XDP_PASS,
+				.reason = XNAT_PASS_ECHO_INBOUND };
+	const struct fixture syn = { .name = "a LAN host's syn after them",
+				     TCP_OUT(40900, TCP_SYN, 1000, 0),
+				     TCP_OUT_NAT(40900, TCP_SYN, 1000, 0),
+				     .verdict = XDP_REDIRECT,
+				     .reason = XNAT_FWD_SLOW };
+
+	if (!inbound_open(false))
+		return false;
+	for (int id = 1; id <= 256; id++) {
+		echo.in.icmp_id = id;
+		if (!run_fixture(&echo))
+			return false;
+	}
+	if (flows_count()) {
+		fprintf(stderr, "  %d flow entries after 256 echo requests, "
+			"expected none\n", flows_count());
+		return false;
+	}
+	return run_fixture(&syn);
 }
 
 static bool test_open(void)
@@ -137,6 +171,7 @@ static bool test_open_connection(void)
 
 static const struct test tests[] = {
 	{ "stateful", true, .fn = test_stateful },
+	{ "stateful_echo_flood", true, .fn = test_stateful_echo_flood },
 	{ "open", true, .fn = test_open },
 	{ "open_connection", true, .fn = test_open_connection },
 };
