@@ -233,6 +233,11 @@ t_tcp_ran() {
 	        bad.append(f"{what}: {s['note']} ({s['mbps']} Mbit/s)")
 	    if not s["ping_received"] > 0:
 	        bad.append(f"{what}: no ping replies")
+	    # Loss is counted in every mode: iperf3's retransmissions and the
+	    # ports' drop counters (null would mean they were not read).
+	    for k in ("retransmits", "host_drops", "router_drops"):
+	        if not (isinstance(s.get(k), int) and s[k] >= 0):
+	            bad.append(f"{what}: {k} = {s.get(k)!r}")
 	EOF
 }
 

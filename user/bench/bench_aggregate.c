@@ -99,7 +99,7 @@ struct agg newflow_agg(struct bench_results *r, enum bench_mode m)
 }
 
 struct agg tcp_agg(struct bench_results *r, enum bench_mode m,
-		   enum bench_tcp_test t, int what)
+		   enum bench_tcp_test t, enum tcp_what what)
 {
 	double v[64];
 	int n = 0;
@@ -109,12 +109,18 @@ struct agg tcp_agg(struct bench_results *r, enum bench_mode m,
 
 		if (x->mode != m || x->test != t || !x->ok)
 			continue;
-		if (what == 0)
+		if (what == TCP_MBPS)
 			v[n++] = x->mbps;
-		else if (what == 1 && x->ping_median_ms >= 0)
+		else if (what == TCP_PING_MS && x->ping_median_ms >= 0)
 			v[n++] = x->ping_median_ms;
-		else if (what == 2 && x->udp_median_ms >= 0)
+		else if (what == TCP_UDP_MS && x->udp_median_ms >= 0)
 			v[n++] = x->udp_median_ms;
+		else if (what == TCP_RETRANSMITS && x->retransmits >= 0)
+			v[n++] = (double)x->retransmits;
+		else if (what == TCP_HOST_DROPS && x->host_drops >= 0)
+			v[n++] = (double)x->host_drops;
+		else if (what == TCP_ROUTER_DROPS && x->router_drops >= 0)
+			v[n++] = (double)x->router_drops;
 	}
 	return agg_of(v, n);
 }

@@ -35,9 +35,19 @@ struct agg ratio_agg(const struct bench_plan *p, struct bench_results *r,
 		     enum bench_mode a, enum bench_mode b, int pi);
 /* Flows per second set up by mode M. */
 struct agg newflow_agg(struct bench_results *r, enum bench_mode m);
-/* TCP test T in mode M: WHAT 0 Mbit/s, 1 ping ms, 2 UDP ms. */
+/* What tcp_agg() takes the median of. */
+enum tcp_what {
+	TCP_MBPS,          /* aggregate goodput */
+	TCP_PING_MS,       /* the ping's median round trip */
+	TCP_UDP_MS,        /* the UDP probe's (RRUL) */
+	TCP_RETRANSMITS,   /* segments sent again */
+	TCP_HOST_DROPS,    /* frames the hosts' ports dropped */
+	TCP_ROUTER_DROPS,  /* frames the router's ports dropped */
+};
+
+/* TCP test T in mode M: WHAT over its repetitions. */
 struct agg tcp_agg(struct bench_results *r, enum bench_mode m,
-		   enum bench_tcp_test t, int what);
+		   enum bench_tcp_test t, enum tcp_what what);
 
 /* The profile whose per-packet costs the report's header and the JSON's
  * cost_ns sum up: the plan's first one-direction profile (one CPU's chain,

@@ -179,6 +179,9 @@ int bench_sysctl(struct bench *b, enum bench_ns ns, const char *path,
 /* Read an unsigned /proc/sys/PATH inside NS; -1 when missing. */
 long long bench_sysctl_read(struct bench *b, enum bench_ns ns,
 			    const char *path);
+/* Frames the ports of NS could not hand to the other end of their veth so
+ * far (the kernel's per-device tx_dropped); -1 when unreadable. */
+long long bench_port_drops(struct bench *b, enum bench_ns ns);
 
 /*
  * Run ARGV inside NS (NS_MAX: the host's), bounded by TIMEOUT_S seconds,
@@ -298,6 +301,11 @@ struct bench_tcp {
 	int ping_sent, ping_recv;
 	double udp_median_ms;              /* RRUL's UDP probe, -1: none */
 	int udp_sent, udp_recv;
+	/* Loss, for the goodput beside it: segments the senders sent again
+	 * (iperf3's count); frames the hosts could not hand to the router
+	 * and the router could not hand on to the hosts during the test
+	 * (bench_port_drops(): a receive ring full); -1: unknown. */
+	long long retransmits, host_drops, router_drops;
 	bool ok;
 	char note[96];
 };

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include "bench_common.h"
@@ -122,6 +123,47 @@ long long bench_sysctl_read(struct bench *b, enum bench_ns ns,
 		v = -1;
 	bench_enter(b, NS_MAX);
 	return v;
+}
+
+long long bench_port_drops(struct bench *b, enum bench_ns ns)
+{
+	char line[512];
+	long long sum = 0;
+	FILE *f;
+
+	/* Transmit drops only: a veth that cannot hand a frame to its peer
+	 * (the peer's receive ring full) counts it as the sender's
+	 * tx_dropped, and for XDP frames as the receiver's rx_dropped too;
+	 * the sender's count alone says once where each was lost. */
+	if (bench_enter(b, ns))
+		return -1;
+	/* thread-self: /proc/self/net is the main thread's namespace. */
+	f = fopen("/proc/thread-self/net/dev", "re");
+	bench_enter(b, NS_MAX);
+	if (!f)
+		return -1;
+	/* "  name: rx bytes packets errs drop fifo frame compressed
+	 * multicast, tx bytes packets errs drop ..." after two header
+	 * lines. */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v[12];
+		char *colon = strchr(line, ':');
+		char name[IF_NAMESIZE + 1];
+
+		if (!colon || sscanf(line, " %16[^:]", name) != 1 ||
+		    !strcmp(name, "lo"))
+			continue;
+		if (sscanf(colon + 1, "%llu %llu %llu %llu %llu %llu %llu %llu "
+			   "%llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+			   &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10],
+			   &v[11]) != 12) {
+			sum = -1;
+			break;
+		}
+		sum += v[11];
+	}
+	fclose(f);
+	return sum;
 }
 
 /* ---- child processes ------------------------------------------------------ */

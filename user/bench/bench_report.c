@@ -239,6 +239,46 @@ static void ms_fmt(char *buf, size_t len, double ms)
 		snprintf(buf, len, "%.2g", ms);
 }
 
+static bool tcp_has_mode(const struct bench_results *r, enum bench_mode m)
+{
+	for (int i = 0; i < r->n_tcp; i++)
+		if (r->tcp[i].mode == m)
+			return true;
+	return false;
+}
+
+/* Where TCP lost segments: the senders' retransmissions and the frames the
+ * ports dropped, per test. */
+static void tcp_loss_table(FILE *f, struct bench_results *r)
+{
+	fprintf(f, "\nTCP loss, median of repetitions: segments retransmitted (frames "
+		   "the hosts could not hand to the router + the router on to them)\n%-13s",
+		"mode");
+	for (int t = 0; t < BT_MAX; t++)
+		fprintf(f, " %-22s", bench_tcp_names[t]);
+	fprintf(f, "\n");
+	for (int m = 0; m < BM_MAX; m++) {
+		if (!tcp_has_mode(r, m))
+			continue;
+		fprintf(f, "%-13s", bench_mode_names[m]);
+		for (int t = 0; t < BT_MAX; t++) {
+			struct agg re = tcp_agg(r, m, t, TCP_RETRANSMITS),
+				   hd = tcp_agg(r, m, t, TCP_HOST_DROPS),
+				   rd = tcp_agg(r, m, t, TCP_ROUTER_DROPS);
+			char cell[64];
+
+			if (!re.n || !hd.n || !rd.n) {
+				fprintf(f, " %-22s", "-");
+				continue;
+			}
+			snprintf(cell, sizeof(cell), "%.0f (%.0f + %.0f)",
+				 re.med, hd.med, rd.med);
+			fprintf(f, " %-22s", cell);
+		}
+		fprintf(f, "\n");
+	}
+}
+
 static void tcp_table(FILE *f, const struct bench_plan *p,
 		      struct bench_results *r)
 {
@@ -251,16 +291,12 @@ static void tcp_table(FILE *f, const struct bench_plan *p,
 		fprintf(f, " %-22s", bench_tcp_names[t]);
 	fprintf(f, "\n");
 	for (int m = 0; m < BM_MAX; m++) {
-		bool any = false;
-
-		for (int i = 0; i < r->n_tcp; i++)
-			any |= r->tcp[i].mode == (enum bench_mode)m;
-		if (!any)
+		if (!tcp_has_mode(r, m))
 			continue;
 		fprintf(f, "%-13s", bench_mode_names[m]);
 		for (int t = 0; t < BT_MAX; t++) {
-			struct agg mb = tcp_agg(r, m, t, 0), pg = tcp_agg(r, m, t, 1),
-				   ud = tcp_agg(r, m, t, 2);
+			struct agg mb = tcp_agg(r, m, t, TCP_MBPS), pg = tcp_agg(r, m, t, TCP_PING_MS),
+				   ud = tcp_agg(r, m, t, TCP_UDP_MS);
 			char cell[64], ping[16], udp[16];
 
 			if (!mb.n) {
@@ -280,6 +316,7 @@ static void tcp_table(FILE *f, const struct bench_plan *p,
 		}
 		fprintf(f, "\n");
 	}
+	tcp_loss_table(f, r);
 }
 
 /* The header's one line of per-packet costs (the cost table below has

@@ -42,6 +42,16 @@ static void json_sample_end(struct json_writer *w, const char *ok_key, bool ok,
 }
 
 /* A figure that was not measured (negative) is null. */
+/* A count, or null where it is unknown (-1). */
+static void json_count_or_null(struct json_writer *w, const char *key,
+			       long long v)
+{
+	if (v < 0)
+		jsonw_null(w, key);
+	else
+		jsonw_i64(w, key, v);
+}
+
 static void json_double_or_null(struct json_writer *w, const char *key,
 				double v)
 {
@@ -258,13 +268,16 @@ static void json_tcp(struct json_writer *w, const struct bench_plan *p,
 		json_double_or_null(w, "udp_median_ms", t->udp_median_ms);
 		jsonw_i64(w, "udp_sent", t->udp_sent);
 		jsonw_i64(w, "udp_received", t->udp_recv);
+		json_count_or_null(w, "retransmits", t->retransmits);
+		json_count_or_null(w, "host_drops", t->host_drops);
+		json_count_or_null(w, "router_drops", t->router_drops);
 		json_sample_end(w, "ok", t->ok, t->note);
 	}
 	jsonw_arr_end(w);
 	jsonw_arr_begin(w, "results");
 	for (int m = 0; m < BM_MAX; m++)
 		for (int t = 0; t < BT_MAX; t++) {
-			struct agg a = tcp_agg(r, m, t, 0);
+			struct agg a = tcp_agg(r, m, t, TCP_MBPS);
 
 			if (!a.n)
 				continue;
@@ -272,8 +285,13 @@ static void json_tcp(struct json_writer *w, const struct bench_plan *p,
 			jsonw_str(w, "mode", bench_mode_names[m]);
 			jsonw_str(w, "test", bench_tcp_names[t]);
 			json_agg(w, "mbps", a);
-			json_agg(w, "ping_ms", tcp_agg(r, m, t, 1));
-			json_agg(w, "udp_ms", tcp_agg(r, m, t, 2));
+			json_agg(w, "ping_ms", tcp_agg(r, m, t, TCP_PING_MS));
+			json_agg(w, "udp_ms", tcp_agg(r, m, t, TCP_UDP_MS));
+			json_agg(w, "retransmits",
+				 tcp_agg(r, m, t, TCP_RETRANSMITS));
+			json_agg(w, "host_drops", tcp_agg(r, m, t, TCP_HOST_DROPS));
+			json_agg(w, "router_drops",
+				 tcp_agg(r, m, t, TCP_ROUTER_DROPS));
 			jsonw_obj_end(w);
 		}
 	jsonw_arr_end(w);

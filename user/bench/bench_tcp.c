@@ -172,23 +172,34 @@ static bool listening(struct bench *b, enum bench_ns ns, int port)
 	return found;
 }
 
-/* bits_per_second of "sum_received" in iperf3's -J output: what the
- * receiving side got, whichever way the data flowed. */
-static double iperf_mbps(const char *path)
+/* From an iperf3 -J document: the receiving side's goodput in Mbit/s,
+ * whichever way the data flowed (-1: none),
+ * and in *RETRANS the sender's retransmitted segments (its "end" summary's
+ * "sum_sent", which a -R client has from the server; -1: none). */
+static double iperf_result(const char *path, long long *retrans)
 {
-	char *buf = NULL, *p;
+	static const char bps_key[] = "\"bits_per_second\":",
+			  re_key[] = "\"retransmits\":";
+	char *buf = NULL, *end, *sent, *recv, *p;
 	size_t cap = 0;
 	double bps = -1;
 	FILE *f = fopen(path, "re");
 	ssize_t n;
 
+	*retrans = -1;
 	if (!f)
 		return -1;
 	n = getdelim(&buf, &cap, 0, f);
 	fclose(f);
-	if (n > 0 && (p = strstr(buf, "\"sum_received\"")) &&
-	    (p = strstr(p, "\"bits_per_second\":")))
-		bps = strtod(p + strlen("\"bits_per_second\":"), NULL);
+	/* After "end": the intervals before it have sums of their own. */
+	if (n > 0 && (end = strstr(buf, "\"end\"")) &&
+	    (sent = strstr(end, "\"sum_sent\"")) &&
+	    (recv = strstr(end, "\"sum_received\""))) {
+		if ((p = strstr(recv, bps_key)))
+			bps = strtod(p + strlen(bps_key), NULL);
+		if ((p = strstr(sent, re_key)) && p < recv)
+			*retrans = strtoll(p + strlen(re_key), NULL, 10);
+	}
 	free(buf);
 	return bps < 0 ? -1 : bps / 1e6;
 }
@@ -236,6 +247,7 @@ struct tcp_run {
 	pthread_t th[2];
 	bool probe_up;
 	double rtt[512];
+	long long drops0[2];       /* hosts', router's ports before the test */
 };
 
 /* Start the one-off iperf3 servers in the WAN host and wait until they
@@ -334,8 +346,10 @@ static int clients_run(struct tcp_run *x)
 			return err;
 		}
 	}
+	t->retransmits = 0;
 	for (int i = 0; i < x->n; i++) {
 		int rc = bench_reap(x->b, x->cli[i], bench_now() + t->seconds + 15);
+		long long retrans;
 		double mbps;
 
 		x->cli[i] = 0;
@@ -345,11 +359,15 @@ static int clients_run(struct tcp_run *x)
 			err = rc == -EINTR ? rc : 0;
 			continue;
 		}
-		mbps = iperf_mbps(x->log[i]);
+		mbps = iperf_result(x->log[i], &retrans);
 		if (mbps < 0) {
 			snprintf(t->note, sizeof(t->note), "no iperf3 result");
 			continue;
 		}
+		if (retrans < 0 || t->retransmits < 0)
+			t->retransmits = -1;
+		else
+			t->retransmits += retrans;
 		if (client_down(x, i))
 			t->mbps_down += mbps;
 		else
@@ -358,6 +376,26 @@ static int clients_run(struct tcp_run *x)
 	t->mbps = t->mbps_down + t->mbps_up;
 	t->ok = !t->note[0] && t->mbps > 0;
 	return err;
+}
+
+/* The ports' drop counters before the test (AFTER 0), then the test's
+ * drops, hosts' and router's apart. */
+static void port_drops(struct tcp_run *x, int after)
+{
+	long long lan = bench_port_drops(x->b, NS_LAN),
+		  wan = bench_port_drops(x->b, NS_WAN),
+		  rtr = bench_port_drops(x->b, NS_RTR);
+	long long hosts = lan < 0 || wan < 0 ? -1 : lan + wan;
+
+	if (!after) {
+		x->drops0[0] = hosts;
+		x->drops0[1] = rtr;
+		return;
+	}
+	x->t->host_drops = hosts < 0 || x->drops0[0] < 0 ? -1 :
+			   hosts - x->drops0[0];
+	x->t->router_drops = rtr < 0 || x->drops0[1] < 0 ? -1 :
+			     rtr - x->drops0[1];
 }
 
 /* Stop the probes and keep their medians. */
@@ -417,6 +455,7 @@ int bench_tcp_run(struct bench *b, struct bench_results *r, int rep,
 	snprintf(x.tsec, sizeof(x.tsec), "%g", t->seconds);
 	snprintf(x.wsec, sizeof(x.wsec), "%d", (int)t->seconds + 1);
 
+	port_drops(&x, 0);
 	err = servers_start(&x);
 	if (!err) {
 		probes_start(&x);
@@ -424,10 +463,13 @@ int bench_tcp_run(struct bench *b, struct bench_results *r, int rep,
 	}
 	probes_collect(&x);
 	procs_end(&x);
+	port_drops(&x, 1);
 	if (!err)
-		bench_progress("  rep %d %-12s %-11s %.0f Mbit/s (ping %.2f ms, udp %.2f ms)%s%s",
+		bench_progress("  rep %d %-12s %-11s %.0f Mbit/s (ping %.2f ms, udp %.2f ms, "
+			       "%lld retransmitted, %lld + %lld dropped)%s%s",
 			       rep + 1, bench_mode_names[b->mode],
 			       bench_tcp_names[test], t->mbps, t->ping_median_ms,
-			       t->udp_median_ms, t->note[0] ? ": " : "", t->note);
+			       t->udp_median_ms, t->retransmits, t->host_drops,
+			       t->router_drops, t->note[0] ? ": " : "", t->note);
 	return err;
 }
