@@ -201,8 +201,8 @@ static __noinline void offload_track_init(const struct pkt *p,
 {
 	struct tcphdr *th = p->l4;
 	struct ip_ct_tcp_state___xnat *cs;
+	__u32 end, far;
 	__u8 scale;
-	__u32 end;
 
 	if (p->key.proto != IPPROTO_TCP || !th || (void *)(th + 1) > p->data_end)
 		return;
@@ -211,7 +211,8 @@ static __noinline void offload_track_init(const struct pkt *p,
 	ov->tcp_flags_seen = TCP_TRACK_SEEN;
 	ov->tcp_win = (__u16)(scale > 14 ? 14 : scale) << TCP_WIN_SHIFT_BITS;
 	ov->tcp_end = bpf_ntohl(th->seq);
-	tcp_track_segment(ov, p, th);
+	/* From its own start: never far ahead (a segment's length). */
+	tcp_track_segment(ov, p, th, &far);
 	end = cs->td_end;
 	if (cs->td_maxwin && (__s32)(end - ov->tcp_end) > 0)
 		ov->tcp_end = end;
@@ -318,6 +319,33 @@ static __always_inline int offload_tcp_end(struct xdp_md *ctx, struct pkt *p,
 	return offload_end_verdict(p, ct, in, &p->key, v, cfg);
 }
 
+/*
+ * A segment of offloaded flow V far ahead of its tracked end, FAR its end
+ * (tcp_track_segment): it moves the end only within the receiver's window,
+ * the receiver's entry's if offloaded and tracked, else conntrack's
+ * record of it (offload_receiver_win), as xdp mode's tcp_track_far().
+ * Nothing to judge by: it moves. A function of its own: rare, and the
+ * conntrack lookup's frame would not fit the main program's stack.
+ */
+static __noinline int offload_track_far(struct xdp_md *ctx, struct pkt *p,
+					struct flow_value *v, __u32 far)
+{
+	struct flow_value *r = flow_reply_lookup(p, v);
+	struct nf_conn *ct = NULL;
+	__u8 dir = 0;
+	__u32 win;
+	int ok;
+
+	if (!r || !(r->tcp_flags_seen & TCP_TRACK_SEEN))
+		ct = ct_lookup(ctx, p, &dir);
+	ok = !offload_receiver_win(r, ct, dir, &win) || far - v->tcp_end <= win;
+	if (ct)
+		bpf_ct_release(ct);
+	if (ok)
+		v->tcp_end = far;
+	return 0;
+}
+
 /* A packet of an offloaded flow: forward it (XNAT_CONTINUE) or hand it
  * back to the kernel. */
 static __always_inline int offload_hit(struct xdp_md *ctx, struct pkt *p,
@@ -325,6 +353,7 @@ static __always_inline int offload_hit(struct xdp_md *ctx, struct pkt *p,
 				       const struct xnat_config *cfg)
 {
 	struct tcphdr *th = p->l4;
+	__u32 far = 0;
 
 	if (p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_RST | XNAT_TCP_SYN))
 		return offload_tcp_end(ctx, p, v, cfg);
@@ -334,9 +363,10 @@ static __always_inline int offload_hit(struct xdp_md *ctx, struct pkt *p,
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_GONE);
 	}
 	/* This sender's sequence and window, for judging a FIN or RST:
-	 * no lookup, a few stores at most. */
-	if (p->key.proto == IPPROTO_TCP && th && (void *)(th + 1) <= p->data_end)
-		tcp_track_segment(v, p, th);
+	 * no lookup, a few stores at most, unless far ahead. */
+	if (p->key.proto == IPPROTO_TCP && th &&
+	    (void *)(th + 1) <= p->data_end && tcp_track_segment(v, p, th, &far))
+		offload_track_far(ctx, p, v, far);
 	return XNAT_CONTINUE;
 }
 
