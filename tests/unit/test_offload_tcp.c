@@ -323,6 +323,39 @@ static bool test_untracked_entry_not_judged(void)
 }
 FIXTURE_TEST(.name = "untracked_entry_not_judged", .fn = test_untracked_entry_not_judged);
 
+/*
+ * A blind SYN (or SYN-ACK) on an offloaded connection, from either side:
+ * it goes up for the kernel to judge (conntrack ignores it, the endpoint
+ * answers a challenge ACK: bpf/offload.h offload_tcp_end) and the
+ * connection stays on the fast path, its tracking as it was. Before, any
+ * SYN took both entries off (pass_ct_tcp_end), so one blind SYN from the
+ * WAN evicted any offloaded connection, again and again.
+ */
+static bool test_blind_syn_stays(void)
+{
+	static const struct fixture syns[] = {
+		{ .name = "blind syn from the wan",
+		  REPLY_AT(TCP_SYN, REPLY_NEXT + 0x40000000), PASS(CT_TCP_STATE) },
+		{ .name = "blind syn-ack from the wan",
+		  REPLY_AT(TCP_SYN | ACK, REPLY_NEXT + 0x40000000),
+		  PASS(CT_TCP_STATE) },
+		{ .name = "syn from the lan host",
+		  ORIG_AT(40026, TCP_SYN, 777), PASS(CT_TCP_STATE) },
+		{ .name = "orig still hits", ORIG_FWD(40026, FAST) },
+		{ .name = "reply still hits", REPLY_FWD(40026, FAST) },
+		FORGED_RST_FAR,
+	};
+	static const struct fixture rst = { .name = "rst in window",
+		REPLY_AT(TCP_RST | ACK, REPLY_NEXT), PASS(CT_TCP_END) };
+	const char *filter = "-p tcp --sport 40026";
+
+	return reset() && ct_tcp(40026, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
+	       offload_both(40026) && run_fixtures(syns, ARRAY_SIZE(syns)) &&
+	       flows_are(2) && ct_established(filter, 100) &&
+	       run_handback(&rst);
+}
+FIXTURE_TEST(.name = "blind_syn_stays", .fn = test_blind_syn_stays);
+
 /* The tracked end of the offloaded entry of KEY, into *END. */
 static bool entry_end(struct flow_key k, uint32_t *end)
 {
