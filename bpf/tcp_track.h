@@ -15,12 +15,21 @@
  *  - the connection counts as established only once the handshake
  *    completed: a plain ACK after the other side's SYN;
  *  - a new SYN on a closed connection (RST seen, or FIN both ways) starts
- *    the connection afresh in both entries, through the same mapping.
+ *    the connection afresh in both entries, through the same mapping;
+ *  - a SYN or SYN-ACK after the handshake (established or half closed)
+ *    is forwarded but changes no tracking (RFC 5961 section 4: the
+ *    endpoint answers it with a challenge ACK): otherwise one blind SYN
+ *    would set the end a RST is judged by;
+ *  - a segment moves its sender's end by at most TCP_END_STEP_MAX
+ *    (64 KiB) per packet; one further ahead only inside the receiver's
+ *    window (tcp_track_far). Otherwise blind segments far ahead would
+ *    walk the end to a value the attacker knows.
  *
- * Only packets with SYN, FIN or RST, and the one ACK that completes the
- * handshake, look at the other direction's entry; every other packet
- * updates its own entry's sequence and window, nothing more. Flows made
- * before this tracking existed have no TCP_TRACK_SEEN and are not checked.
+ * Only packets with SYN, FIN or RST, the one ACK that completes the
+ * handshake, and a segment more than TCP_END_STEP_MAX ahead look at the
+ * other direction's entry; every other packet updates its own entry's
+ * sequence and window, nothing more. Flows made before this tracking
+ * existed have no TCP_TRACK_SEEN and are not checked.
  */
 #ifndef XNAT_TCP_TRACK_H
 #define XNAT_TCP_TRACK_H
