@@ -60,10 +60,11 @@ enum xnat_reason {
 	XNAT_PASS_CT_UNCONFIRMED, /* conntrack entry not confirmed yet */
 	XNAT_PASS_CT_UNMARKED,  /* the kernel has not accepted this
 				   direction (no mark bit) */
-	XNAT_PASS_CT_TCP_STATE, /* TCP not established, or SYN/FIN/RST */
+	XNAT_PASS_CT_TCP_STATE, /* TCP not established, or SYN/FIN/RST;
+				   a SYN on an offloaded flow, which stays */
 	XNAT_PASS_CT_HELPER,    /* helper, sequence adjustment, flowtable */
 	XNAT_PASS_SHAPED,       /* egress port has a shaping qdisc */
-	XNAT_PASS_CT_TCP_END,   /* hand-back: FIN/RST/SYN on an offloaded
+	XNAT_PASS_CT_TCP_END,   /* hand-back: FIN/RST on an offloaded
 				   flow, or a RST of its other direction:
 				   the flow leaves the fast path */
 	XNAT_PASS_CT_GONE,      /* hand-back: conntrack entry gone or

@@ -201,8 +201,8 @@ static __noinline void offload_track_init(const struct pkt *p,
 {
 	struct tcphdr *th = p->l4;
 	struct ip_ct_tcp_state___xnat *cs;
+	__u32 end, far;
 	__u8 scale;
-	__u32 end;
 
 	if (p->key.proto != IPPROTO_TCP || !th || (void *)(th + 1) > p->data_end)
 		return;
@@ -211,7 +211,8 @@ static __noinline void offload_track_init(const struct pkt *p,
 	ov->tcp_flags_seen = TCP_TRACK_SEEN;
 	ov->tcp_win = (__u16)(scale > 14 ? 14 : scale) << TCP_WIN_SHIFT_BITS;
 	ov->tcp_end = bpf_ntohl(th->seq);
-	tcp_track_segment(ov, p, th);
+	/* From its own start: never far ahead (a segment's length). */
+	tcp_track_segment(ov, p, th, &far);
 	end = cs->td_end;
 	if (cs->td_maxwin && (__s32)(end - ov->tcp_end) > 0)
 		ov->tcp_end = end;
@@ -286,16 +287,29 @@ static __always_inline int offload_end_verdict(struct pkt *p,
 }
 
 /*
- * A FIN, RST or SYN of a connection XDP carries: conntrack must see every
+ * A FIN or RST of a connection XDP carries: conntrack must see every
  * state change, so the connection goes back to the kernel for good, as
- * nf_flow_table does (a SYN on an established connection is a new one
- * reusing the tuple). A FIN or RST outside the receiver's window is
- * dropped instead (offload_in_window), the flow staying as it was.
+ * nf_flow_table does. One outside the receiver's window is dropped
+ * instead (offload_in_window), the flow staying as it was.
  *
  * A RST in window: conntrack, which the RST goes up to, may not close the
  * connection (ct_close says why), so XDP closes it first, on the
  * transitory timeout, as xdp mode closes its own flows. A FIN needs
  * nothing: conntrack leaves the established state on any FIN it accepts.
+ *
+ * A SYN (or SYN-ACK) without FIN or RST goes up and the flow stays. It
+ * took the flow off the fast path once, as the start of a new connection
+ * reusing the tuple; but anyone who knows the tuple can send one (no
+ * sequence number to guess), so one blind SYN evicted any connection,
+ * again and again. The kernel owns the connection and is the one to
+ * judge it: conntrack ignores a SYN in the original direction of an
+ * established connection and one in the reply direction is invalid
+ * (nf_conntrack_proto_tcp.c, sIG and sIV), neither changes its state or
+ * timeout, and the ruleset decides on the packet; the endpoint answers a
+ * real one with a challenge ACK (RFC 5961 section 4), which the fast path
+ * carries, and the RST a host that lost the connection sends back is in
+ * window and ends it here. nf_flow_table does not end a flow on a SYN
+ * either. Not dropped here: that would be deciding for the kernel.
  *
  * Inline: as a function of its own it made every hit of an offloaded
  * flow about 20 ns slower (BPF_PROG_RUN, `xnat bench --profiles micro`),
@@ -310,12 +324,40 @@ static __always_inline int offload_tcp_end(struct xdp_md *ctx, struct pkt *p,
 	__u8 dir = 0;
 	int in = 1;
 
-	if ((p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_RST)) && th &&
-	    (void *)(th + 1) <= p->data_end) {
+	if (!(p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_RST)))
+		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_TCP_STATE);
+	if (th && (void *)(th + 1) <= p->data_end) {
 		ct = ct_lookup(ctx, p, &dir);
 		in = offload_in_window(p, v, ct, dir, bpf_ntohl(th->seq));
 	}
 	return offload_end_verdict(p, ct, in, &p->key, v, cfg);
+}
+
+/*
+ * A segment of offloaded flow V far ahead of its tracked end, FAR its end
+ * (tcp_track_segment): it moves the end only within the receiver's window,
+ * the receiver's entry's if offloaded and tracked, else conntrack's
+ * record of it (offload_receiver_win), as xdp mode's tcp_track_far().
+ * Nothing to judge by: it moves. A function of its own: rare, and the
+ * conntrack lookup's frame would not fit the main program's stack.
+ */
+static __noinline int offload_track_far(struct xdp_md *ctx, struct pkt *p,
+					struct flow_value *v, __u32 far)
+{
+	struct flow_value *r = flow_reply_lookup(p, v);
+	struct nf_conn *ct = NULL;
+	__u8 dir = 0;
+	__u32 win;
+	int ok;
+
+	if (!r || !(r->tcp_flags_seen & TCP_TRACK_SEEN))
+		ct = ct_lookup(ctx, p, &dir);
+	ok = !offload_receiver_win(r, ct, dir, &win) || far - v->tcp_end <= win;
+	if (ct)
+		bpf_ct_release(ct);
+	if (ok)
+		v->tcp_end = far;
+	return 0;
 }
 
 /* A packet of an offloaded flow: forward it (XNAT_CONTINUE) or hand it
@@ -325,6 +367,7 @@ static __always_inline int offload_hit(struct xdp_md *ctx, struct pkt *p,
 				       const struct xnat_config *cfg)
 {
 	struct tcphdr *th = p->l4;
+	__u32 far = 0;
 
 	if (p->tcp_flags & (XNAT_TCP_FIN | XNAT_TCP_RST | XNAT_TCP_SYN))
 		return offload_tcp_end(ctx, p, v, cfg);
@@ -334,9 +377,10 @@ static __always_inline int offload_hit(struct xdp_md *ctx, struct pkt *p,
 		return pkt_stop(p, XDP_PASS, XNAT_PASS_CT_GONE);
 	}
 	/* This sender's sequence and window, for judging a FIN or RST:
-	 * no lookup, a few stores at most. */
-	if (p->key.proto == IPPROTO_TCP && th && (void *)(th + 1) <= p->data_end)
-		tcp_track_segment(v, p, th);
+	 * no lookup, a few stores at most, unless far ahead. */
+	if (p->key.proto == IPPROTO_TCP && th &&
+	    (void *)(th + 1) <= p->data_end && tcp_track_segment(v, p, th, &far))
+		offload_track_far(ctx, p, v, far);
 	return XNAT_CONTINUE;
 }
 

@@ -297,6 +297,214 @@ static bool test_tcp_window(void)
 }
 FIXTURE_TEST("tcp_window", true, .fn = test_tcp_window);
 
+/* ---- A blind attacker against the tracked sequence (tcp_track.h) ----- */
+
+/* The two entries of the connection from the LAN host's SPORT. */
+static bool tcp_entries(uint16_t sport, struct flow_value *o,
+			struct flow_value *r)
+{
+	struct flow_key k = flow_key4(LAN_HOST, sport, WAN_GW, 443,
+				      IPPROTO_TCP, if_lan);
+	struct flow_key rk;
+
+	if (!ASSERT_OK(bpf_map_lookup_elem(flows_fd, &k, o), "orig entry"))
+		return false;
+	rk = flow_key4(WAN_GW, 443, NAT_ADDR, ntohs(o->new_sport),
+		       IPPROTO_TCP, if_wan);
+	return ASSERT_OK(bpf_map_lookup_elem(flows_fd, &rk, r), "reply entry");
+}
+
+/* The server's tracked end (its next sequence number) is WANT. */
+static bool server_end_is(uint16_t sport, uint32_t want, const char *what)
+{
+	struct flow_value o, r;
+
+	return tcp_entries(sport, &o, &r) && ASSERT_EQ(r.tcp_end, want, what);
+}
+
+/* SYN, SYN-ACK (server ISN 5000) and the final ACK on SPORT. LEARNED is
+ * the NAT port. The SYN-ACK carries pkt_build()'s payload: the server's
+ * tracked end is then SERVER_END. */
+#define SERVER_END (5001u + (uint32_t)PKT_DEFAULT_PAYLOAD_LEN)
+static bool tcp_handshake(uint16_t sport)
+{
+	const struct fixture steps[] = {
+		{ .name = "SYN", TCP_OUT(sport, TCP_SYN, 1000, 0),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW,
+		  .learn = true },
+		{ .name = "SYN-ACK", TCP_IN(LEARNED, TCP_SYN | TCP_ACK, 5000, 1001),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST },
+		{ .name = "ACK", TCP_OUT(sport, TCP_ACK, 1001, 5001),
+		  .verdict = XDP_REDIRECT, .reason = XNAT_FWD_FAST },
+	};
+
+	return run_fixtures(steps, ARRAY_SIZE(steps)) &&
+	       tcp_state_is(sport, FLOW_TCP_ESTABLISHED, "handshake done");
+}
+
+/* A segment from the server (port 443) to the NAT port, forwarded. */
+static bool server_sends(const char *name, uint8_t flags, uint32_t seq,
+			 int verdict, int reason)
+{
+	struct fixture f = { .name = name,
+		TCP_IN(LEARNED, flags, seq, 1001),
+		.verdict = verdict, .reason = reason };
+
+	spec_resolve(&f.in);
+	return run_fixture(&f);
+}
+
+/* A sequence number a blind attacker picks, far from the server's. */
+#define BLIND_SEQ (5001u + 0x40000000u)
+
+/*
+ * RFC 5961 section 4 at the router: a SYN or SYN-ACK on an established
+ * connection is forwarded (the LAN host answers it with a challenge ACK)
+ * but teaches the tracking nothing: neither the server's end, nor either
+ * window or its scale. Before, a blind SYN set the server's end to its
+ * own sequence number and a RST just after it then passed the window
+ * check and closed the flow; a blind SYN-ACK cleared both window scales.
+ * A SYN with RST is judged as a RST: dropped out of window.
+ */
+static bool test_blind_syn_teaches_nothing(void)
+{
+	struct flow_value o0, r0, o, r;
+	bool ok = tcp_handshake(40620) && tcp_entries(40620, &o0, &r0);
+
+	ok = ok && server_sends("blind SYN", TCP_SYN, BLIND_SEQ,
+				XDP_REDIRECT, XNAT_FWD_FAST);
+	ok = ok && server_sends("blind SYN-ACK", TCP_SYN | TCP_ACK,
+				BLIND_SEQ + 7, XDP_REDIRECT, XNAT_FWD_FAST);
+	ok = ok && tcp_entries(40620, &o, &r) &&
+	     ASSERT_EQ(r.tcp_end, r0.tcp_end, "server's end after blind SYNs") &&
+	     ASSERT_EQ(r.tcp_win, r0.tcp_win, "server's window after blind SYNs") &&
+	     ASSERT_EQ(o.tcp_win, o0.tcp_win, "LAN host's window after blind SYNs");
+	ok = ok && server_sends("blind RST after the SYN", TCP_RST,
+				BLIND_SEQ + 1, XDP_DROP, XNAT_DROP_TCP_WINDOW);
+	ok = ok && server_sends("blind SYN+RST", TCP_SYN | TCP_RST,
+				BLIND_SEQ, XDP_DROP, XNAT_DROP_TCP_WINDOW);
+	ok = ok && tcp_state_is(40620, FLOW_TCP_ESTABLISHED,
+				"after blind SYN, SYN-ACK, RST: established");
+	return ok;
+}
+FIXTURE_TEST("blind_syn_teaches_nothing", true, .fn = test_blind_syn_teaches_nothing);
+
+/* After a blind SYN the server's own data and FIN, at its real sequence
+ * numbers, still go through (before, the FIN was out of window). */
+static bool test_real_fin_after_blind_syn(void)
+{
+	bool ok = tcp_handshake(40621);
+
+	ok = ok && server_sends("blind SYN", TCP_SYN, BLIND_SEQ,
+				XDP_REDIRECT, XNAT_FWD_FAST);
+	ok = ok && server_sends("server's data", TCP_ACK, 5001, XDP_REDIRECT,
+				XNAT_FWD_FAST);
+	ok = ok && server_sends("server's FIN", TCP_FIN | TCP_ACK,
+				5001 + PKT_DEFAULT_PAYLOAD_LEN, XDP_REDIRECT,
+				XNAT_FWD_FAST);
+	return ok && tcp_state_is(40621, FLOW_TCP_CLOSING, "server's FIN applied");
+}
+FIXTURE_TEST("real_fin_after_blind_syn", true, .fn = test_real_fin_after_blind_syn);
+
+/*
+ * Blind data segments far ahead (2^30 apart, eight cover the sequence
+ * space) are forwarded, for the LAN host to drop, but do not move the
+ * server's tracked end: they are beyond TCP_END_STEP_MAX and outside the
+ * LAN host's window. Before, the last one's end became the server's end,
+ * which the attacker knew, and its RST there closed the flow.
+ */
+static bool test_blind_data_no_walk(void)
+{
+	uint32_t base = 0x12345678u, last = 0;
+	bool ok = tcp_handshake(40622);
+
+	for (int k = 0; k < 8 && ok; k++) {
+		uint32_t seq = base + (uint32_t)k * 0x40000000u;
+
+		last = seq + PKT_DEFAULT_PAYLOAD_LEN;
+		ok = server_sends("blind data segment", TCP_ACK, seq,
+				  XDP_REDIRECT, XNAT_FWD_FAST);
+	}
+	ok = ok && server_end_is(40622, SERVER_END, "server's end after blind data");
+	ok = ok && server_sends("blind RST at the last one's end", TCP_RST,
+				last, XDP_DROP, XNAT_DROP_TCP_WINDOW);
+	ok = ok && server_sends("blind FIN there", TCP_FIN | TCP_ACK, last,
+				XDP_DROP, XNAT_DROP_TCP_WINDOW);
+	return ok && tcp_state_is(40622, FLOW_TCP_ESTABLISHED,
+				  "after blind data and RST: established");
+}
+FIXTURE_TEST("blind_data_no_walk", true, .fn = test_blind_data_no_walk);
+
+/* The LAN host's entry as if its SYN and the server's had both carried
+ * window scale 7 (RFC 7323): its 64240-byte windows are 8 MB. (pkt.h
+ * builds no TCP options; the handshake's tracking is tcp_window's.) */
+static bool lan_wscale7(uint16_t sport)
+{
+	struct flow_key k = flow_key4(LAN_HOST, sport, WAN_GW, 443,
+				      IPPROTO_TCP, if_lan);
+	struct flow_value o;
+
+	if (!ASSERT_OK(bpf_map_lookup_elem(flows_fd, &k, &o), "orig entry"))
+		return false;
+	o.tcp_win = (7 << TCP_WIN_SHIFT_BITS) | (o.tcp_win & TCP_WIN_UNITS_MAX);
+	return ASSERT_OK(bpf_map_update_elem(flows_fd, &k, &o, BPF_EXIST),
+			 "scale the LAN host's window");
+}
+
+/*
+ * A real bulk transfer that lost 200 kB upstream of the router: the next
+ * segment is far ahead of the tracked end (beyond TCP_END_STEP_MAX) but
+ * inside the LAN host's window (8 MB), so it still moves the end; the
+ * server's FIN and then its RST at the new end are applied.
+ */
+static bool test_loss_ahead_in_window(void)
+{
+	uint32_t far = SERVER_END + 200000;
+	uint32_t end = far + PKT_DEFAULT_PAYLOAD_LEN;
+	bool ok = tcp_handshake(40623) && lan_wscale7(40623);
+
+	ok = ok && server_sends("data", TCP_ACK, 5001, XDP_REDIRECT,
+				XNAT_FWD_FAST);
+	ok = ok && server_sends("data after 200 kB lost", TCP_ACK, far,
+				XDP_REDIRECT, XNAT_FWD_FAST);
+	ok = ok && server_end_is(40623, end, "end moved within the window");
+	ok = ok && server_sends("server's FIN", TCP_FIN | TCP_ACK, end,
+				XDP_REDIRECT, XNAT_FWD_FAST);
+	ok = ok && tcp_state_is(40623, FLOW_TCP_CLOSING, "FIN applied");
+	ok = ok && server_sends("server's RST", TCP_RST, end + 1, XDP_REDIRECT,
+				XNAT_FWD_FAST);
+	return ok && tcp_state_is(40623, FLOW_TCP_CLOSED, "RST applied");
+}
+FIXTURE_TEST("loss_ahead_in_window", true, .fn = test_loss_ahead_in_window);
+
+/*
+ * The same loss with the LAN host's unscaled 64240-byte window: the
+ * segment 100 kB ahead is forwarded but does not move the end (beyond
+ * that window). The retransmission of what was lost, in steps of at most
+ * TCP_END_STEP_MAX, catches up with it, and the FIN after it is applied.
+ */
+static bool test_loss_ahead_beyond_window(void)
+{
+	uint32_t far = SERVER_END + 100000, mid = SERVER_END + 50000;
+	uint32_t end = far + PKT_DEFAULT_PAYLOAD_LEN;
+	bool ok = tcp_handshake(40624);
+
+	ok = ok && server_sends("data 100 kB ahead", TCP_ACK, far,
+				XDP_REDIRECT, XNAT_FWD_FAST);
+	ok = ok && server_end_is(40624, SERVER_END, "not moved beyond the window");
+	ok = ok && server_sends("retransmission, 50 kB ahead", TCP_ACK, mid,
+				XDP_REDIRECT, XNAT_FWD_FAST);
+	ok = ok && server_end_is(40624, mid + PKT_DEFAULT_PAYLOAD_LEN,
+				 "moved by a step");
+	ok = ok && server_sends("data 100 kB ahead, again", TCP_ACK, far,
+				XDP_REDIRECT, XNAT_FWD_FAST);
+	ok = ok && server_end_is(40624, end, "caught up");
+	ok = ok && server_sends("server's FIN", TCP_FIN | TCP_ACK, end,
+				XDP_REDIRECT, XNAT_FWD_FAST);
+	return ok && tcp_state_is(40624, FLOW_TCP_CLOSING, "FIN applied");
+}
+FIXTURE_TEST("loss_ahead_beyond_window", true, .fn = test_loss_ahead_beyond_window);
+
 /*
  * A port forward whose external port lies in the kernel NAT's range (the
  * ports outside [nat] ports): the kernel's masquerade may have handed the

@@ -323,6 +323,125 @@ static bool test_untracked_entry_not_judged(void)
 }
 FIXTURE_TEST(.name = "untracked_entry_not_judged", .fn = test_untracked_entry_not_judged);
 
+/*
+ * A blind SYN (or SYN-ACK) on an offloaded connection, from either side:
+ * it goes up for the kernel to judge (conntrack ignores it, the endpoint
+ * answers a challenge ACK: bpf/offload.h offload_tcp_end) and the
+ * connection stays on the fast path, its tracking as it was. Before, any
+ * SYN took both entries off (pass_ct_tcp_end), so one blind SYN from the
+ * WAN evicted any offloaded connection, again and again.
+ */
+static bool test_blind_syn_stays(void)
+{
+	static const struct fixture syns[] = {
+		{ .name = "blind syn from the wan",
+		  REPLY_AT(TCP_SYN, REPLY_NEXT + 0x40000000), PASS(CT_TCP_STATE) },
+		{ .name = "blind syn-ack from the wan",
+		  REPLY_AT(TCP_SYN | ACK, REPLY_NEXT + 0x40000000),
+		  PASS(CT_TCP_STATE) },
+		{ .name = "syn from the lan host",
+		  ORIG_AT(40026, TCP_SYN, 777), PASS(CT_TCP_STATE) },
+		{ .name = "orig still hits", ORIG_FWD(40026, FAST) },
+		{ .name = "reply still hits", REPLY_FWD(40026, FAST) },
+		FORGED_RST_FAR,
+	};
+	static const struct fixture rst = { .name = "rst in window",
+		REPLY_AT(TCP_RST | ACK, REPLY_NEXT), PASS(CT_TCP_END) };
+	const char *filter = "-p tcp --sport 40026";
+
+	return reset() && ct_tcp(40026, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
+	       offload_both(40026) && run_fixtures(syns, ARRAY_SIZE(syns)) &&
+	       flows_are(2) && ct_established(filter, 100) &&
+	       run_handback(&rst);
+}
+FIXTURE_TEST(.name = "blind_syn_stays", .fn = test_blind_syn_stays);
+
+/* The tracked end of the offloaded entry of KEY, into *END. */
+static bool entry_end(struct flow_key k, uint32_t *end)
+{
+	struct flow_value v;
+
+	if (!ASSERT_OK(bpf_map_lookup_elem(flows_fd, &k, &v), "flow entry"))
+		return false;
+	*end = v.tcp_end;
+	return true;
+}
+
+#define REPLY_KEY flow_key4(WAN_GW, 443, NAT_ADDR, EXT_PORT, IPPROTO_TCP, if_wan)
+#define ORIG_KEY(sp) flow_key4(LAN_HOST, sp, WAN_GW, 443, IPPROTO_TCP, if_lan)
+
+/*
+ * Blind data segments from the WAN far ahead, 2^30 apart, on the fast
+ * path: forwarded, but the WAN side's tracked end stays (beyond
+ * TCP_END_STEP_MAX and the LAN side's window), so the RST at the last
+ * one's end is dropped and conntrack's entry stays established. Before,
+ * the end followed them and that RST closed both.
+ */
+static bool test_blind_data_no_walk(void)
+{
+	struct fixture seg = { .name = "blind data segment",
+		REPLY_AT(ACK, 0), .verdict = XDP_REDIRECT,
+		.reason = XNAT_FWD_FAST };
+	struct fixture rst = { .name = "blind rst at the last one's end",
+		REPLY_AT(TCP_RST | ACK, 0), DROP(TCP_WINDOW) };
+	uint32_t end0 = 0, end = 1;
+	bool ok = reset() &&
+		  ct_tcp(40027, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
+		  offload_both(40027) && entry_end(REPLY_KEY, &end0);
+
+	for (int k = 0; k < 8 && ok; k++) {
+		seg.in.seq = 0x12345678u + (uint32_t)k * 0x40000000u;
+		ok = run_fixture(&seg);
+	}
+	rst.in.seq = seg.in.seq + PKT_DEFAULT_PAYLOAD_LEN;
+	ok = ok && entry_end(REPLY_KEY, &end) &&
+	     ASSERT_EQ(end, end0, "wan side's end after blind data");
+	ok = ok && run_fixture(&rst);
+	return ok && flows_are(2) &&
+	       ct_established("-p tcp --sport 40027", 100);
+}
+FIXTURE_TEST(.name = "blind_data_no_walk", .fn = test_blind_data_no_walk);
+
+/* The LAN side's offloaded entry as if both SYNs had carried window
+ * scale 7: its 64240-byte window is 8 MB. */
+static bool orig_wscale7(uint16_t sport)
+{
+	struct flow_key k = ORIG_KEY(sport);
+	struct flow_value v;
+
+	if (!ASSERT_OK(bpf_map_lookup_elem(flows_fd, &k, &v), "orig entry"))
+		return false;
+	v.tcp_win = (7 << TCP_WIN_SHIFT_BITS) | (v.tcp_win & TCP_WIN_UNITS_MAX);
+	return ASSERT_OK(bpf_map_update_elem(flows_fd, &k, &v, BPF_EXIST),
+			 "scale the LAN side's window");
+}
+
+/*
+ * A real transfer from the WAN that lost 200 kB upstream: its next
+ * segment, far ahead, moves the tracked end when inside the LAN side's
+ * window (offload_track_far, the receiver's offloaded entry), not when
+ * beyond it; in both cases it is forwarded.
+ */
+static bool test_loss_ahead(void)
+{
+	struct fixture seg = { .name = "data 200 kB ahead",
+		REPLY_AT(ACK, REPLY_NEXT + 200000), .verdict = XDP_REDIRECT,
+		.reason = XNAT_FWD_FAST };
+	uint32_t end0 = 0, end = 0;
+	bool ok = reset() &&
+		  ct_tcp(40028, "ESTABLISHED", MARK_ORIG | MARK_REPLY) &&
+		  offload_both(40028) && entry_end(REPLY_KEY, &end0);
+
+	ok = ok && run_fixture(&seg) && entry_end(REPLY_KEY, &end) &&
+	     ASSERT_EQ(end, end0, "beyond the 64240-byte window: stays");
+	ok = ok && orig_wscale7(40028) && run_fixture(&seg) &&
+	     entry_end(REPLY_KEY, &end) &&
+	     ASSERT_EQ(end, REPLY_NEXT + 200000 + PKT_DEFAULT_PAYLOAD_LEN,
+		       "inside the 8 MB window: moved");
+	return ok && flows_are(2);
+}
+FIXTURE_TEST(.name = "loss_ahead", .fn = test_loss_ahead);
+
 FIXTURE_TEST(.name = "td_maxwin_fallback", .fn = test_td_maxwin_fallback);
 FIXTURE_TEST(.name = "offload_off_again", .fn = offload_off_again);
 
