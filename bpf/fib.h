@@ -103,7 +103,9 @@ static __always_inline int fib_towards_source(const struct pkt *p,
  *   host are routed out of its port, and pass.
  *
  * From the WAN a source with no route is left alone, as before: there is
- * nothing of ours it can stand for. Multicast, unspecified and IPv6
+ * nothing of ours it can stand for. With no route at all (no default
+ * route) the helper answers "not forwarded" as for a local address: the
+ * kernel gets the packet, and XDP makes no flow of it. Multicast, unspecified and IPv6
  * link-local sources never get here (parsing.h hands them up). Routes
  * without a resolved neighbour still name their port, so the lookup skips
  * the neighbour table, which every new flow would pay for nothing. Slow
