@@ -80,7 +80,8 @@ enum xnat_reason {
 	XNAT_DROP_FLOW_UNHANDLED, /* the kernel cannot take it (TCP reply) */
 	XNAT_DROP_FRAG_BAD,     /* overlapping, duplicate or stale fragment */
 	XNAT_DROP_TCP_WINDOW,   /* RST or FIN outside the receiver's window */
-	XNAT_DROP_SPOOFED,      /* from the WAN with an inside source */
+	XNAT_DROP_SPOOFED,      /* source not routed back out of its ingress
+				   port (from the WAN: an inside one) */
 	XNAT_PASS_CT_FIRST,     /* offload: a flow's first miss goes up
 				   without a conntrack lookup (ct_seen.h) */
 	XNAT_PASS_ECHO_INBOUND, /* IPv6 echo request from the WAN without a

@@ -85,46 +85,63 @@ static __always_inline int fib_towards_source(const struct pkt *p,
 }
 
 /*
- * Is the source one of the router's own addresses (or a broadcast one)?
- * Such a packet arriving from outside is spoofed (RFC 1812 5.3.7). A FIB
- * lookup towards the source answers "not forwarded" exactly for those,
- * from the route's type, before any neighbour: so it skips the neighbour
- * look-up, which every new flow would pay for nothing. Slow path only:
- * established flows never match such a source.
+ * The reverse path check of a new flow's source (RFC 3704), with one FIB
+ * lookup towards the source as if from its ingress port IN. 0 when the
+ * source may open a flow there, else the reason:
+ *
+ * - XNAT_PASS_MARTIAN: one of the router's own addresses (or a broadcast
+ *   one); from outside that is spoofed (RFC 1812 5.3.7). The lookup says
+ *   "not forwarded" exactly for those, from the route's type.
+ * - XNAT_DROP_SPOOFED, from the WAN: the source lies inside, routed out of
+ *   a LAN port. It must not open a port forward towards the LAN.
+ * - XNAT_DROP_SPOOFED, from a LAN port (or VLAN): the source is not routed
+ *   back out of that very port (strict, RFC 3704 2.2), or not at all. A
+ *   new flow's reply entry is keyed by the packet's source and goes back
+ *   to the MAC it came from: a host forging another port's or the WAN's
+ *   address would make the entry of that host's own next connection, and
+ *   get its packets un-NATed (docs/NAT.md). Hosts routed behind a LAN
+ *   host are routed out of its port, and pass.
+ *
+ * From the WAN a source with no route is left alone, as before: there is
+ * nothing of ours it can stand for. With no route at all (no default
+ * route) the helper answers "not forwarded" as for a local address: the
+ * kernel gets the packet, and XDP makes no flow of it. Multicast, unspecified and IPv6
+ * link-local sources never get here (parsing.h hands them up). Routes
+ * without a resolved neighbour still name their port, so the lookup skips
+ * the neighbour table, which every new flow would pay for nothing. Slow
+ * path only: a flow's key holds its ingress port and VLAN, so an
+ * established flow is not found from another port.
  */
-static __always_inline int fib_src_is_local(struct xdp_md *ctx, struct pkt *p)
-{
-	struct bpf_fib_lookup fib = {};
-
-	if (fib_towards_source(p, &fib))
-		return 0;
-	return bpf_fib_lookup(ctx, &fib, sizeof(fib),
-			      BPF_FIB_LOOKUP_SKIP_NEIGH) ==
-	       BPF_FIB_LKUP_RET_NOT_FWDED;
-}
-
-/*
- * Does the source lie inside, behind a LAN port (XDP's own reverse path
- * check, as rp_filter would do)? A frame from the WAN with such a source
- * is spoofed: it must not open a port forward towards the LAN. Slow path
- * from the WAN only.
- */
-static __always_inline int fib_src_is_inside(struct xdp_md *ctx,
-					     struct pkt *p)
+static __always_inline int fib_src_check(struct xdp_md *ctx, struct pkt *p,
+					 const struct iface_info *in)
 {
 	struct bpf_fib_lookup fib = {};
 	__u32 ifindex;
 	__u32 *role;
+	int rc;
 
 	if (fib_towards_source(p, &fib))
 		return 0;
-	/* Routes without a resolved neighbour still name their port. */
-	if (bpf_fib_lookup(ctx, &fib, sizeof(fib), BPF_FIB_LOOKUP_SKIP_NEIGH) !=
-	    BPF_FIB_LKUP_RET_SUCCESS)
+	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), BPF_FIB_LOOKUP_SKIP_NEIGH);
+	if (rc == BPF_FIB_LKUP_RET_NOT_FWDED)
+		return XNAT_PASS_MARTIAN;
+	if (in->role != XNAT_ROLE_WAN) {
+		/* Blackhole, unreachable, prohibit: no way back at all. */
+		if (rc == BPF_FIB_LKUP_RET_BLACKHOLE ||
+		    rc == BPF_FIB_LKUP_RET_UNREACHABLE ||
+		    rc == BPF_FIB_LKUP_RET_PROHIBIT)
+			return XNAT_DROP_SPOOFED;
+		/* Anything else (forwarding off, lwt) the destination's own
+		 * lookup meets too, and hands to the kernel. */
+		if (rc != BPF_FIB_LKUP_RET_SUCCESS)
+			return 0;
+		return fib.ifindex == p->in_ifindex ? 0 : XNAT_DROP_SPOOFED;
+	}
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return 0;
 	ifindex = fib.ifindex;
 	role = bpf_map_lookup_elem(&xnat_ifaces, &ifindex);
-	return role && *role == XNAT_ROLE_LAN;
+	return role && *role == XNAT_ROLE_LAN ? XNAT_DROP_SPOOFED : 0;
 }
 
 #endif /* XNAT_FIB_H */

@@ -255,7 +255,7 @@ static __always_inline int ipv4_is_group(__be32 daddr)
  * RFC 1812 5.3.7: sources in 0/8, 127/8 or 224/3, destinations in 0/8,
  * 127/8 or 240/4 are never forwarded; the kernel drops (and can log) them.
  * Addresses of the router itself are checked in the slow path with a FIB
- * lookup (fib_src_is_local), which knows them.
+ * lookup (fib_src_check), which knows them.
  */
 static __always_inline int ipv4_is_martian(__be32 saddr, __be32 daddr)
 {

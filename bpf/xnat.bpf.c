@@ -216,10 +216,11 @@ static __always_inline int new_flow_path(struct xdp_md *ctx, struct pkt *p,
 			     XDP_PASS);
 	if (!mac_eq(p->eth->h_dest, in->mac))
 		return count(p, XNAT_PASS_OTHERHOST, XDP_PASS);
-	if (fib_src_is_local(ctx, p))
-		return count(p, XNAT_PASS_MARTIAN, XDP_PASS);
-	if (in->role == XNAT_ROLE_WAN && fib_src_is_inside(ctx, p))
-		return count(p, XNAT_DROP_SPOOFED, XDP_DROP);
+	/* The source's reverse path (RFC 3704), on every port: fib.h. */
+	rc = fib_src_check(ctx, p, in);
+	if (rc)
+		return count(p, rc, rc == XNAT_DROP_SPOOFED ? XDP_DROP :
+							      XDP_PASS);
 	rc = new_flow_open(ctx, p, nf, cfg, in);
 	if (rc != XNAT_CONTINUE)
 		return count(p, p->reason, rc);

@@ -81,8 +81,9 @@ static int nft_run(const char *cmds, char *err)
  * whose source the router routes out of a LAN port is spoofed, and would
  * otherwise reach a port forward or pass as a LAN host's traffic. rp_filter
  * is off in a new namespace and is not xnat's to change; XDP checks its
- * own new flows the same way (fib_src_is_inside in bpf/fib.h,
- * drop_spoofed), this covers what the kernel forwards, in every mode.
+ * own new flows the same way (fib_src_check in bpf/fib.h, drop_spoofed,
+ * which also holds LAN ports to their own sources), this covers what the
+ * kernel forwards from the WAN, in every mode.
  * Before conntrack (priority raw), so it leaves no entry. IPv6 link-local
  * sources are looked up on the arriving port only (nft's fib does so), so
  * the WAN's neighbour discovery is not caught.

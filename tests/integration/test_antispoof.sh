@@ -8,7 +8,9 @@
 # from the WAN host's own address does. xdp mode drops it in XDP
 # (drop_spoofed, bpf/fib.h); kernel and offload mode in the kernel, by the
 # antispoof chain of xnat's nftables table (user/kernel_mode.c), whose
-# counter shows it.
+# counter shows it. And in xdp mode from a LAN port: a source the router
+# does not route back out of it never leaves (XDP's check covers every
+# port).
 #
 #   tests/integration/test_antispoof.sh [SUBSTRING...]
 set -u
@@ -56,6 +58,40 @@ test_spoofed_lan_source() {
 		[ "$(antispoof_drops)" -gt "$before" ] ||
 			fail "the antispoof rule did not count it: $(on_rtr nft list chain inet xnat antispoof)"
 	fi
+}
+
+# From a LAN port, in xdp mode (fib_src_check in bpf/fib.h, RFC 3704
+# strict on every port): the LAN host sends from an address the router
+# routes out of the WAN, to the WAN host. Routed, its flow's reply entry
+# would catch traffic it must not; it never reaches the WAN host, and is
+# counted as drop_spoofed, while the LAN host's own datagram is NATed and
+# arrives. Kernel and offload mode leave LAN ports to the kernel's
+# rp_filter (docs/NAT.md), so this is XDP's own.
+SPOOF_WAN4=198.19.0.77 # on the WAN's subnet, no host there
+TEST_MODES[lan_spoofed_wan_source]=xdp
+
+# One datagram from the LAN host to the WAN host, from source SRC.
+send_lan_from() {
+	printf '%s\n' "$2" | on_lan socat -u - \
+		"UDP4-SENDTO:$WAN_HOST4:5300,bind=$1"
+}
+
+test_lan_spoofed_wan_source() {
+	local got=$TB_WORK/wan.recv tok=lspoof-$RANDOM before
+
+	bg_ns 30 "$NS_WAN" socat -u UDP4-RECV:5300 "OPEN:$got,creat,append"
+	wait_listen "$NS_WAN" udp 5300 || fail "no receiver on the WAN host"
+	check on_lan ip addr add "$SPOOF_WAN4/32" dev "$HOST_IF"
+	before=$(counter drop_spoofed)
+
+	check send_lan_from "$SPOOF_WAN4" "spoofed-$tok"
+	check send_lan_from "$LAN_HOST4" "genuine-$tok"
+	wait_log "$got" "genuine-$tok" || fail "the genuine datagram did not arrive"
+	if grep -q "spoofed-$tok" "$got"; then
+		fail "a datagram with a WAN-routed source from the LAN reached the WAN host"
+	fi
+	[ "$(counter drop_spoofed)" -gt "$before" ] ||
+		fail "drop_spoofed not counted: $(xnat stats)"
 }
 
 run_tests "$@"

@@ -3,8 +3,8 @@
  * Unit tests of what keeps XDP's own flows away from a kernel that cannot
  * handle them, and hostile packets away from the flows: ICMP errors built
  * in XDP (bpf/icmp_gen.h), TCP window tracking (bpf/tcp_track.h), the
- * ICMP version check, the WAN source check, and a port forward in the
- * kernel NAT's port range (fragments: test_frag.c). Every generated error is
+ * ICMP version check, the source checks on the WAN and LAN ports, and a
+ * port forward in the kernel NAT's port range (fragments: test_frag.c). Every generated error is
  * checked byte by byte against checksums from csum_oracle.h. Fixtures and
  * runner: fixture.h.
  */
@@ -541,6 +541,36 @@ static bool test_forward_in_kernel_range(void)
 }
 FIXTURE_TEST("forward_in_kernel_range", true, .fn = test_forward_in_kernel_range);
 
+/*
+ * Hosts routed behind a LAN host (a router of its own, as the bench's
+ * 198.18.0.0/16 via its LAN host): their sources are routed back out of
+ * lan0, where they arrive, and pass the LAN ports' source check (fib.h);
+ * NATed (IPv4) or routed (IPv6) as the LAN host's own.
+ */
+static bool test_lan_routed_source(void)
+{
+	static const struct fixture steps[] = {
+		{ "behind the LAN host", LAN,
+		  UDP_PKT("198.18.50.7", WAN_GW, 40000, 53, FROM_LAN, .ttl = 64),
+		  FWD(SLOW), .has_out = true,
+		  .out = UDP_PKT(NAT_ADDR, WAN_GW, 40000, 53, TO_WAN, .ttl = 63) },
+		{ "IPv6 behind the LAN host", LAN,
+		  UDP_PKT("2001:2:0:50::7", WAN6_GW, 40000, 53, FROM_LAN, .ttl = 64),
+		  FWD(SLOW), .has_out = true,
+		  .out = UDP_PKT("2001:2:0:50::7", WAN6_GW, 40000, 53, TO_WAN, .ttl = 63) },
+	};
+	bool ok;
+
+	if (!ASSERT_OK(sh("ip route add 198.18.50.0/24 via " LAN_HOST " dev lan0 && "
+			  "ip -6 route add 2001:2:0:50::/64 via " LAN6_HOST " dev lan0"),
+		       "routes behind the LAN host"))
+		return false;
+	ok = run_fixtures(steps, ARRAY_SIZE(steps));
+	sh("ip route del 198.18.50.0/24; ip -6 route del 2001:2:0:50::/64");
+	return ok;
+}
+FIXTURE_TEST("lan_routed_source", true, .fn = test_lan_routed_source);
+
 /* IPv4 protocol 58 is no ICMPv6: an unknown protocol, the kernel's. */
 static size_t mut_ip4_proto58(uint8_t *buf, size_t len)
 {
@@ -556,6 +586,16 @@ static const struct fixture fx_small[] = {
 	 * open the port forward (tcp/8080 to the LAN host). */
 	{ "wan_spoofed_lan_source", WAN,
 	  TCP_PKT(LAN_HOST2, NAT_ADDR, 40000, 8080, FROM_WAN, .tcp_flags = TCP_SYN), DROP(SPOOFED) },
+	/* And the LAN ports' (RFC 3704 strict): a source the router does
+	 * not route back out of lan0 opens no flow there, whether it is the
+	 * WAN's (a forged answer of a WAN server, a flow whose reply entry
+	 * would catch a LAN host's own traffic), routed nowhere, or IPv6. */
+	{ "lan_spoofed_wan_source", LAN,
+	  UDP_PKT(WAN_GW, "198.19.0.9", 53, 45000, FROM_LAN2, .ttl = 64), DROP(SPOOFED) },
+	{ "lan_unrouted_source", LAN,
+	  UDP_PKT("198.18.200.7", WAN_GW, 45000, 53, FROM_LAN, .ttl = 64), DROP(SPOOFED) },
+	{ "lan_spoofed_wan6_source", LAN,
+	  UDP_PKT("2001:2:0:2::9", WAN6_GW, 45000, 53, FROM_LAN, .ttl = 64), DROP(SPOOFED) },
 };
 FIXTURE_TEST(.steps = fx_small, .nsteps = ARRAY_SIZE(fx_small), .each = true);
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Unit tests of the NAT's per-host state (bpf/nat.h, bpf/slowpath.h) with
- * BPF_PROG_RUN: per-host port limits (RFC 6888 REQ-4), expiry giving
- * everything back, and the short DNS timeout (RFC 4787 REQ-5a). The
+ * BPF_PROG_RUN: per-host port limits (RFC 6888 REQ-4), not bypassed by
+ * forged sources, expiry giving everything back, and the short DNS
+ * timeout (RFC 4787 REQ-5a). The
  * expiry tests wait for the flow sweeper (bpf/sweep.h) and the mappings'
  * timers with one-second timeouts (waiting, not timing: nothing
  * measures).
@@ -92,6 +93,53 @@ static bool test_host_limit(void)
 	return ok;
 }
 FIXTURE_TEST(.name = "host_limit", .fn = test_host_limit);
+
+/*
+ * ports_per_host counts by source address: a host at its limit that could
+ * forge sources would take ports under other names. Sources another port
+ * routes (the WAN's default route, the VLAN's subnet on vl100) are dropped
+ * as spoofed by the LAN ports' source check (bpf/fib.h) before a port is
+ * taken or a host counted. Addresses of lan0's own subnet it can still
+ * forge: on one link nothing tells a host's addresses from another's.
+ */
+static bool test_host_limit_spoofed(void)
+{
+	static const char *const forged[] = { "198.19.200.30", "198.18.3.30" };
+	int hosts_fd = bpf_map__fd(skel->maps.xnat_hosts);
+	uint8_t frame[PKT_MAX], out[PKT_MAX];
+	struct xnat_config c = scale_cfg;
+	uint32_t out_len, got;
+	struct nat_host nh;
+	uint64_t before;
+	bool ok = true;
+	__be32 addr;
+	size_t i, len;
+
+	c.ports_per_host = 4;
+	if (!scale_reset(&c))
+		return false;
+	for (i = 0; i < 4; i++)
+		ok &= out_expect(&c, 30, 40000 + i, 9, XDP_REDIRECT,
+				 XNAT_FWD_SLOW, NULL, NULL);
+	ok &= out_expect(&c, 30, 40004, 9, XDP_DROP, XNAT_DROP_HOST_LIMIT, NULL,
+			 NULL);
+	for (i = 0; i < ARRAY_SIZE(forged); i++) {
+		before = scale_counter(XNAT_DROP_SPOOFED);
+		len = udp_frame(frame, false, forged[i], 40004, REMOTE, 9);
+		if (!xdp_run(if_lan, frame, len, 0, out, &out_len, &got))
+			return false;
+		ok &= ASSERT_EQ(got, XDP_DROP, forged[i]);
+		ok &= ASSERT_EQ(scale_counter(XNAT_DROP_SPOOFED) - before, 1,
+				"drop_spoofed counted");
+		inet_pton(AF_INET, forged[i], &addr);
+		ok &= ASSERT_TRUE(bpf_map_lookup_elem(hosts_fd, &addr, &nh),
+				  "no ports for the forged source");
+	}
+	ok &= ASSERT_EQ(map_count(bpf_map__fd(skel->maps.xnat_ports)), 4,
+			"the host's four ports, no more");
+	return ok;
+}
+FIXTURE_TEST(.name = "host_limit_spoofed", .fn = test_host_limit_spoofed);
 
 /* Wait up to LIMIT seconds for FD to hold N entries. */
 static bool wait_count(int fd, long n, int limit, const char *what)

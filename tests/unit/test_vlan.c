@@ -2,7 +2,8 @@
 /*
  * Unit tests of 802.1Q VLANs in the data path (parsing.h, flow.h
  * l2_rewrite): tagged ingress found by (port, VID), tags popped, pushed
- * and kept. Fixtures and runner: fixture.h.
+ * and kept; a source forged across ports or VLANs (fib.h). Fixtures and
+ * runner: fixture.h.
  */
 #include <net/if.h>
 #include "fixture.h"
@@ -119,8 +120,76 @@ static bool test_vlan(void)
 	return ok;
 }
 
+/*
+ * RFC 3704 on the LAN ports (fib_src_check in bpf/fib.h). A host on
+ * untagged lan0 forges the resolver's answer, WAN_GW:53, to a host of
+ * VLAN 100, to the port that host will query from. Routed, it would open
+ * a flow whose reply entry is exactly the key of the victim's query
+ * (VLAN_HOST:45000 -> WAN_GW:53 on lan0, VLAN 100) and leads to the
+ * forger's MAC: the query would go to the forger, un-NATed, untagged.
+ * Instead the forged packet is dropped and counted (its source is routed
+ * out of wan0, not lan0), and the query is NATed to the WAN as any. So
+ * are the VLAN host's address forged untagged and the LAN host's forged
+ * on VLAN 100: each is routed out of another port than the one it came
+ * in on, even on the same wire.
+ */
+static bool test_vlan_spoofed_source(void)
+{
+	struct pkt_spec forged = { FROM_LAN2, .saddr = WAN_GW,
+				   .daddr = VLAN_HOST, .proto = IPPROTO_UDP,
+				   .sport = 53, .dport = 45000, .ttl = 64 };
+	struct pkt_spec as_vlan_host = { FROM_LAN2, .saddr = VLAN_HOST,
+					 .daddr = WAN_GW, .proto = IPPROTO_UDP,
+					 .sport = 45001, .dport = 53, .ttl = 64 };
+	struct pkt_spec as_lan_host = { .smac = MAC_VLAN_HOST, .dmac = MAC_LAN0,
+					.saddr = LAN_HOST, .daddr = WAN_GW,
+					.proto = IPPROTO_UDP, .sport = 45002,
+					.dport = 53, .ttl = 64 };
+	struct pkt_spec query = { .smac = MAC_VLAN_HOST, .dmac = MAC_LAN0,
+				  .saddr = VLAN_HOST, .daddr = WAN_GW,
+				  .proto = IPPROTO_UDP, .sport = 45000,
+				  .dport = 53, .ttl = 64 };
+	struct pkt_spec query_nat = { TO_WAN, .saddr = NAT_ADDR,
+				      .daddr = WAN_GW, .proto = IPPROTO_UDP,
+				      .sport = 45000, .dport = 53, .ttl = 63 };
+	struct iface_info vinfo = { .role = XNAT_ROLE_LAN,
+				    .mac = MAC_LAN0, .vid = VLAN_ID,
+				    .parent = if_lan };
+	struct vlan_key vk = { .ifindex = if_lan, .vid = VLAN_ID };
+	int ifaces_fd = bpf_map__fd(skel->maps.xnat_ifaces);
+	int vlans_fd = bpf_map__fd(skel->maps.xnat_vlans);
+	uint8_t frame[PKT_MAX], want[PKT_MAX];
+	__u32 vdev = if_nametoindex("vl100");
+	size_t len, want_len;
+	bool ok = ASSERT_TRUE(vdev != 0, "vl100 exists");
+
+	if (!ok || bpf_map_update_elem(ifaces_fd, &vdev, &vinfo, BPF_ANY) ||
+	    bpf_map_update_elem(vlans_fd, &vk, &vdev, BPF_ANY))
+		return ASSERT_TRUE(false, "VLAN entries written");
+
+	/* run_expect also checks that a drop leaves no flow behind. */
+	len = pkt_build(frame, &forged);
+	ok &= vlan_step("WAN_GW:53 forged on lan0 to VLAN 100", if_lan, frame,
+			len, XDP_DROP, XNAT_DROP_SPOOFED, NULL, 0);
+	len = pkt_build(frame, &as_vlan_host);
+	ok &= vlan_step("VLAN 100's host forged untagged", if_lan, frame, len,
+			XDP_DROP, XNAT_DROP_SPOOFED, NULL, 0);
+	len = vlan_tag(frame, pkt_build(frame, &as_lan_host), VLAN_ID);
+	ok &= vlan_step("lan0's host forged on VLAN 100", if_lan, frame, len,
+			XDP_DROP, XNAT_DROP_SPOOFED, NULL, 0);
+	len = vlan_tag(frame, pkt_build(frame, &query), VLAN_ID);
+	want_len = pkt_build(want, &query_nat);
+	ok &= vlan_step("the victim's query NATed to the WAN", if_lan, frame,
+			len, XDP_REDIRECT, XNAT_FWD_SLOW, want, want_len);
+
+	bpf_map_delete_elem(vlans_fd, &vk);
+	bpf_map_delete_elem(ifaces_fd, &vdev);
+	return ok;
+}
+
 static const struct test tests[] = {
 	{ "vlan_tags", true, .fn = test_vlan },
+	{ "vlan_spoofed_source", true, .fn = test_vlan_spoofed_source },
 };
 
 FIXTURE_MAIN(tests)
