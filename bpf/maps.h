@@ -210,6 +210,9 @@ struct l4_peek {
 	__be32 frag_id;
 	__u32 frag_start;
 	__u32 frag_end;
+	/* IPv6: where the L4 header starts in the frame, from which
+	 * parse_slow points p->l4 at a TCP header. */
+	__u32 l4_off;
 };
 
 struct xnat_tmp {
