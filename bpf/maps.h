@@ -213,6 +213,10 @@ struct l4_peek {
 	/* IPv6: where the L4 header starts in the frame, from which
 	 * parse_slow points p->l4 at a TCP header. */
 	__u32 l4_off;
+	/* IPv6 fragments: the fragment header's next header, the one
+	 * protocol number every fragment of a datagram carries alike (the
+	 * fragment record's key, frag.h). */
+	__u8 frag_nexthdr;
 };
 
 struct xnat_tmp {

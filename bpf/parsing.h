@@ -405,6 +405,7 @@ __noinline int ipv6_ext_peek(struct xdp_md *ctx, __u32 l3, __u32 plen,
 			if (!(fo & 0xfff9))
 				continue;
 			out->frag_id = fh->id;
+			out->frag_nexthdr = nexthdr;
 			out->frag_start = fo & 0xfff8;
 			out->frag_end = out->frag_start + end - off;
 			if (fo & 0xfff8) {
