@@ -4,7 +4,8 @@
  * carries the ports that find its flow; it is forwarded as any packet of
  * the flow (for NAT its L4 checksum update is right for the whole
  * datagram) and leaves a record keyed by what every fragment carries:
- * addresses, id, protocol, ingress port. The later fragments find the flow
+ * addresses, id, protocol (IPv6: the fragment header's next header, see
+ * frag_proto), ingress port. The later fragments find the flow
  * through it and get the same L3 rewrite.
  *
  * The record also keeps what a reassembling host needs to stay safe, since
