@@ -294,10 +294,9 @@ static bool test_ipv6_fragments_destopts(void)
 	struct pkt_spec in = { FROM_WAN, .saddr = WAN6_GW, .daddr = LAN6_HOST,
 			       .proto = IPPROTO_UDP, .sport = 53,
 			       .dport = 40612, .payload = big_payload,
-			       .payload_len = 64,
-			       .ttl = 64 };
+			       .payload_len = 64, .ttl = 64 };
 	struct pkt_spec out = in;
-	bool ok;
+	bool ok, keyed;
 
 	memcpy(out.smac, mac_lan0, ETH_ALEN);
 	memcpy(out.dmac, (uint8_t[])MAC_LAN_HOST, ETH_ALEN);
@@ -305,18 +304,22 @@ static bool test_ipv6_fragments_destopts(void)
 	ok = run_fixture(&open) &&
 	     frag6_opts_run("first fragment", &in, &out, true, htonl(101),
 			    XDP_REDIRECT, XNAT_FWD_FAST);
-	ok = ok && ASSERT_EQ(frag_rec_proto(htonl(101)), PKT_NH_DEST,
-			     "record keyed by the fragment header's nexthdr");
+	/* Reported, and the later fragments still sent: what they meet
+	 * with another key is the point. */
+	keyed = ok && ASSERT_EQ(frag_rec_proto(htonl(101)), PKT_NH_DEST,
+				"record keyed by the fragment header's nexthdr");
 	ok = ok && frag6_opts_run("later fragment", &in, &out, false,
 				  htonl(101), XDP_REDIRECT, XNAT_FWD_FAST);
 	ok = ok && frag6_opts_run("copy of the later fragment", &in, &out,
 				  false, htonl(101), XDP_DROP,
 				  XNAT_DROP_FRAG_BAD);
-	ok = ok && frag6_opts_run("later fragment first", &in, &out, false,
-				  htonl(102), XDP_PASS, XNAT_PASS_FRAGMENT);
-	return ok && frag6_opts_run("its first fragment follows it up", &in,
-				    &out, true, htonl(102), XDP_PASS,
-				    XNAT_PASS_FRAGMENT);
+	/* Another datagram, out of order: run whatever the first found. */
+	ok = frag6_opts_run("later fragment first", &in, &out, false,
+			    htonl(102), XDP_PASS, XNAT_PASS_FRAGMENT) &&
+	     frag6_opts_run("its first fragment follows it up", &in, &out,
+			    true, htonl(102), XDP_PASS, XNAT_PASS_FRAGMENT) &&
+	     ok;
+	return ok && keyed;
 }
 FIXTURE_TEST("ipv6_fragments_destopts", true,
 	     .fn = test_ipv6_fragments_destopts);
