@@ -4,7 +4,8 @@
  * carries the ports that find its flow; it is forwarded as any packet of
  * the flow (for NAT its L4 checksum update is right for the whole
  * datagram) and leaves a record keyed by what every fragment carries:
- * addresses, id, protocol, ingress port. The later fragments find the flow
+ * addresses, id, protocol (IPv6: the fragment header's next header, see
+ * frag_proto), ingress port. The later fragments find the flow
  * through it and get the same L3 rewrite.
  *
  * The record also keeps what a reassembling host needs to stay safe, since
@@ -72,6 +73,24 @@ static __always_inline int frag_range(const struct pkt *p, __be32 *id,
 	return 0;
 }
 
+/*
+ * The protocol of the record's key: what every fragment of the datagram
+ * carries alike. IPv4: the header's protocol. IPv6: the fragment header's
+ * next header, not the key's protocol: a first fragment's is the L4
+ * protocol found behind any headers after the fragment header (destination
+ * options, RFC 8200 4.1), which its later fragments cannot see, so they
+ * would never find its record and go up without their first fragment.
+ */
+static __always_inline __u8 frag_proto(const struct pkt *p)
+{
+	struct xnat_tmp *t;
+
+	if (p->ip4)
+		return p->key.proto;
+	t = xnat_tmp_get();
+	return t ? t->lp.frag_nexthdr : p->key.proto;
+}
+
 static __always_inline void frag_key(const struct pkt *p, struct frag_key *k)
 {
 	__u32 start, end;
@@ -82,7 +101,7 @@ static __always_inline void frag_key(const struct pkt *p, struct frag_key *k)
 	k->saddr = p->key.saddr;
 	k->daddr = p->key.daddr;
 	k->id = id;
-	k->proto = p->key.proto;
+	k->proto = frag_proto(p);
 	k->family = p->key.family;
 	k->vid = p->key.vid;
 	k->ifindex = p->key.ifindex;

@@ -210,6 +210,13 @@ struct l4_peek {
 	__be32 frag_id;
 	__u32 frag_start;
 	__u32 frag_end;
+	/* IPv6: where the L4 header starts in the frame, from which
+	 * parse_slow points p->l4 at a TCP header. */
+	__u32 l4_off;
+	/* IPv6 fragments: the fragment header's next header, the one
+	 * protocol number every fragment of a datagram carries alike (the
+	 * fragment record's key, frag.h). */
+	__u8 frag_nexthdr;
 };
 
 struct xnat_tmp {

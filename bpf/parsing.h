@@ -405,6 +405,7 @@ __noinline int ipv6_ext_peek(struct xdp_md *ctx, __u32 l3, __u32 plen,
 			if (!(fo & 0xfff9))
 				continue;
 			out->frag_id = fh->id;
+			out->frag_nexthdr = nexthdr;
 			out->frag_start = fo & 0xfff8;
 			out->frag_end = out->frag_start + end - off;
 			if (fo & 0xfff8) {
@@ -421,15 +422,30 @@ __noinline int ipv6_ext_peek(struct xdp_md *ctx, __u32 l3, __u32 plen,
 	out->proto = nexthdr;
 	if (off > end)
 		return L4_PEEK_MALFORMED;
+	out->l4_off = off;
 	return l4_peek_at(ctx, off, end - off, 1, out, h);
 }
 
+/* The furthest into the frame an L4 header behind extension headers can
+ * start: a VLAN tag, the IPv6 header and IPV6_EXT_MAX headers of the
+ * largest size (8 * 256 bytes). The walk never goes further; parse_slow
+ * tests it only so that the verifier knows the bound of the offset. */
+#define IPV6_L4_OFF_MAX                                                     \
+	(sizeof(struct ethhdr) + sizeof(struct vlan_hdr) +                  \
+	 sizeof(struct ipv6hdr) + IPV6_EXT_MAX * 8 * 256)
+
 /*
  * The L4 key behind IPv4 options (V6 0: the L4 header at OFF, LEN bytes) or
- * IPv6 extension headers (V6 1: the IPv6 header at OFF, payload LEN): the
- * packet gets no L4 pointer (p->l4 NULL), so nothing rewrites its L4
- * header. Only routed (IPv6) flows forward such packets; IPv4 options never
- * leave through XDP (handoff.h).
+ * IPv6 extension headers (V6 1: the IPv6 header at OFF, payload LEN).
+ * IPv4 with options gets no L4 pointer (p->l4 NULL): it never leaves
+ * through XDP (handoff.h), so nothing reads or rewrites its L4 header.
+ * IPv6 is forwarded by XDP, and a TCP segment must be judged and tracked
+ * (tcp_track.h) and its SYN clamped (mss.h) whatever headers precede it,
+ * or a RST behind a destination options header would close a flow that
+ * the same RST without one cannot: a TCP header behind extension headers
+ * gets its pointer, at a variable offset that only this branch has. Like
+ * any TCP header (parse_l4), it must lie within the linear data. UDP and
+ * echo behind them need none: IPv6 is routed, nothing rewrites them.
  */
 static __always_inline int parse_slow(struct xdp_md *ctx, struct pkt *p,
 				      __u32 v6, __u32 off, __u32 len)
@@ -458,9 +474,23 @@ static __always_inline int parse_slow(struct xdp_md *ctx, struct pkt *p,
 	p->key.dport = lp->dport;
 	p->tcp_flags = lp->tcp_flags;
 	p->icmp_echo_request = lp->icmp_echo_request;
+	if (!v6)
+		return XNAT_CONTINUE;
 	/* IPv6 fragment details stay in lp for frag.h (frag_range). */
-	if (v6)
-		p->frag = lp->frag;
+	p->frag = lp->frag;
+	/* A later fragment has no TCP header: proto is only what its
+	 * fragment header says follows. */
+	if (lp->proto == IPPROTO_TCP && lp->frag != FRAG_LATER) {
+		__u32 l4 = lp->l4_off;
+		struct tcphdr *th;
+
+		if (l4 > IPV6_L4_OFF_MAX)
+			return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
+		th = (void *)p->eth + l4;
+		if ((void *)(th + 1) > p->data_end)
+			return pkt_stop(p, XDP_DROP, XNAT_DROP_MALFORMED);
+		p->l4 = th;
+	}
 	return XNAT_CONTINUE;
 }
 

@@ -209,20 +209,28 @@ bool is_mac(const uint8_t *m, const uint8_t *want)
 /*
  * IPv6 is routed, not NATed: addresses and payload leave as they came,
  * except a TCP SYN's options and checksum (MSS clamping may lower the MSS
- * option; the checksum's validity is checked on its own).
+ * option; the checksum's validity is checked on its own), behind
+ * extension headers too (pkt_v6_l4 finds its header).
  */
 static bool v6_payload_same(const struct parsed *in, const struct parsed *out)
 {
-	size_t n = in->l3_len - 40, doff;
+	size_t n = in->l3_len - 40, doff, at;
+	uint8_t proto = 0;
+	long l4 = pkt_v6_l4(in->ip, n, &proto);
+	const uint8_t *i = in->ip, *o = out->ip;
 
 	if (memcmp(in->ip + 8, out->ip + 8, 32) || in->l3_len != out->l3_len)
 		return false;
-	if (in->proto != IPPROTO_TCP || in->l4_len < 20 || !(in->l4[13] & 0x02))
+	if (l4 < 0 || proto != IPPROTO_TCP || in->l3_len < (size_t)l4 + 20 ||
+	    !(i[l4 + 13] & 0x02))
 		return !memcmp(in->l4, out->l4, n);
-	doff = (size_t)(in->l4[12] >> 4) * 4;
-	return !memcmp(in->l4, out->l4, 16) &&
-	       !memcmp(in->l4 + 18, out->l4 + 18, 2) &&
-	       !memcmp(in->l4 + doff, out->l4 + doff, n - doff);
+	at = (size_t)l4;
+	doff = (size_t)(i[at + 12] >> 4) * 4;
+	if (at + doff > in->l3_len)
+		return !memcmp(in->l4, out->l4, n);
+	return !memcmp(i + 40, o + 40, at - 40 + 16) &&
+	       !memcmp(i + at + 18, o + at + 18, 2) &&
+	       !memcmp(i + at + doff, o + at + doff, in->l3_len - at - doff);
 }
 
 void check_forwarded_frame(const struct parsed *in,

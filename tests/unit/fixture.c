@@ -337,7 +337,8 @@ bool learn_port(const uint8_t *out, size_t len, uint8_t proto)
  * What every redirected frame must satisfy whatever the rewrite: IPv4 TTL
  * (or IPv6 hop limit) exactly one less, header and L4 checksums valid by
  * the oracle (a UDP checksum of 0 stays 0), same length, and for IPv6 the
- * L3 addresses and the whole L4 segment unchanged.
+ * L3 addresses, any extension headers and the whole L4 segment (found
+ * behind them) unchanged.
  */
 /* IPv6 is routed: the L4 segment leaves as it came, but for a TCP SYN's
  * options and checksum (MSS clamping, bpf/mss.h, may lower the MSS; the
@@ -397,19 +398,29 @@ bool check_forwarded(const uint8_t *in, size_t in_len,
 		}
 	} else if (eth->h_proto == htons(ETH_P_IPV6)) {
 		const struct pkt_v6_udp *i = (const void *)in, *o = (const void *)out;
-		size_t l4_len = ntohs(o->ip6.payload_len);
+		const uint8_t *i6 = (const uint8_t *)&i->ip6;
+		const uint8_t *o6 = (const uint8_t *)&o->ip6;
+		size_t plen = ntohs(o->ip6.payload_len);
+		uint8_t proto = 0;
+		long l4 = pkt_v6_l4(o6, plen, &proto);
 
 		ok &= ASSERT_EQ(o->ip6.hop_limit, i->ip6.hop_limit - 1,
 				"hop limit decremented by 1");
 		ok &= ASSERT_TRUE(!memcmp(&o->ip6.saddr, &i->ip6.saddr, 32),
 				  "IPv6 addresses unchanged");
-		ok &= ASSERT_TRUE(v6_l4_same(&i->udp, &o->udp, l4_len,
-					     o->ip6.nexthdr),
+		/* Extension headers leave as they came; a fragment's
+		 * checksum is the whole datagram's: only its bytes. */
+		if (l4 < 0)
+			return ok & ASSERT_TRUE(!memcmp(i6 + 40, o6 + 40, plen),
+						"IPv6 fragment unchanged");
+		ok &= ASSERT_TRUE(!memcmp(i6 + 40, o6 + 40, l4 - 40),
+				  "IPv6 extension headers unchanged");
+		ok &= ASSERT_TRUE(v6_l4_same(i6 + l4, o6 + l4, 40 + plen - l4,
+					     proto),
 				  "IPv6 L4 segment unchanged");
 		ok &= ASSERT_TRUE(csum_oracle_l4_v6_ok(&o->ip6.saddr,
-						       &o->ip6.daddr,
-						       o->ip6.nexthdr, &o->udp,
-						       l4_len),
+						       &o->ip6.daddr, proto,
+						       o6 + l4, 40 + plen - l4),
 				  "IPv6 L4 checksum verifies");
 	} else {
 		ok = ASSERT_TRUE(false, "redirected frame is IP");

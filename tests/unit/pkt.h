@@ -425,6 +425,91 @@ static inline size_t pkt_build_v4_gre(uint8_t *buf, const struct pkt_spec *s)
 	return sizeof(*p) + plen;
 }
 
+/* IPv6 extension headers (RFC 8200 4) the tests put before the L4 header. */
+#define PKT_NH_HOP 0
+#define PKT_NH_ROUTING 43
+#define PKT_NH_FRAGMENT 44
+#define PKT_NH_DEST 60
+
+/* An 8-byte destination options header (RFC 8200 4.6) followed by NH:
+ * one PadN option filling it. */
+static inline void pkt_ext_destopts(uint8_t *ext, uint8_t nh)
+{
+	memset(ext, 0, 8);
+	ext[0] = nh;
+	ext[2] = 1; /* PadN */
+	ext[3] = 4; /* of 4 bytes: 2 + 2 + 4 = 8 */
+}
+
+/* A fragment header (RFC 8200 4.5) followed by NH: offset OFF (bytes, a
+ * multiple of 8), M flag MORE, identification ID (network order). Offset
+ * 0 without M is an atomic fragment (RFC 6946), a whole datagram. */
+static inline void pkt_ext_frag(uint8_t *ext, uint8_t nh, uint16_t off,
+				bool more, uint32_t id)
+{
+	uint16_t fo = htons(off | (more ? 1 : 0));
+
+	memset(ext, 0, 8);
+	ext[0] = nh;
+	memcpy(ext + 2, &fo, 2);
+	memcpy(ext + 4, &id, 4);
+}
+
+/*
+ * Put the extension headers EXT (EXT_LEN bytes, each one's first byte the
+ * next header, the last one's S's L4 protocol) between the IPv6 header
+ * and the L4 header of the untagged frame BUF (LEN bytes, as pkt_build
+ * left it); FIRST is the type of the first of them. The L4 checksum stays
+ * valid: its pseudo-header has the upper-layer length and protocol, which
+ * the headers do not change (RFC 8200 8.1). Returns the new length.
+ */
+static inline size_t pkt_v6_ext_insert(uint8_t *buf, size_t len,
+				       uint8_t first, const uint8_t *ext,
+				       size_t ext_len)
+{
+	uint8_t *ip6 = buf + sizeof(struct ethhdr);
+	size_t hdrs = sizeof(struct ethhdr) + sizeof(struct ipv6hdr);
+	uint16_t plen = htons((uint16_t)(len - hdrs + ext_len));
+
+	memmove(ip6 + 40 + ext_len, ip6 + 40, len - hdrs);
+	memcpy(ip6 + 40, ext, ext_len);
+	ip6[6] = first;
+	memcpy(ip6 + 4, &plen, 2);
+	return len + ext_len;
+}
+
+/*
+ * The L4 segment of the IPv6 packet at IP6 (PLEN bytes of payload): its
+ * offset from IP6 and its protocol, past hop-by-hop, routing and
+ * destination options headers and an atomic fragment header. -1 for a
+ * fragment of a datagram, which has no whole segment, or a chain that
+ * does not fit.
+ */
+static inline long pkt_v6_l4(const uint8_t *ip6, size_t plen, uint8_t *proto)
+{
+	size_t off = 40, end = 40 + plen;
+	uint8_t nh = ip6[6];
+
+	for (int i = 0; i < 8; i++) {
+		if (nh != PKT_NH_HOP && nh != PKT_NH_ROUTING &&
+		    nh != PKT_NH_DEST && nh != PKT_NH_FRAGMENT)
+			break;
+		if (off + 8 > end)
+			return -1;
+		if (nh == PKT_NH_FRAGMENT) {
+			if ((ip6[off + 2] << 8 | ip6[off + 3]) & 0xfff9)
+				return -1;
+			nh = ip6[off];
+			off += 8;
+			continue;
+		}
+		nh = ip6[off];
+		off += (ip6[off + 1] + 1) * 8;
+	}
+	*proto = nh;
+	return off <= end ? (long)off : -1;
+}
+
 /*
  * An ICMP (or ICMPv6) error from OUTER (type, code, addresses, MACs; for
  * "fragmentation needed" / "packet too big" the MTU goes in icmp_seq) whose

@@ -2,7 +2,8 @@
 /*
  * Unit tests of fragments (bpf/frag.h): the first fragment of an IPv4
  * datagram NATed as any packet, later ones following its rewrite; IPv6
- * fragments following their flow; and what a reassembling host needs to
+ * fragments following their flow, also when destination options follow
+ * the fragment header; and what a reassembling host needs to
  * stay safe (RFC 1858, RFC 3128, RFC 5722): any fragment overlapping or
  * repeating bytes of its datagram already forwarded is dropped, whichever
  * fragments they came from, in IPv4 and IPv6, while fragments out of order
@@ -10,6 +11,21 @@
  * Fixtures and runner: fixture.h.
  */
 #include "fixture.h"
+
+/* The protocol in the key of the fragment record of datagram ID (as the key
+ * holds it: IPv4's 16 bits first), or -1 when there is none. */
+static int frag_rec_proto(uint32_t id)
+{
+	int fd = bpf_map__fd(skel->maps.xnat_fragments);
+	struct frag_key k, *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &k)) {
+		if (k.id == id)
+			return k.proto;
+		prev = &k;
+	}
+	return -1;
+}
 
 /* ---- IPv4 fragments of a NATed flow ------------------------------------ */
 
@@ -30,7 +46,7 @@ static bool test_fragments(void)
 				.ip_id = 4242, .ttl = 63 };
 	uint8_t frame[PKT_MAX], want[PKT_MAX], got[PKT_MAX];
 	struct pkt_v4_udp *f = (void *)frame, *w = (void *)want;
-	uint32_t got_len = 0;
+	uint32_t got_len = 0, id = 0;
 	size_t len, want_len;
 	bool ok;
 
@@ -40,6 +56,9 @@ static bool test_fragments(void)
 	ok = run_expect("first fragment", if_lan, frame, len, 0, XDP_REDIRECT,
 			XNAT_FWD_SLOW, got, &got_len);
 	ok = ok && expect_bytes(got, got_len, want, want_len, "first fragment");
+	memcpy(&id, &f->ip.id, sizeof(f->ip.id));
+	ok = ok && ASSERT_EQ(frag_rec_proto(id), IPPROTO_UDP,
+			     "record keyed by the IPv4 protocol");
 
 	/* A later fragment: same datagram, offset 1480, no ports. What
 	 * follows its IP header must come out untouched. */
@@ -188,6 +207,8 @@ static bool test_ipv6_fragments(void)
 	len = frag6_build(frame, &in, 0, true, htonl(99));
 	ok = run_expect("first fragment", if_wan, frame, len, 0, XDP_REDIRECT,
 			XNAT_FWD_FAST, got, &got_len);
+	ok = ok && ASSERT_EQ(frag_rec_proto(htonl(99)), IPPROTO_UDP,
+			     "record keyed by the fragment header's nexthdr");
 	len = frag6_build(frame, &in, 1232, false, htonl(99));
 	ok = ok && run_expect("later fragment", if_wan, frame, len, 0,
 			      XDP_REDIRECT, XNAT_FWD_FAST, got, &got_len);
@@ -201,6 +222,107 @@ static bool test_ipv6_fragments(void)
 	return ok;
 }
 FIXTURE_TEST("ipv6_fragments", true, .fn = test_ipv6_fragments);
+
+/*
+ * Fragment ID of the datagram S (UDP, from the WAN gateway) carried
+ * behind a destination options header, as a host sends it (RFC 8200 4.1
+ * order: the fragment header, then the options, which are part of the
+ * fragmentable part): the first fragment (FIRST) holds the options and the
+ * first 40 bytes after them, the UDP header included; the other one the
+ * rest, at offset 48. Every fragment header's next header says 60, the
+ * options; only the first fragment shows that UDP follows them.
+ */
+#define FRAG6_CUT 48
+static size_t frag6_opts_build(uint8_t *frame, const struct pkt_spec *s,
+			       bool first, uint32_t id)
+{
+	const size_t hdrs = ETH_HLEN + 40;
+	uint8_t whole[PKT_MAX], opts[8];
+	size_t len, off, n;
+	uint16_t plen;
+
+	pkt_ext_destopts(opts, IPPROTO_UDP);
+	len = pkt_v6_ext_insert(whole, pkt_build(whole, s), PKT_NH_DEST, opts,
+				sizeof(opts));
+	off = first ? 0 : FRAG6_CUT;
+	n = first ? FRAG6_CUT : len - hdrs - FRAG6_CUT;
+	memset(frame, 0, PKT_MAX);
+	memcpy(frame, whole, hdrs);
+	pkt_ext_frag(frame + hdrs, PKT_NH_DEST, off, first, id);
+	memcpy(frame + hdrs + 8, whole + hdrs + off, n);
+	frame[ETH_HLEN + 6] = PKT_NH_FRAGMENT;
+	plen = htons(8 + n);
+	memcpy(frame + ETH_HLEN + 4, &plen, 2);
+	return hdrs + 8 + n;
+}
+
+/* Send fragment FIRST (or the other one) of datagram ID of IN, expect
+ * VERDICT and REASON, and when forwarded OUT's, byte for byte. */
+static bool frag6_opts_run(const char *step, const struct pkt_spec *in,
+			   const struct pkt_spec *out, bool first, uint32_t id,
+			   int verdict, int reason)
+{
+	uint8_t frame[PKT_MAX], want[PKT_MAX], got[PKT_MAX];
+	uint32_t got_len = 0;
+	size_t len = frag6_opts_build(frame, in, first, id), want_len;
+
+	if (!run_expect(step, if_wan, frame, len, 0, verdict, reason, got,
+			&got_len))
+		return false;
+	if (verdict != XDP_REDIRECT)
+		return true;
+	want_len = frag6_opts_build(want, out, first, id);
+	return check_forwarded(frame, len, got, got_len) &
+	       expect_bytes(got, got_len, want, want_len, step);
+}
+
+/*
+ * A datagram whose fragments carry destination options after the
+ * fragment header: the record is keyed by the fragment header's next
+ * header (60), which every fragment has, so the later fragment finds its
+ * flow, and a copy of it is refused against the record's ranges. Out of
+ * order, the later fragment that overtook its first goes to the kernel and
+ * the first must follow it there, or the kernel could never reassemble the
+ * datagram.
+ */
+static bool test_ipv6_fragments_destopts(void)
+{
+	static const struct fixture open = { .name = "open", .ingress = LAN,
+		.in = { FROM_LAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
+			.proto = IPPROTO_UDP, .sport = 40612, .dport = 53 },
+		.verdict = XDP_REDIRECT, .reason = XNAT_FWD_SLOW };
+	struct pkt_spec in = { FROM_WAN, .saddr = WAN6_GW, .daddr = LAN6_HOST,
+			       .proto = IPPROTO_UDP, .sport = 53,
+			       .dport = 40612, .payload = big_payload,
+			       .payload_len = 64, .ttl = 64 };
+	struct pkt_spec out = in;
+	bool ok, keyed;
+
+	memcpy(out.smac, mac_lan0, ETH_ALEN);
+	memcpy(out.dmac, (uint8_t[])MAC_LAN_HOST, ETH_ALEN);
+	out.ttl = 63;
+	ok = run_fixture(&open) &&
+	     frag6_opts_run("first fragment", &in, &out, true, htonl(101),
+			    XDP_REDIRECT, XNAT_FWD_FAST);
+	/* Reported, and the later fragments still sent: what they meet
+	 * with another key is the point. */
+	keyed = ok && ASSERT_EQ(frag_rec_proto(htonl(101)), PKT_NH_DEST,
+				"record keyed by the fragment header's nexthdr");
+	ok = ok && frag6_opts_run("later fragment", &in, &out, false,
+				  htonl(101), XDP_REDIRECT, XNAT_FWD_FAST);
+	ok = ok && frag6_opts_run("copy of the later fragment", &in, &out,
+				  false, htonl(101), XDP_DROP,
+				  XNAT_DROP_FRAG_BAD);
+	/* Another datagram, out of order: run whatever the first found. */
+	ok = frag6_opts_run("later fragment first", &in, &out, false,
+			    htonl(102), XDP_PASS, XNAT_PASS_FRAGMENT) &&
+	     frag6_opts_run("its first fragment follows it up", &in, &out,
+			    true, htonl(102), XDP_PASS, XNAT_PASS_FRAGMENT) &&
+	     ok;
+	return ok && keyed;
+}
+FIXTURE_TEST("ipv6_fragments_destopts", true,
+	     .fn = test_ipv6_fragments_destopts);
 
 /* ---- Overlaps among all of a datagram's fragments ------------------------ */
 

@@ -2,11 +2,12 @@
 /*
  * Unit tests of what keeps XDP's own flows away from a kernel that cannot
  * handle them, and hostile packets away from the flows: ICMP errors built
- * in XDP (bpf/icmp_gen.h), TCP window tracking (bpf/tcp_track.h), the
- * ICMP version check, the source checks on the WAN and LAN ports, and a
- * port forward in the kernel NAT's port range (fragments: test_frag.c). Every generated error is
- * checked byte by byte against checksums from csum_oracle.h. Fixtures and
- * runner: fixture.h.
+ * in XDP (bpf/icmp_gen.h), TCP window tracking (bpf/tcp_track.h), also
+ * behind IPv6 extension headers, the ICMP version check, the source checks
+ * on the WAN and LAN ports, and a port forward in the kernel NAT's port
+ * range (fragments: test_frag.c). Every generated error is checked byte by
+ * byte against checksums from csum_oracle.h. Fixtures and runner:
+ * fixture.h.
  */
 #include "fixture.h"
 
@@ -504,6 +505,161 @@ static bool test_loss_ahead_beyond_window(void)
 	return ok && tcp_state_is(40624, FLOW_TCP_CLOSING, "FIN applied");
 }
 FIXTURE_TEST("loss_ahead_beyond_window", true, .fn = test_loss_ahead_beyond_window);
+
+/* ---- TCP behind IPv6 extension headers ----------------------------------- */
+
+/* The IPv6 connection from the LAN host's SPORT to the WAN gateway's 443:
+ * its state, and (TRACKED) that both entries track their sender. */
+static bool tcp6_state_is(uint16_t sport, __u8 want, bool tracked,
+			  const char *what)
+{
+	struct flow_key k = { .sport = htons(sport), .dport = htons(443),
+			      .proto = IPPROTO_TCP, .family = XNAT_AF_INET6,
+			      .ifindex = if_lan };
+	struct flow_value o, r;
+	struct flow_key rk;
+
+	inet_pton(AF_INET6, LAN6_HOST, k.saddr.v6);
+	inet_pton(AF_INET6, WAN6_GW, k.daddr.v6);
+	if (!ASSERT_OK(bpf_map_lookup_elem(flows_fd, &k, &o), "orig entry"))
+		return false;
+	flow_reply_key(&k, &o, &rk);
+	if (!ASSERT_OK(bpf_map_lookup_elem(flows_fd, &rk, &r), "reply entry"))
+		return false;
+	if (tracked &&
+	    !ASSERT_TRUE(o.tcp_flags_seen & r.tcp_flags_seen & TCP_TRACK_SEEN,
+			 "both senders' sequences tracked"))
+		return false;
+	return ASSERT_EQ(flow_tcp_state(&o, &r), want, what);
+}
+
+/* A segment of that connection: from the LAN host (OUT) or to it. */
+struct seg6 {
+	const char *name;
+	bool out;
+	uint8_t flags;
+	uint32_t seq, ack;
+	bool plain;  /* without the extension header */
+	int verdict, reason;
+};
+
+/*
+ * Send S of the connection from SPORT with the 8-byte extension header NH
+ * (destination options, or an atomic fragment header) in front of its TCP
+ * header; when forwarded, the frame must be the one built here: the same
+ * headers, the MACs of the next hop, the hop limit one less.
+ */
+static bool seg6_run(const struct seg6 *s, uint16_t sport, uint8_t nh)
+{
+	struct pkt_spec in = TCP_PKT(LAN6_HOST, WAN6_GW, sport, 443, FROM_LAN,
+				     .tcp_flags = s->flags, .seq = s->seq,
+				     .ack_seq = s->ack, .ttl = 64);
+	struct pkt_spec out = TCP_PKT(LAN6_HOST, WAN6_GW, sport, 443, TO_WAN,
+				      .tcp_flags = s->flags, .seq = s->seq,
+				      .ack_seq = s->ack, .ttl = 63);
+	uint8_t frame[PKT_MAX], want[PKT_MAX], got[PKT_MAX], ext[8];
+	uint32_t got_len = 0;
+	size_t len, want_len;
+
+	if (!s->out) {
+		in = (struct pkt_spec)TCP_PKT(WAN6_GW, LAN6_HOST, 443, sport,
+					      FROM_WAN, .tcp_flags = s->flags,
+					      .seq = s->seq, .ack_seq = s->ack,
+					      .ttl = 64);
+		out = (struct pkt_spec)TCP_PKT(WAN6_GW, LAN6_HOST, 443, sport,
+					       TO_LAN, .tcp_flags = s->flags,
+					       .seq = s->seq, .ack_seq = s->ack,
+					       .ttl = 63);
+	}
+	if (nh == PKT_NH_DEST)
+		pkt_ext_destopts(ext, IPPROTO_TCP);
+	else
+		pkt_ext_frag(ext, IPPROTO_TCP, 0, false, htonl(sport));
+	len = pkt_build(frame, &in);
+	want_len = pkt_build(want, &out);
+	if (!s->plain) {
+		len = pkt_v6_ext_insert(frame, len, nh, ext, sizeof(ext));
+		want_len = pkt_v6_ext_insert(want, want_len, nh, ext,
+					     sizeof(ext));
+	}
+	if (!run_expect(s->name, s->out ? if_lan : if_wan, frame, len, 0,
+			s->verdict, s->reason, got, &got_len))
+		return false;
+	if (s->verdict != XDP_REDIRECT)
+		return true;
+	return check_forwarded(frame, len, got, got_len) &
+	       expect_bytes(got, got_len, want, want_len, s->name);
+}
+
+/*
+ * The same TCP with extension headers (RFC 8200 4) as without. A forged
+ * RST or FIN far outside the window is dropped as drop_tcp_window and
+ * changes nothing, as the same RST without the header; an RST in window
+ * is forwarded, its header untouched, and closes the connection. With
+ * EXT_HANDSHAKE the handshake carries the header NH too: its SYN must
+ * start tracking as a plain one does, or no segment is ever judged.
+ */
+static bool tcp6_window_ext(uint16_t sport, uint8_t nh, bool ext_handshake)
+{
+	static const struct seg6 handshake[] = {
+		{ "SYN", true, TCP_SYN, 1000, 0, false, FWD(SLOW) },
+		{ "SYN-ACK", false, TCP_SYN | TCP_ACK, 5000, 1001, false,
+		  FWD(FAST) },
+		{ "ACK", true, TCP_ACK, 1001, 5001, false, FWD(FAST) },
+	}, forged[] = {
+		{ "forged RST far off, without the header", false, TCP_RST,
+		  5001 + 0x40000000, 0, true, DROP(TCP_WINDOW) },
+		{ "forged RST far off", false, TCP_RST, 5001 + 0x40000000, 0,
+		  false, DROP(TCP_WINDOW) },
+		{ "forged FIN far off", false, TCP_FIN | TCP_ACK,
+		  5001 - 0x20000000, 1001, false, DROP(TCP_WINDOW) },
+	}, rst_ok = { "RST in window", false, TCP_RST, 5001, 0, false,
+		      FWD(FAST) };
+	bool ok = true, tracked;
+
+	for (size_t i = 0; i < ARRAY_SIZE(handshake) && ok; i++) {
+		struct seg6 seg = handshake[i];
+
+		seg.plain = !ext_handshake;
+		ok = seg6_run(&seg, sport, nh);
+	}
+	/* Reported, and the forged segments still sent: what an untracked
+	 * flow lets through is the point. */
+	tracked = ok && tcp6_state_is(sport, FLOW_TCP_ESTABLISHED, true,
+				      "after the handshake: established");
+	for (size_t i = 0; i < ARRAY_SIZE(forged) && ok; i++)
+		ok = seg6_run(&forged[i], sport, nh);
+	ok = ok && tcp6_state_is(sport, FLOW_TCP_ESTABLISHED, false,
+				 "after forged RST/FIN: still established");
+	ok = ok && seg6_run(&rst_ok, sport, nh);
+	ok = ok && tcp6_state_is(sport, FLOW_TCP_CLOSED, false,
+				 "RST in window closes");
+	return ok && tracked;
+}
+
+static bool test_rst6_destopts(void)
+{
+	return tcp6_window_ext(40607, PKT_NH_DEST, false);
+}
+FIXTURE_TEST("rst6_behind_destopts", true, .fn = test_rst6_destopts);
+
+static bool test_rst6_atomic_frag(void)
+{
+	return tcp6_window_ext(40608, PKT_NH_FRAGMENT, false);
+}
+FIXTURE_TEST("rst6_in_atomic_fragment", true, .fn = test_rst6_atomic_frag);
+
+static bool test_tcp6_destopts(void)
+{
+	return tcp6_window_ext(40609, PKT_NH_DEST, true);
+}
+FIXTURE_TEST("tcp6_behind_destopts", true, .fn = test_tcp6_destopts);
+
+static bool test_tcp6_atomic_frag(void)
+{
+	return tcp6_window_ext(40610, PKT_NH_FRAGMENT, true);
+}
+FIXTURE_TEST("tcp6_in_atomic_fragments", true, .fn = test_tcp6_atomic_frag);
 
 /*
  * A port forward whose external port lies in the kernel NAT's range (the

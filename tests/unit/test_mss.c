@@ -8,7 +8,8 @@
  * is off, a byte-order slip at an odd offset, or a write outside the
  * option shows as a difference. Options the endpoint would not read
  * (after End of Option List, truncated, of the wrong length) are left
- * alone, and so is an MSS already small enough.
+ * alone, and so is an MSS already small enough. IPv6 SYNs behind an
+ * extension header are clamped as well.
  */
 #include "fixture.h"
 
@@ -25,7 +26,25 @@ struct mss_case {
 	uint16_t want;    /* the MSS it must become */
 	bool v6;
 	uint16_t sport;
+	/* IPv6: an 8-byte extension header in front of the TCP header,
+	 * PKT_NH_DEST (destination options) or PKT_NH_FRAGMENT (an atomic
+	 * fragment); 0: none. */
+	uint8_t ext;
 };
+
+/* Put C's extension header, if any, in front of the TCP header of FRAME. */
+static size_t ext_add(const struct mss_case *c, uint8_t *frame, size_t len)
+{
+	uint8_t ext[8];
+
+	if (!c->ext)
+		return len;
+	if (c->ext == PKT_NH_DEST)
+		pkt_ext_destopts(ext, IPPROTO_TCP);
+	else
+		pkt_ext_frag(ext, IPPROTO_TCP, 0, false, htonl(0x0707));
+	return pkt_v6_ext_insert(frame, len, c->ext, ext, sizeof(ext));
+}
 
 /*
  * Lay out S as a TCP segment whose header carries OPTS (N bytes, padded
@@ -107,11 +126,11 @@ static bool run_case(const struct mss_case *c)
 		opts[c->at + 1] = c->want & 0xff;
 	}
 	flows_clear();
-	len = syn_build(frame, &in, c->opts, c->n);
+	len = ext_add(c, frame, syn_build(frame, &in, c->opts, c->n));
 	if (!run_expect(c->name, if_lan, frame, len, 0, XDP_REDIRECT,
 			XNAT_FWD_SLOW, got, &got_len))
 		return false;
-	want_len = syn_build(want, &out, opts, c->n);
+	want_len = ext_add(c, want, syn_build(want, &out, opts, c->n));
 	return check_forwarded(frame, len, got, got_len) &
 	       expect_bytes(got, got_len, want, want_len, c->name);
 }
@@ -175,6 +194,14 @@ static bool test_layouts(void)
 		  1380, .v6 = true, .sport = 40717 },
 		{ "ipv6, mss after end of options", { 0, 2, 4, 0x05, 0xa0 }, 8,
 		  -1, 0, .v6 = true, .sport = 40718 },
+		/* Extension headers change nothing: the segment is the
+		 * same TCP, and the peer's segments must fit as well. */
+		{ "ipv6, behind destination options",
+		  { 2, 4, 0x05, 0xa0, 1, 3, 3, 7 }, 8, 2, 1380, .v6 = true,
+		  .sport = 40719, .ext = PKT_NH_DEST },
+		{ "ipv6, in an atomic fragment",
+		  { 1, 2, 4, 0x05, 0xa0, 1, 1, 1 }, 8, 3, 1380, .v6 = true,
+		  .sport = 40722, .ext = PKT_NH_FRAGMENT },
 	};
 
 	return mss_config(false, 1400) && run_cases(cases, ARRAY_SIZE(cases));
