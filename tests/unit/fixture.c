@@ -281,6 +281,11 @@ bool run_expect(const char *step, int ifindex, const uint8_t *frame,
 		ok = false;
 	}
 
+	/* Every redirected frame, whichever test sent it: TTL or hop limit
+	 * one less, checksums valid (check_forwarded). */
+	if (verdict == XDP_REDIRECT && retval == XDP_REDIRECT)
+		ok &= check_forwarded(frame, len, out, *out_len);
+
 	/* Frames the kernel gets, or that are dropped unforwarded, must be
 	 * exactly what arrived (a redirect that failed has been rewritten
 	 * already, on purpose: it must not reach the kernel). */
@@ -333,12 +338,60 @@ bool learn_port(const uint8_t *out, size_t len, uint8_t proto)
 			   "translated port in the XDP range");
 }
 
-/*
- * What every redirected frame must satisfy whatever the rewrite: IPv4 TTL
- * (or IPv6 hop limit) exactly one less, header and L4 checksums valid by
- * the oracle (a UDP checksum of 0 stays 0), same length, and for IPv6 the
- * L3 addresses and the whole L4 segment unchanged.
- */
+/* The length of FRAME's Ethernet header, 802.1Q tag included, and the
+ * EtherType after it. */
+static size_t l2_split(const uint8_t *frame, size_t len, uint16_t *etype)
+{
+	size_t l2 = sizeof(struct ethhdr);
+
+	*etype = len >= l2 ? (uint16_t)(frame[12] << 8 | frame[13]) : 0;
+	if (*etype == ETH_P_8021Q && len >= l2 + 4) {
+		*etype = (uint16_t)(frame[16] << 8 | frame[17]);
+		l2 += 4;
+	}
+	return l2;
+}
+
+/* IPv4: TTL one less, header checksum by the oracle, and unless the packet
+ * is a fragment (whose L4 checksum covers the whole datagram) the L4
+ * checksum by the oracle (a UDP checksum of 0 stays 0). */
+static bool fwd_v4_ok(const uint8_t *in, const uint8_t *out, size_t len)
+{
+	const struct iphdr *i = (const void *)in, *o = (const void *)out;
+	size_t ihl = o->ihl * 4u, tot = ntohs(o->tot_len);
+	const uint8_t *l4 = out + ihl;
+	uint16_t l4_len = (uint16_t)(tot - ihl);
+	bool ok;
+
+	if (!ASSERT_TRUE(ihl >= 20 && ihl <= tot && tot <= len,
+			 "IPv4 header and total length within the frame"))
+		return false;
+	ok = ASSERT_EQ(o->ttl, i->ttl - 1, "TTL decremented by 1");
+	ok &= ASSERT_TRUE(csum_oracle_ipv4_hdr_ok(o),
+			  "IPv4 header checksum verifies");
+	ok &= ASSERT_EQ(csum_get16(&o->check), csum_oracle_ipv4_hdr(o),
+			"IPv4 header checksum == oracle");
+	if (ntohs(o->frag_off) & 0x3fff)
+		return ok;
+	if (o->protocol == IPPROTO_UDP && !csum_get16(in + i->ihl * 4 + 6)) {
+		ok &= ASSERT_EQ(csum_get16(l4 + 6), 0, "UDP checksum 0 kept");
+	} else if (o->protocol == IPPROTO_ICMP) {
+		ok &= ASSERT_EQ(csum_get16(l4 + 2), csum_oracle_icmp4(l4, l4_len),
+				"ICMP checksum == oracle");
+	} else {
+		long off = pkt_l4_csum_off(o->protocol);
+
+		ok &= ASSERT_TRUE(csum_oracle_l4_v4_ok(&o->saddr, &o->daddr,
+						       o->protocol, l4, l4_len),
+				  "L4 checksum verifies");
+		ok &= ASSERT_EQ(csum_get16(l4 + off),
+				csum_oracle_l4_v4(&o->saddr, &o->daddr,
+						  o->protocol, l4, l4_len, off),
+				"L4 checksum == oracle");
+	}
+	return ok;
+}
+
 /* IPv6 is routed: the L4 segment leaves as it came, but for a TCP SYN's
  * options and checksum (MSS clamping, bpf/mss.h, may lower the MSS; the
  * checksum is verified on its own). */
@@ -355,66 +408,55 @@ static bool v6_l4_same(const void *in, const void *out, size_t len,
 	       !memcmp(i + doff, o + doff, len - doff);
 }
 
+/* IPv6 is routed: hop limit one less, addresses and L4 segment unchanged
+ * (a fragment's whole payload unchanged), the L4 checksum valid. */
+static bool fwd_v6_ok(const uint8_t *in, const uint8_t *out, size_t len)
+{
+	const struct ipv6hdr *i = (const void *)in, *o = (const void *)out;
+	size_t l4_len = ntohs(o->payload_len);
+	bool ok;
+
+	if (!ASSERT_TRUE(len >= sizeof(*o) && l4_len <= len - sizeof(*o),
+			 "IPv6 payload within the frame"))
+		return false;
+	ok = ASSERT_EQ(o->hop_limit, i->hop_limit - 1,
+		       "hop limit decremented by 1");
+	ok &= ASSERT_TRUE(!memcmp(&o->saddr, &i->saddr, 32),
+			  "IPv6 addresses unchanged");
+	if (o->nexthdr == IPPROTO_FRAGMENT)
+		return ok & ASSERT_TRUE(!memcmp(i + 1, o + 1, l4_len),
+					"IPv6 fragment unchanged");
+	ok &= ASSERT_TRUE(v6_l4_same(i + 1, o + 1, l4_len, o->nexthdr),
+			  "IPv6 L4 segment unchanged");
+	ok &= ASSERT_TRUE(csum_oracle_l4_v6_ok(&o->saddr, &o->daddr, o->nexthdr,
+					       o + 1, l4_len),
+			  "IPv6 L4 checksum verifies");
+	return ok;
+}
+
+/*
+ * What every redirected frame must satisfy whatever the rewrite (and
+ * whatever 802.1Q tag it came or leaves with): the same IP packet length,
+ * and by family fwd_v4_ok() or fwd_v6_ok(). run_expect() checks it on
+ * every redirected output.
+ */
 bool check_forwarded(const uint8_t *in, size_t in_len,
 		     const uint8_t *out, size_t out_len)
 {
-	const struct ethhdr *eth = (const void *)out;
-	bool ok = ASSERT_EQ(out_len, in_len, "redirected frame length");
+	uint16_t in_type, out_type;
+	size_t in_l2 = l2_split(in, in_len, &in_type);
+	size_t out_l2 = l2_split(out, out_len, &out_type);
+	bool ok = ASSERT_EQ(out_len - out_l2, in_len - in_l2,
+			    "redirected packet length");
 
-	if (!ok || out_len < sizeof(struct ethhdr) + 20)
+	ok &= ASSERT_EQ(out_type, in_type, "EtherType kept");
+	if (!ok || out_len < out_l2 + 20)
 		return false;
-	if (eth->h_proto == htons(ETH_P_IP)) {
-		const struct pkt_v4_udp *i = (const void *)in, *o = (const void *)out;
-		const uint8_t *l4 = (const uint8_t *)&o->udp;
-		uint16_t l4_len = ntohs(o->ip.tot_len) - o->ip.ihl * 4;
-
-		ok &= ASSERT_EQ(o->ip.ttl, i->ip.ttl - 1, "TTL decremented by 1");
-		ok &= ASSERT_TRUE(csum_oracle_ipv4_hdr_ok(&o->ip),
-				  "IPv4 header checksum verifies");
-		ok &= ASSERT_EQ(csum_get16(&o->ip.check),
-				csum_oracle_ipv4_hdr(&o->ip),
-				"IPv4 header checksum == oracle");
-		if (o->ip.protocol == IPPROTO_UDP && !i->udp.check) {
-			ok &= ASSERT_EQ(o->udp.check, 0, "UDP checksum 0 kept");
-		} else if (o->ip.protocol == IPPROTO_ICMP) {
-			ok &= ASSERT_EQ(csum_get16(l4 + 2),
-					csum_oracle_icmp4(l4, l4_len),
-					"ICMP checksum == oracle");
-		} else {
-			long off = pkt_l4_csum_off(o->ip.protocol);
-
-			ok &= ASSERT_TRUE(csum_oracle_l4_v4_ok(&o->ip.saddr,
-							       &o->ip.daddr,
-							       o->ip.protocol,
-							       l4, l4_len),
-					  "L4 checksum verifies");
-			ok &= ASSERT_EQ(csum_get16(l4 + off),
-					csum_oracle_l4_v4(&o->ip.saddr,
-							  &o->ip.daddr,
-							  o->ip.protocol, l4,
-							  l4_len, off),
-					"L4 checksum == oracle");
-		}
-	} else if (eth->h_proto == htons(ETH_P_IPV6)) {
-		const struct pkt_v6_udp *i = (const void *)in, *o = (const void *)out;
-		size_t l4_len = ntohs(o->ip6.payload_len);
-
-		ok &= ASSERT_EQ(o->ip6.hop_limit, i->ip6.hop_limit - 1,
-				"hop limit decremented by 1");
-		ok &= ASSERT_TRUE(!memcmp(&o->ip6.saddr, &i->ip6.saddr, 32),
-				  "IPv6 addresses unchanged");
-		ok &= ASSERT_TRUE(v6_l4_same(&i->udp, &o->udp, l4_len,
-					     o->ip6.nexthdr),
-				  "IPv6 L4 segment unchanged");
-		ok &= ASSERT_TRUE(csum_oracle_l4_v6_ok(&o->ip6.saddr,
-						       &o->ip6.daddr,
-						       o->ip6.nexthdr, &o->udp,
-						       l4_len),
-				  "IPv6 L4 checksum verifies");
-	} else {
-		ok = ASSERT_TRUE(false, "redirected frame is IP");
-	}
-	return ok;
+	if (out_type == ETH_P_IP)
+		return fwd_v4_ok(in + in_l2, out + out_l2, out_len - out_l2);
+	if (out_type == ETH_P_IPV6)
+		return fwd_v6_ok(in + in_l2, out + out_l2, out_len - out_l2);
+	return ASSERT_TRUE(false, "redirected frame is IP");
 }
 
 bool run_fixture(const struct fixture *f)
@@ -442,8 +484,6 @@ bool run_fixture(const struct fixture *f)
 		check_fail("step '%s' failed", f->name);
 		return false;
 	}
-	if (f->verdict == XDP_REDIRECT)
-		ok &= check_forwarded(frame, len, got, got_len);
 	if (f->learn)
 		ok &= learn_port(got, got_len, f->in.proto);
 	if (f->has_out) {
