@@ -65,7 +65,8 @@ endif
 FUZZ_DIR  := $(OUTPUT)/fuzz
 FUZZ_BIN  := $(FUZZ_DIR)/fuzz_xdp
 FUZZ_SRCS := tests/fuzz/fuzz_xdp.c tests/fuzz/fuzz_frame.c tests/fuzz/fuzz_checks.c \
-	     tests/unit/fixture.c tests/unit/fixture_setup.c tests/unit/check.c
+	     tests/unit/fixture.c tests/unit/fixture_setup.c tests/unit/fixture_forwarded.c \
+	     tests/unit/check.c
 
 .PHONY: all deps test unit integration check demo bench fuzz fuzz-build fuzz-corpus install uninstall clean help FORCE
 all: xnat $(UNIT_BINS)

@@ -18,10 +18,12 @@ router in each mode, and what reached each side compared.
       Compare two runs step by step. A step whose arrivals differ fails
       unless NAT_MD (docs/NAT.md) lists it in its table of differences
       between the modes (a row starting with the step's name in
-      backquotes). Also fails when the first run (kernel mode, the
-      reference) does not show what the testbed must show: the normal
-      steps reach the far side, unsolicited traffic never reaches the LAN.
-      Exit status 0 or 1; prints every difference.
+      backquotes) and the difference is exactly the one EXPECTED below
+      records for it (each listed step has its entry there). Also fails
+      when the first run (kernel mode, the reference) does not show what
+      the testbed must show: the normal steps' own frames (their marker,
+      searched in the raw frames) reach the far side, unsolicited traffic
+      never reaches the LAN. Exit status 0 or 1; prints every difference.
 
 Normalization, so that only what a NAT may legitimately choose differs:
 ports, echo ids, TCP sequence numbers and IP ids that appear in none of the
@@ -536,6 +538,22 @@ def if_mac(s):
     return s.getsockname()[4]
 
 
+def own_bytes(name, frames):
+    """What only the step's own frames carry: its marker with the 4 bytes
+    that follow it in the frame sent (so that "udp4_in_too_big" does not
+    match a late frame of "udp4_in_too_big_df"). Searched in the raw
+    frames that arrive: it is found in first fragments and in ICMP
+    errors' quotes too, which the normalized text does not show."""
+    mk = m(name)
+    sigs = set()
+    for side, what in frames:
+        if side in (LAN, WAN):
+            i = what[1].find(mk)
+            if i >= 0:
+                sigs.add(what[1][i:i + len(mk) + 4])
+    return sigs
+
+
 def cmd_run(a):
     enter(a.lan_ns)
     lan = raw_socket()
@@ -606,12 +624,17 @@ def cmd_run(a):
             pump(time.monotonic() + GAP, got)
         pump(time.monotonic() + WINDOW, got)
         sym = Symbols(known_numbers(frames))
+        sigs = own_bytes(name, frames)
         arrived = {LAN: [], WAN: []}
+        marked = set()
         for side, data in got:
+            if any(sig in data for sig in sigs):
+                marked.add(side)
             n = normalize(data, sym)
             if n is not None:
                 arrived[side].append(n)
-        result.append(dict(step=name, far=far, expect=expect, **arrived))
+        result.append(dict(step=name, far=far, expect=expect,
+                           marked=sorted(marked), **arrived))
     with open(a.out, "w") as f:
         json.dump(result, f, indent=1)
 
@@ -631,6 +654,118 @@ def listed_differences(nat_md):
     return names
 
 
+# What each step docs/NAT.md lists differs in, exactly: any other
+# difference on a listed step fails. Rules, by side (in the normalized
+# form; "{P}" is any port, as a number or a symbol):
+#   ("kernel", side, LINE)  a line only kernel mode's run shows
+#   ("xdp", side, LINE)     a line only xdp mode's run shows
+#   ("changed", side, K, X) kernel mode shows K where xdp mode shows X
+#   ("late", side, LINE)    both show LINE, xdp mode's in one of the next
+#                           LATE steps (XDP_TX'd errors reach the capture
+#                           after their step's window)
+# A rule applies when what it names is there (one line each); the lines
+# left must then be the same.
+LATE = 2
+TE4_OUT = ("ip 198.18.1.1>198.18.1.10 ttl 64 proto 1 len 79 hcsum ok | "
+           "icmp 11/0 quoting [ip 198.18.1.10>198.19.0.2 ttl 1 proto 17 | "
+           "udp {P}>5001 len 31] csum ok")
+TE6_OUT = ("ip6 2001:2:0:1::1>2001:2:0:1::10 hlim 64 nh 58 | icmp6 3/0 "
+           "quoting [ip6 2001:2:0:1::10>2001:2:0:2::2 hlim 1 nh 17 | "
+           "udp {P}>5001 len 31] csum ok")
+TE4_IN = ("ip 198.19.0.1>198.19.0.2 ttl 64 proto 1 len 78 hcsum ok | "
+          "icmp 11/0 quoting [ip 198.19.0.2>198.19.0.1 ttl 1 proto 17 | "
+          "udp 5001>{P} len 30] csum ok")
+FN_IN = ("ip 198.19.0.1>198.19.0.2 ttl 64 proto 1 len 576 hcsum ok | "
+         "icmp 3/4 mtu 1400 quoting [ip 198.19.0.2>198.19.0.1 ttl 64 "
+         "proto 17 | udp 5001>{P} len 1480] csum ok")
+UNREACH_OTHER = ("ip 198.19.0.1>198.19.0.2 ttl %d proto 1 len 92 hcsum ok | "
+                 "icmp 3/3 quoting [ip 198.19.0.2>198.19.0.1 ttl %d "
+                 "proto 17 | udp 6001>{P} len 44] csum ok")
+FRAG6 = "ip6 2001:2:0:2::2>2001:2:0:1::10 hlim 63 nh 44 frag id %s off "
+EXPECTED = {
+    "udp4_out_bad_udpcsum": [
+        ("xdp", WAN, "ip 198.19.0.1>198.19.0.2 ttl 63 proto 17 len 58 "
+         "hcsum ok | udp {P}>5001 len 38 csum bad "
+         "'xnat-diff udp4_out_bad_udpcsum'")],
+    "udp4_in_bad_udpcsum": [
+        ("xdp", LAN, "ip 198.19.0.2>198.18.1.10 ttl 63 proto 17 len 57 "
+         "hcsum ok | udp 5001>{P} len 37 csum bad "
+         "'xnat-diff udp4_in_bad_udpcsum'")],
+    "tcp4_out_bad_tcpcsum": [
+        ("xdp", WAN, "ip 198.19.0.1>198.19.0.2 ttl 63 proto 6 len 70 "
+         "hcsum ok | tcp {P}>5002 A seq 1001 ack 1 csum bad "
+         "'xnat-diff tcp4_out_bad_tcpcsum'")],
+    "in_udp4_xdp_range_no_mapping": [
+        ("kernel", WAN, "ip 198.19.0.1>198.19.0.2 ttl 64 proto 1 len 94 "
+         "hcsum ok | icmp 3/3 quoting [ip 198.19.0.2>198.19.0.1 ttl 64 "
+         "proto 17 | udp 6000>30000 len 46] csum ok")],
+    "in_udp4_mapping_other_port": [
+        ("xdp", LAN, "ip 198.19.0.2>198.18.1.10 ttl 63 proto 17 len 64 "
+         "hcsum ok | udp 6001>{P} len 44 csum ok "
+         "'xnat-diff in_udp4_mapping_other_port'"),
+        ("changed", WAN, UNREACH_OTHER % (64, 64), UNREACH_OTHER % (63, 63))],
+    "udp4_out_ttl1": [("late", LAN, TE4_OUT)],
+    "udp6_out_hop1": [("late", LAN, TE6_OUT)],
+    "udp4_out_frag": [],            # the late errors of the two above
+    "udp4_in_ttl1": [("late", WAN, TE4_IN)],
+    "udp6_in_frag": [
+        # Kernel mode re-fragments with an ID of its own.
+        ("changed", LAN, FRAG6 % "I1" + "0 M nh 17 first udp 5001>40024 "
+         "len 630", FRAG6 % "8196" + "0 M nh 17 first udp 5001>40024 len 630"),
+        ("changed", LAN, FRAG6 % "I1" + "312 nh 17", FRAG6 % "8196" +
+         "312 nh 17"),
+        ("kernel", WAN, "ip6 2001:2:0:1::10>2001:2:0:2::2 hlim 63 nh 58 | "
+         "icmp6 1/4 quoting [ip6 2001:2:0:2::2>2001:2:0:1::10 hlim 63 "
+         "nh 17 | udp 5001>40024 len 630] csum ok")],
+    "udp4_in_too_big_df": [("late", WAN, FN_IN)],
+    "udp4_in_too_big": [],          # the late error of the step above
+}
+
+
+def line_re(text):
+    return re.compile(re.escape(text).replace(re.escape("{P}"), r"(?:P\d+|\d+)"))
+
+
+def take(lines, pat):
+    """Remove the first line of LINES that PAT matches whole; True if any."""
+    for i, line in enumerate(lines):
+        if pat.fullmatch(line):
+            del lines[i]
+            return True
+    return False
+
+
+def has(lines, pat):
+    return any(pat.fullmatch(line) for line in lines)
+
+
+def apply_rules(rules, k, x, later):
+    """Apply a listed step's RULES to copies K and X of its lines (side ->
+    list); LATER: the xdp run's lines of the next steps, from which a late
+    line is taken. Returns the problems (a late line that never came)."""
+    problems = []
+    for rule in rules:
+        kind, side = rule[:2]
+        pats = [line_re(t) for t in rule[2:]]
+        if kind == "kernel" and has(k[side], pats[0]) and \
+                not has(x[side], pats[0]):
+            take(k[side], pats[0])
+        elif kind == "xdp" and has(x[side], pats[0]) and \
+                not has(k[side], pats[0]):
+            take(x[side], pats[0])
+        elif kind == "changed" and has(k[side], pats[0]) and \
+                has(x[side], pats[1]):
+            take(k[side], pats[0])
+            take(x[side], pats[1])
+        elif kind == "late" and has(k[side], pats[0]) and \
+                not has(x[side], pats[0]):
+            take(k[side], pats[0])
+            if not any(take(n[side], pats[0]) for n in later[:LATE]):
+                problems.append("xdp mode's %s never came: %s" %
+                                (side, rule[2]))
+    return problems
+
+
 def cmd_compare(a):
     with open(a.kernel) as f:
         ref = json.load(f)
@@ -638,13 +773,22 @@ def cmd_compare(a):
         xdp = {s["step"]: s for s in json.load(f)}
     listed = listed_differences(a.nat_md)
     failed = 0
-    for k in ref:
+    for name in sorted(listed ^ set(EXPECTED)):
+        print("FAIL %s: %s" % (name, "listed in docs/NAT.md without its "
+                               "lines in difftraffic.py's EXPECTED"
+                               if name in listed else "in EXPECTED, not "
+                               "listed in docs/NAT.md"))
+        failed += 1
+    # The xdp run's lines, as the rules leave them (late lines taken).
+    left = [{side: list(xdp[k["step"]][side]) if k["step"] in xdp else []
+             for side in (LAN, WAN)} for k in ref]
+    for i, k in enumerate(ref):
         name = k["step"]
-        marker = "'xnat-diff %s'" % name
-        reached = any(marker in line for line in k[k["far"]])
-        if k["expect"] == "arrives" and not k[k["far"]]:
-            print("FAIL %s: in kernel mode nothing reached the %s side "
-                  "(the testbed is broken)" % (name, k["far"]))
+        reached = k["far"] in k.get("marked", [])
+        if k["expect"] == "arrives" and not reached:
+            print("FAIL %s: in kernel mode none of the step's own frames "
+                  "reached the %s side (the testbed is broken)" %
+                  (name, k["far"]))
             failed += 1
         if k["expect"] == "blocked" and k[LAN]:
             print("FAIL %s: in kernel mode this reached the LAN" % name)
@@ -654,17 +798,26 @@ def cmd_compare(a):
             print("FAIL %s: missing from the xdp run" % name)
             failed += 1
             continue
-        same = x[LAN] == k[LAN] and x[WAN] == k[WAN]
-        if same:
+        kl = {side: list(k[side]) for side in (LAN, WAN)}
+        problems = apply_rules(EXPECTED.get(name, []), kl, left[i],
+                               left[i + 1:])
+        if x[LAN] == k[LAN] and x[WAN] == k[WAN]:
             note = " (listed in docs/NAT.md but agrees now: remove it)" \
                 if name in listed else ""
             print("same %s%s%s" % (name, " (reaches far side)" if reached else "",
                                    note))
             continue
-        tag = "listed" if name in listed else "FAIL"
-        if name not in listed:
+        if name in listed and kl == left[i] and not problems:
+            tag = "listed"
+        else:
+            tag = "FAIL"
             failed += 1
-        print("%s %s: kernel and xdp differ" % (tag, name))
+            if name not in listed:
+                problems.append("not listed in docs/NAT.md")
+            elif kl != left[i]:
+                problems.append("differs beyond its expected lines")
+        print("%s %s: kernel and xdp differ%s" % (
+            tag, name, "".join("; " + p for p in problems)))
         for side in (LAN, WAN):
             if x[side] == k[side]:
                 continue
@@ -672,6 +825,11 @@ def cmd_compare(a):
                 print("    kernel %s: %s" % (side, line))
             for line in x[side]:
                 print("    xdp    %s: %s" % (side, line))
+            if tag == "FAIL":
+                for line in kl[side]:
+                    print("    kernel %s, not expected: %s" % (side, line))
+                for line in left[i][side]:
+                    print("    xdp    %s, not expected: %s" % (side, line))
     print("%d steps, %d unexplained" % (len(ref), failed))
     return 1 if failed else 0
 

@@ -1316,6 +1316,8 @@ test_unsolicited_syn() {
 	out=$(timeout 15 ip netns exec "$NS_WAN" socat -u OPEN:/dev/null \
 		"TCP:$RTR_WAN4:15000,connect-timeout=7" 2>&1)
 	echo "connect to $RTR_WAN4:15000 (a kernel port in xdp mode): $out"
+	grep -q 'Connection refused' <<<"$out" ||
+		fail "expected a RST (Connection refused) from the router for port 15000"
 }
 
 # The [timeouts] defaults (a config without the section) meet RFC 4787

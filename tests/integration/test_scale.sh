@@ -125,6 +125,8 @@ test_host_limit() {
 	out=$(probe "$NS_LAN2" 41000:7000 41001:7000)
 	echo "$out"
 	grep -q ' -$' <<<"$out" && fail "the other host was refused too"
+	[ "$(grep -cE '^4100[01] 7000 [0-9.]+:[0-9]+$' <<<"$out")" = 2 ] ||
+		fail "the other host did not get an answer on both ports"
 	return 0
 }
 

@@ -91,6 +91,10 @@
 #define VLAN_ID      100
 #define VLAN_HOST    "198.18.3.10"
 #define MAC_VLAN_HOST { 0x02, 0x00, 0x00, 0x00, 0x04, 0x0a }
+/* The VLAN 200 device's stand-in (vl200): its VID and host. */
+#define VLAN2_ID     200
+#define VLAN2_HOST   "198.18.4.10"
+#define MAC_VLAN2_HOST { 0x02, 0x00, 0x00, 0x00, 0x05, 0x0a }
 
 extern const uint8_t mac_lan0[ETH_ALEN], mac_wan0[ETH_ALEN];
 extern struct xnat_bpf *skel;

@@ -78,6 +78,12 @@ static int setup_netns(void)
 		"ip addr add 198.18.3.1/24 dev vl100",
 		"ip neigh add " VLAN_HOST " lladdr 02:00:00:00:04:0a dev vl100 nud permanent",
 		"ip neigh add 198.18.100.2 lladdr 02:00:00:00:03:02 dev ext0 nud permanent",
+		/* The VLAN 200 device's stand-in (test_vlan's tag change). */
+		"ip link add vl200 address 02:00:00:00:01:01 type veth peer name vl200p",
+		"ip link set vl200p up",
+		"ip link set vl200 up",
+		"ip addr add 198.18.4.1/24 dev vl200",
+		"ip neigh add " VLAN2_HOST " lladdr 02:00:00:00:05:0a dev vl200 nud permanent",
 	};
 	size_t i;
 

@@ -187,9 +187,70 @@ static bool test_vlan_spoofed_source(void)
 	return ok;
 }
 
+/* Say that the stand-in NAME carries VID on lan0 (as user/maps.c writes a
+ * VLAN device); its ifindex in *VDEV. */
+static bool vlan_add(const char *name, uint16_t vid, __u32 *vdev)
+{
+	struct iface_info info = { .role = XNAT_ROLE_LAN, .mac = MAC_LAN0,
+				   .vid = vid, .parent = if_lan };
+	struct vlan_key vk = { .ifindex = if_lan, .vid = vid };
+
+	*vdev = if_nametoindex(name);
+	return ASSERT_TRUE(*vdev != 0, name) &&
+	       ASSERT_OK(bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_ifaces),
+					     vdev, &info, BPF_ANY), "iface entry") &&
+	       ASSERT_OK(bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_vlans),
+					     &vk, vdev, BPF_ANY), "VLAN entry");
+}
+
+static void vlan_del(uint16_t vid, __u32 vdev)
+{
+	struct vlan_key vk = { .ifindex = if_lan, .vid = vid };
+
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.xnat_vlans), &vk);
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.xnat_ifaces), &vdev);
+}
+
+/*
+ * Routed between two VLANs of the same port: the tag rewritten in place
+ * (100 -> 200, the priority bits kept), byte for byte. (The tag kept,
+ * in_vid == out_vid, needs the same VID on two ports: the fixture has one
+ * LAN port, and within one VLAN the egress is the ingress: pass_egress.)
+ */
+static bool test_vlan_tag_change(void)
+{
+	const uint16_t pcp = 5 << 13; /* priority bits, kept */
+	struct pkt_spec v100_in = { .smac = MAC_VLAN_HOST, .dmac = MAC_LAN0,
+				    .saddr = VLAN_HOST, .daddr = VLAN2_HOST,
+				    .proto = IPPROTO_UDP, .sport = 43000,
+				    .dport = 7 };
+	struct pkt_spec v200_out = { .smac = MAC_LAN0, .dmac = MAC_VLAN2_HOST,
+				     .saddr = VLAN_HOST, .daddr = VLAN2_HOST,
+				     .proto = IPPROTO_UDP, .sport = 43000,
+				     .dport = 7, .ttl = 63 };
+	uint8_t frame[PKT_MAX], want[PKT_MAX];
+	__u32 v100 = 0, v200 = 0;
+	size_t len, want_len;
+	bool ok = vlan_add("vl100", VLAN_ID, &v100) &&
+		  vlan_add("vl200", VLAN2_ID, &v200);
+
+	if (ok) {
+		len = vlan_tag(frame, pkt_build(frame, &v100_in), pcp | VLAN_ID);
+		want_len = vlan_tag(want, pkt_build(want, &v200_out),
+				    pcp | VLAN2_ID);
+		ok &= vlan_step("VLAN 100 to VLAN 200: tag rewritten", if_lan,
+				frame, len, XDP_REDIRECT, XNAT_FWD_SLOW, want,
+				want_len);
+	}
+	vlan_del(VLAN2_ID, v200);
+	vlan_del(VLAN_ID, v100);
+	return ok;
+}
+
 static const struct test tests[] = {
 	{ "vlan_tags", true, .fn = test_vlan },
 	{ "vlan_spoofed_source", true, .fn = test_vlan_spoofed_source },
+	{ "vlan_tag_change", true, .fn = test_vlan_tag_change },
 };
 
 FIXTURE_MAIN(tests)
