@@ -186,7 +186,7 @@ static int libxdp_port(struct port *p, struct xdp_program *prog,
 		return err;
 	if (p->old && (err = note_old(p, u)))
 		return err;
-	err = xdp_program__attach(prog, p->ifindex, mode, 0);
+	err = port_xdp_attach(prog, p->ifindex, mode);
 	if (err) {
 		if (p->old)
 			unnote_old(u);
@@ -196,8 +196,7 @@ static int libxdp_port(struct port *p, struct xdp_program *prog,
 		u->attached[u->n_attached++] = p->ifindex;
 		return 0;
 	}
-	xdp_program__detach(p->old, p->ifindex,
-			    xdp_multiprog__attach_mode(p->mp), 0);
+	port_xdp_detach(p->old, p->ifindex, xdp_multiprog__attach_mode(p->mp));
 	return 0;
 }
 

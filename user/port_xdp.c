@@ -8,10 +8,82 @@
 #include <string.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
+#include "libxdp_fds.h"
 #include "log.h"
 #include "names.h"
 #include "port_xdp.h"
+
+/* The fds the programs of MP hold, into KEEP (room for N). */
+static int multiprog_fds(struct xdp_multiprog *mp, int *keep, int n)
+{
+	struct xdp_program *p;
+	int k = 0;
+
+	keep[k++] = xdp_program__fd(xdp_multiprog__main_prog(mp));
+	keep[k++] = xdp_program__fd(xdp_multiprog__hw_prog(mp));
+	for (p = xdp_multiprog__next_prog(NULL, mp); p && k < n;
+	     p = xdp_multiprog__next_prog(p, mp))
+		keep[k++] = xdp_program__fd(p);
+	return k;
+}
+
+/* xdp_multiprog__get_from_ifindex, without the fds it leaks
+ * (libxdp_fds.h). */
+static struct xdp_multiprog *multiprog_get(int ifindex)
+{
+	int keep[PROG_FDS_MAX], n = 0;
+	struct xdp_multiprog *mp;
+	struct prog_fds before;
+
+	prog_fds_before(&before);
+	mp = xdp_multiprog__get_from_ifindex(ifindex);
+	if (!libxdp_get_error(mp))
+		n = multiprog_fds(mp, keep, PROG_FDS_MAX);
+	prog_fds_close_new(&before, keep, n);
+	return mp;
+}
+
+/* The fds of PROG's own object (its sibling programs loaded with it, e.g.
+ * by an attach), and PROG's, into KEEP (room for N). */
+static int object_fds(struct xdp_program *prog, int *keep, int n)
+{
+	struct bpf_object *obj = xdp_program__bpf_obj(prog);
+	struct bpf_program *p;
+	int k = 0;
+
+	keep[k++] = xdp_program__fd(prog);
+	if (obj)
+		bpf_object__for_each_program(p, obj)
+			if (k < n)
+				keep[k++] = bpf_program__fd(p);
+	return k;
+}
+
+int port_xdp_attach(struct xdp_program *prog, int ifindex,
+		    enum xdp_attach_mode mode)
+{
+	int keep[PROG_FDS_MAX], err;
+	struct prog_fds before;
+
+	prog_fds_before(&before);
+	err = xdp_program__attach(prog, ifindex, mode, 0);
+	prog_fds_close_new(&before, keep, object_fds(prog, keep, PROG_FDS_MAX));
+	return err;
+}
+
+int port_xdp_detach(struct xdp_program *prog, int ifindex,
+		    enum xdp_attach_mode mode)
+{
+	int keep[PROG_FDS_MAX], err;
+	struct prog_fds before;
+
+	prog_fds_before(&before);
+	err = xdp_program__detach(prog, ifindex, mode, 0);
+	prog_fds_close_new(&before, keep, object_fds(prog, keep, PROG_FDS_MAX));
+	return err;
+}
 
 /* A foreign program attached directly (no dispatcher) makes the port
  * unusable: the kernel holds one program per mode. */
@@ -21,7 +93,7 @@ int port_find_xnat(int ifindex, struct xdp_multiprog **mp,
 	struct xdp_program *p;
 
 	*prog = NULL;
-	*mp = xdp_multiprog__get_from_ifindex(ifindex);
+	*mp = multiprog_get(ifindex);
 	if (libxdp_get_error(*mp)) {
 		*mp = NULL;
 		return 0;
@@ -51,8 +123,7 @@ int port_detach_xnat(__u32 ifindex)
 		xdp_multiprog__close(mp);
 		return 0;
 	}
-	err = xdp_program__detach(prog, ifindex,
-				  xdp_multiprog__attach_mode(mp), 0);
+	err = port_xdp_detach(prog, ifindex, xdp_multiprog__attach_mode(mp));
 	if (err)
 		pr_warn("Failed to detach XDP program from iface %s: %s\n",
 			ifname_of(ifindex, name), strerror(-err));

@@ -13,10 +13,16 @@
 #define XNAT_PROG_NAME "xdp_xnat"
 
 /* What runs on IFINDEX: the multiprog in *MP (caller closes; NULL if
- * nothing) and xnat's program in *PROG, or NULL. -EBUSY: a foreign
+ * nothing; no fd leaked, see libxdp_fds.h) and xnat's program in *PROG, or NULL. -EBUSY: a foreign
  * program attached directly (no dispatcher). */
 int port_find_xnat(int ifindex, struct xdp_multiprog **mp,
 		   struct xdp_program **prog);
+/* xdp_program__attach and __detach (flags 0), closing the program fds
+ * libxdp 1.3.1 leaks in them (libxdp_fds.h). 0 or -errno. */
+int port_xdp_attach(struct xdp_program *prog, int ifindex,
+		    enum xdp_attach_mode mode);
+int port_xdp_detach(struct xdp_program *prog, int ifindex,
+		    enum xdp_attach_mode mode);
 /* Detach xnat from IFINDEX: 1 if it was there, 0 if not, -errno. */
 int port_detach_xnat(__u32 ifindex);
 
