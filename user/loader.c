@@ -354,6 +354,32 @@ unsigned long long loader_prog_id(const struct plan *plan)
 	return (h ^ plan->cfg.xdp_attach) * 0x100000001b3ULL;
 }
 
+int loader_check_ports(const struct plan *plan, char err[CONFIG_ERR_LEN])
+{
+	char name[BPF_OBJ_NAME_LEN];
+	int i, ret;
+
+	for (i = 0; i < plan->n_ports; i++) {
+		ret = port_xdp_foreign(plan->ports[i].ifindex, name);
+		if (ret < 0) {
+			snprintf(err, CONFIG_ERR_LEN, "iface %s: cannot query "
+				 "its XDP program: %s", plan->ports[i].name,
+				 strerror(-ret));
+			return ret;
+		}
+		if (ret) {
+			snprintf(err, CONFIG_ERR_LEN, "%s: iface %s runs "
+				 "another XDP program (%s) attached directly, "
+				 "which xnat cannot share the port with; detach "
+				 "it first (ip link set dev %s xdp off)",
+				 plan->cfg.path, plan->ports[i].name, name,
+				 plan->ports[i].name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int loader_ports_attached(const struct plan *plan)
 {
 	struct xdp_multiprog *mp;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -109,6 +110,49 @@ int port_find_xnat(int ifindex, struct xdp_multiprog **mp,
 	     p = xdp_multiprog__next_prog(p, *mp))
 		if (!strcmp(xdp_program__name(p), XNAT_PROG_NAME))
 			*prog = p;
+	return 0;
+}
+
+/* The name of program ID, into NAME; 0 or -errno. */
+static int prog_name(__u32 id, char name[BPF_OBJ_NAME_LEN])
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(id), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		err = -errno;
+	close(fd);
+	snprintf(name, BPF_OBJ_NAME_LEN, "%s", info.name);
+	return err;
+}
+
+/* By the kernel's word alone (bpf_xdp_query), not libxdp's: a query here
+ * opens nothing that stays open. */
+int port_xdp_foreign(int ifindex, char name[BPF_OBJ_NAME_LEN])
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	__u32 ids[2];
+	int i, err = bpf_xdp_query(ifindex, 0, &q);
+
+	if (err)
+		return err == -ENODEV ? 0 : err;
+	ids[0] = q.drv_prog_id;
+	ids[1] = q.skb_prog_id;
+	for (i = 0; i < 2; i++) {
+		if (!ids[i])
+			continue;
+		err = prog_name(ids[i], name);
+		if (err == -ENOENT)
+			continue; /* detached meanwhile */
+		if (err)
+			return err;
+		if (strcmp(name, XNAT_PROG_NAME) &&
+		    strcmp(name, LIBXDP_DISPATCHER_NAME))
+			return 1;
+	}
 	return 0;
 }
 
