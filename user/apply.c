@@ -63,7 +63,8 @@ static int step_sysctls(const struct plan *plan, struct xnat_state *st,
 	return 0;
 }
 
-static int step_maps(const struct plan *plan, struct undo *u, char *err)
+static int step_maps(const struct plan *plan, struct undo *u,
+		     struct maps_gone *dropped, char *err)
 {
 	int ret;
 
@@ -71,7 +72,7 @@ static int step_maps(const struct plan *plan, struct undo *u, char *err)
 	u->loader.first = !u->old || !u->old->xdp;
 	ret = loader_pin_maps(plan, &u->loader);
 	if (!ret)
-		ret = maps_write(plan);
+		ret = maps_write_keep(plan, dropped);
 	if (ret)
 		snprintf(err, CONFIG_ERR_LEN, "failed to set up the maps in "
 			 "the pin directory: %s", strerror(-ret));
@@ -143,17 +144,20 @@ static void undo(struct undo *u)
 }
 
 int apply_plan(const struct plan *plan, const struct plan *old,
-	       struct xnat_state *st, char err[CONFIG_ERR_LEN])
+	       struct xnat_state *st, struct maps_gone *dropped,
+	       char err[CONFIG_ERR_LEN])
 {
 	struct undo u = { .old = old };
 	int ret;
 
+	dropped->n = 0;
 	ret = step_nft(plan, &u, err);
 	if (!ret)
 		ret = step_sysctls(plan, st, &u, err);
 	if (!ret && plan->xdp)
-		ret = step_maps(plan, &u, err);
-	/* maps_write() ended the flows through ports the plan drops. */
+		ret = step_maps(plan, &u, dropped, err);
+	/* The flows through ports the plan drops are still there: undo()
+	 * can put their ports back, and they go on. */
 	if (!ret && plan->xdp)
 		ret = step_attach(plan, st, &u, err);
 	if (ret) {
@@ -164,11 +168,16 @@ int apply_plan(const struct plan *plan, const struct plan *old,
 	return 0;
 }
 
-void apply_finish(const struct plan *plan, const struct plan *old)
+void apply_finish(const struct plan *plan, const struct plan *old,
+		  const struct maps_gone *dropped)
 {
 	char drop[PLAN_MAX_PORTS][IF_NAMESIZE];
 	int i, n = 0;
 
+	/* Before the detach, as before the commit: XDP sends none of them
+	 * to a port it no longer serves. */
+	if (plan->xdp)
+		maps_end_dropped(dropped);
 	for (i = 0; old && i < old->n_ports; i++)
 		if (!plan_has_port(plan, old->ports[i].ifindex))
 			snprintf(drop[n++], IF_NAMESIZE, "%s",

@@ -9,20 +9,26 @@
 #ifndef XNAT_APPLY_H
 #define XNAT_APPLY_H
 
+#include "maps.h"
 #include "plan.h"
 #include "state.h"
 
 /*
  * Make the router PLAN, from OLD (the running plan, NULL on a first start).
  * ST collects the sysctls' original values for `xnat down`. 0, or -errno
- * with ERR set and the system back where it was.
+ * with ERR set and the system back where it was, the connections of every
+ * port included. The ports PLAN drops go into *DROPPED: their connections
+ * are still there, for apply_finish.
  */
 int apply_plan(const struct plan *plan, const struct plan *old,
-	       struct xnat_state *st, char err[CONFIG_ERR_LEN]);
+	       struct xnat_state *st, struct maps_gone *dropped,
+	       char err[CONFIG_ERR_LEN]);
 
-/* After the new state is recorded: detach from OLD's ports that PLAN does
- * not have. Nothing to undo: a failure is only reported. */
-void apply_finish(const struct plan *plan, const struct plan *old);
+/* After the new state is recorded: end the connections of the ports
+ * DROPPED (from apply_plan), detach from OLD's ports that PLAN does not
+ * have. Nothing to undo: a failure is only reported. */
+void apply_finish(const struct plan *plan, const struct plan *old,
+		  const struct maps_gone *dropped);
 
 /* Re-apply what refresh may change on a running router: the maps (WAN
  * address, MTU) and the nft table, without touching the ports. */

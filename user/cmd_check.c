@@ -50,7 +50,8 @@ static char *plan_check(const struct config *cfg, char **text, char *err)
 		return NULL;
 	}
 	if (!plan_build(cfg, plan, err) &&
-	    !(plan->xdp && loader_check(plan, err))) {
+	    !(plan->xdp && (loader_check(plan, err) ||
+			    loader_check_ports(plan, err)))) {
 		*text = plan_text(plan);
 		cmds = plan->kernel.nft;
 		plan->kernel.nft = NULL;

@@ -114,12 +114,13 @@ static int apply_and_commit(const struct opts *o, const struct plan *plan,
 {
 	char err[CONFIG_ERR_LEN];
 	struct xnat_state before = *st;
+	struct maps_gone dropped;
 	int ret;
 
 	if (!realpath(plan->cfg.path, st->config_path))
 		snprintf(st->config_path, sizeof(st->config_path), "%s",
 			 plan->cfg.path);
-	ret = apply_plan(plan, old, st, err);
+	ret = apply_plan(plan, old, st, &dropped, err);
 	if (!ret && (ret = commit(st, plan)))
 		snprintf(err, sizeof(err), "failed to save state in %s: %s",
 			 state_run_dir(), strerror(-ret));
@@ -131,7 +132,7 @@ static int apply_and_commit(const struct opts *o, const struct plan *plan,
 		take_down(st);
 		return fail(o, EXIT_SYSTEM, "%s; nothing was left applied", err);
 	}
-	apply_finish(plan, old);
+	apply_finish(plan, old, &dropped);
 	pr_info("xnat %s in %s mode on %s (+%d LAN)\n", old ? "reloaded" : "up",
 		mode_name(plan->cfg.mode), plan->cfg.wan.name, plan->cfg.n_lan);
 	return EXIT_OK;
@@ -188,6 +189,9 @@ static int up_locked(const struct opts *o, int wait_addr, struct plan *plan)
 	if (!o->config)
 		return fail(o, EXIT_USAGE, "missing -c FILE");
 	ret = plan_file(o->config, wait_addr, plan, err);
+	/* The new config's ports only: the running plan's run xnat. */
+	if (!ret && plan->xdp && (ret = loader_check_ports(plan, err)))
+		plan_free(plan);
 	if (ret)
 		return fail(o, ret == -EINVAL ? EXIT_USAGE : EXIT_SYSTEM, "%s",
 			    err);

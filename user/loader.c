@@ -186,7 +186,7 @@ static int libxdp_port(struct port *p, struct xdp_program *prog,
 		return err;
 	if (p->old && (err = note_old(p, u)))
 		return err;
-	err = xdp_program__attach(prog, p->ifindex, mode, 0);
+	err = port_xdp_attach(prog, p->ifindex, mode);
 	if (err) {
 		if (p->old)
 			unnote_old(u);
@@ -196,8 +196,7 @@ static int libxdp_port(struct port *p, struct xdp_program *prog,
 		u->attached[u->n_attached++] = p->ifindex;
 		return 0;
 	}
-	xdp_program__detach(p->old, p->ifindex,
-			    xdp_multiprog__attach_mode(p->mp), 0);
+	port_xdp_detach(p->old, p->ifindex, xdp_multiprog__attach_mode(p->mp));
 	return 0;
 }
 
@@ -353,6 +352,32 @@ unsigned long long loader_prog_id(const struct plan *plan)
 	h = (h ^ plan->cfg.flows_max) * 0x100000001b3ULL;
 	/* Another attach mode needs the program attached anew too. */
 	return (h ^ plan->cfg.xdp_attach) * 0x100000001b3ULL;
+}
+
+int loader_check_ports(const struct plan *plan, char err[CONFIG_ERR_LEN])
+{
+	char name[BPF_OBJ_NAME_LEN];
+	int i, ret;
+
+	for (i = 0; i < plan->n_ports; i++) {
+		ret = port_xdp_foreign(plan->ports[i].ifindex, name);
+		if (ret < 0) {
+			snprintf(err, CONFIG_ERR_LEN, "iface %s: cannot query "
+				 "its XDP program: %s", plan->ports[i].name,
+				 strerror(-ret));
+			return ret;
+		}
+		if (ret) {
+			snprintf(err, CONFIG_ERR_LEN, "%s: iface %s runs "
+				 "another XDP program (%s) attached directly, "
+				 "which xnat cannot share the port with; detach "
+				 "it first (ip link set dev %s xdp off)",
+				 plan->cfg.path, plan->ports[i].name, name,
+				 plan->ports[i].name);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 int loader_ports_attached(const struct plan *plan)

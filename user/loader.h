@@ -34,6 +34,10 @@ int loader_attach(const struct plan *plan, struct loader_undo *u);
 /* The identity of the program PLAN loads: this binary's object, the map
  * sizes and the attach mode. Equal identities attach the same program. */
 unsigned long long loader_prog_id(const struct plan *plan);
+/* Before anything changes: a port of PLAN that runs another XDP program
+ * attached directly (not through libxdp's dispatcher) is a config error,
+ * -EINVAL with ERR; -errno if the kernel cannot say. */
+int loader_check_ports(const struct plan *plan, char err[CONFIG_ERR_LEN]);
 /* 1 if every port of PLAN runs xnat's program now. */
 int loader_ports_attached(const struct plan *plan);
 /* Put back what loader_pin_maps and loader_attach of U changed. */

@@ -24,7 +24,6 @@
 #include "pins.h"
 
 struct ports_gone;
-static void flush_ports(const struct ports_gone *g);
 static void follow_port_mac(const __u8 *old_mac, const struct iface_info *now);
 
 /* Delete every key of FD for which KEEP says no. */
@@ -82,11 +81,8 @@ static int fwd_keep(const void *key, const struct plan *plan)
  * and VLAN id (struct iface_info's parent and vid); and ports whose MAC is
  * another now (old_mac, info.mac), whose flow entries must follow. */
 struct ports_gone {
-	int n, n_mac;
-	struct {
-		__u32 parent;
-		__u16 vid;
-	} p[XNAT_MAX_IFACES];
+	struct maps_gone ports;
+	int n_mac;
 	struct {
 		__u8 old_mac[6];
 		struct iface_info info;
@@ -125,17 +121,19 @@ static void ports_gone(int fd, const struct plan *plan, struct ports_gone *g)
 	__u32 key, next, *prev = NULL;
 	struct iface_info info;
 
-	g->n = 0;
-	while (g->n < XNAT_MAX_IFACES &&
+	struct maps_gone *p = &g->ports;
+
+	p->n = 0;
+	while (p->n < XNAT_MAX_IFACES &&
 	       !bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
 		if (iface_keep(&key, plan) ||
 		    bpf_map_lookup_elem(fd, &key, &info))
 			continue;
-		g->p[g->n].parent = info.parent;
-		g->p[g->n].vid = info.vid;
-		g->n++;
+		p->p[p->n].parent = info.parent;
+		p->p[p->n].vid = info.vid;
+		p->n++;
 	}
 }
 
@@ -214,12 +212,12 @@ static int write_config(const struct plan *plan, int fd)
 		       -errno : 0;
 }
 
-int maps_write(const struct plan *plan)
+int maps_write_keep(const struct plan *plan, struct maps_gone *dropped)
 {
 	static const char *const names[] = { MAP_IFACES, MAP_TX_PORTS,
 					     MAP_VLANS, MAP_FORWARDS,
 					     MAP_CONFIG };
-	struct ports_gone gone = { .n = 0, .n_mac = 0 };
+	struct ports_gone gone = { .ports.n = 0, .n_mac = 0 };
 	int fds[5], i, err = 0;
 
 	for (i = 0; i < 5; i++) {
@@ -248,10 +246,20 @@ int maps_write(const struct plan *plan)
 	if (err)
 		pr_warn("Failed to write the config into the maps in %s: %s\n",
 			pins_dir(), strerror(-err));
-	if (gone.n)
-		flush_ports(&gone);
+	*dropped = gone.ports;
+	/* A port's new MAC is a fact whatever becomes of this write: the
+	 * entries follow it now, for the old config as for the new. */
 	for (i = 0; i < gone.n_mac; i++)
 		follow_port_mac(gone.mac[i].old_mac, &gone.mac[i].info);
+	return err;
+}
+
+int maps_write(const struct plan *plan)
+{
+	struct maps_gone dropped;
+	int err = maps_write_keep(plan, &dropped);
+
+	maps_end_dropped(&dropped);
 	return err;
 }
 
@@ -309,7 +317,7 @@ static long flush_flows(bool (*entry)(const struct flow_key *k,
 static bool uses_gone_port(const struct flow_key *k,
 			   const struct flow_value *v, const void *arg)
 {
-	const struct ports_gone *g = arg;
+	const struct maps_gone *g = arg;
 
 	for (int i = 0; i < g->n; i++)
 		if ((k->ifindex == g->p[i].parent && k->vid == g->p[i].vid) ||
@@ -332,9 +340,13 @@ static bool uses_addr(const struct flow_key *k, const struct flow_value *v,
 /* End the connections that enter or leave by a port in G, as their
  * timeout would (flush_flows): the kernel takes them over instead of XDP
  * sending them to a port it no longer serves. */
-static void flush_ports(const struct ports_gone *g)
+void maps_end_dropped(const struct maps_gone *g)
 {
-	long n = flush_flows(uses_gone_port, g);
+	long n;
+
+	if (!g->n)
+		return;
+	n = flush_flows(uses_gone_port, g);
 
 	if (n < 0)
 		pr_warn("Failed to end the connections of the ports dropped: "

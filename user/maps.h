@@ -22,6 +22,23 @@
  * printed.
  */
 int maps_write(const struct plan *plan);
+
+/* Ports a write dropped, as flow entries name them: physical port and
+ * VLAN id (struct iface_info's parent and vid). */
+struct maps_gone {
+	int n;
+	struct {
+		__u32 parent;
+		__u16 vid;
+	} p[XNAT_MAX_IFACES];
+};
+/* maps_write, but the connections of the ports it drops stay: they are
+ * put into *DROPPED, for maps_end_dropped once the reload can no longer
+ * fail (a failed one puts the ports back, and ended connections could not
+ * come back with them). */
+int maps_write_keep(const struct plan *plan, struct maps_gone *dropped);
+/* End the connections through the ports in DROPPED (see maps_write). */
+void maps_end_dropped(const struct maps_gone *dropped);
 /* The router's addresses on its ports, the source of the ICMP errors XDP
  * sends (ifaddrs.c). */
 int maps_sync_ifaddrs(const struct config *cfg);

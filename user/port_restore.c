@@ -15,6 +15,7 @@
 #include "log.h"
 #include "names.h"
 #include "port_restore.h"
+#include "port_xdp.h"
 
 __u32 xdp_legacy_flags(enum xdp_attach_mode mode)
 {
@@ -49,7 +50,7 @@ int port_restore_take_off(struct port_restore *r, __u32 ifindex,
 
 	if (err)
 		return err;
-	err = xdp_program__detach(prog, ifindex, mode, 0);
+	err = port_xdp_detach(prog, ifindex, mode);
 	if (err) {
 		pr_warn("Failed to detach XDP program from iface %s: %s\n",
 			ifname_of(ifindex, name), strerror(-err));
@@ -70,18 +71,22 @@ int port_restore_put_back(const struct port_restore *r)
 {
 	struct xdp_program *prog;
 	char name[IF_NAMESIZE];
-	int err;
+	int fd, err;
 
 	if (r->legacy) {
 		err = bpf_xdp_attach(r->ifindex, r->fd,
 				     xdp_legacy_flags(r->mode) |
 				     XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	} else {
-		/* libxdp's handle owns the fd it is given: a copy of ours. */
-		prog = xdp_program__from_fd(dup(r->fd));
+		/* Older libxdp owns the fd it is given (a copy of ours);
+		 * 1.3.1 owns a dup of its own, and the copy stays ours. */
+		fd = dup(r->fd);
+		prog = xdp_program__from_fd(fd);
 		err = libxdp_get_error(prog);
+		if (fd >= 0 && (err || xdp_program__fd(prog) != fd))
+			close(fd);
 		if (!err) {
-			err = xdp_program__attach(prog, r->ifindex, r->mode, 0);
+			err = port_xdp_attach(prog, r->ifindex, r->mode);
 			xdp_program__close(prog);
 		}
 	}

@@ -222,20 +222,19 @@ test_down_removes_orphan() {
 
 # ---- reloads ------------------------------------------------------------------
 
-# A reload that fails (a new LAN port already runs another XDP program,
-# found after the table, sysctls and maps were changed) puts back exactly
+# A reload that fails (a new LAN port refuses native XDP, found after the
+# table, sysctls and maps were changed) puts back exactly
 # the old router, although the operator's file was edited in place.
 TEST_MODES[reload_rolls_back]="xdp offload"
 test_reload_rolls_back() {
 	local before after tok=xnat-rb-$RANDOM
 	check ip -n "$NS_RTR" link add ifb0 type ifb
 	check ip -n "$NS_RTR" link set ifb0 up
-	check ip -n "$NS_RTR" link set dev ifb0 xdpgeneric \
-		obj "$XNAT_ROOT/.output/xnat_fwd.bpf.o" sec xdp
 	before=$(router_snapshot)
 	# The running config's own file, edited: a restore that re-read it
-	# would apply the new forward and timeout.
+	# would apply the new forward and timeout. ifb0 has no native XDP.
 	sed -i -E -e 's/^lan( *)= lan0/lan\1= lan0, ifb0/' \
+		-e 's/^xdp( *)= auto/xdp\1= native/' \
 		-e 's/^udp( *)= [0-9]+/udp\1= 17/' \
 		-e 's|^tcp/8080 = .*|tcp/8080 = 198.18.1.10:81\ntcp/9090 = 198.18.1.10:90|' \
 		"$TB_CONFIG"
@@ -249,7 +248,6 @@ test_reload_rolls_back() {
 		fail "the router differs from before the failed reload"
 	fi
 	echo "router after the failed reload = before it (nft table, maps, programs)"
-	check ip -n "$NS_RTR" link set dev ifb0 xdpgeneric off
 	udp_echo_wan || fail "no server"
 	check udp_from "$NS_LAN" 40001 "$tok"
 	[ "$CHECK_OUT" = "$tok" ] || fail "no NAT after the rollback"
@@ -358,6 +356,79 @@ test_remove_port_flows() {
 	# The same socket still gets answers, through the kernel's NAT.
 	check udp_from "$NS_LAN1" 40002 again
 	[ "$CHECK_OUT" = again ] || fail "lan1 host gets no reply after the reload"
+}
+
+# lan1 as a second LAN port, a UDP exchange of its host (source port
+# SPORT) in the flow table: 2 entries.
+lan1_with_flow() {
+	local two
+	testbed_add_lan_port || fail "no second LAN port"
+	two=$(config_edit two 's/^lan( *)= lan0/lan\1= lan0, lan1/') || fail "config"
+	check xnat up -c "$two"
+	udp_echo_wan || fail "no server"
+	check udp_from "$NS_LAN1" "$1" one
+	[ "$(flow_count "'$LAN1_HOST4' in f['src'] + f['new_dst']")" = 2 ] ||
+		fail "expected 2 flow entries of the lan1 host"
+}
+
+# After a reload that failed: the lan1 host's flow is still in the table
+# and XDP still carries its next exchange (same source port SPORT).
+lan1_flow_kept() {
+	local n f0 f1
+	n=$(flow_count "'$LAN1_HOST4' in f['src'] + f['new_dst']")
+	echo "flow entries of the lan1 host after the failed reload: $n"
+	[ "$n" = 2 ] || fail "the failed reload ended the lan1 host's flows"
+	f0=$(xdp_forwarded)
+	check udp_from "$NS_LAN1" "$1" again
+	[ "$CHECK_OUT" = again ] || fail "no reply to the lan1 host"
+	f1=$(xdp_forwarded)
+	echo "XDP forwarded $((f1 - f0)) packets of the exchange"
+	[ $((f1 - f0)) -ge 2 ] || fail "XDP did not carry the kept flow"
+}
+
+# A reload onto a port that runs another XDP program attached directly
+# (xnat cannot share it) is a config error found before anything changes:
+# exit 1 naming the port; the flows of the port it would drop (lan1) stay,
+# and XDP carries them.
+TEST_MODES[foreign_xdp_refused]=xdp
+test_foreign_xdp_refused() {
+	local cfg
+	lan1_with_flow 40005
+	ifb0_add
+	check ip -n "$NS_RTR" link set dev ifb0 xdpgeneric \
+		obj "$XNAT_ROOT/.output/xnat_sink.bpf.o" sec xdp
+	cfg=$(config_edit foreign 's/^lan( *)= lan0/lan\1= lan0, ifb0/') || fail "config"
+	xnat_rc check -c "$cfg"
+	[ "$RC" = 1 ] || fail "check: expected exit 1, got $RC"
+	xnat_rc up -c "$cfg"
+	[ "$RC" = 1 ] || fail "expected exit 1, got $RC"
+	grep -q "iface ifb0 runs another XDP program (xdp_sink)" <<<"$OUT" ||
+		fail "the error does not say ifb0 runs another program"
+	grep -q "Ended" <<<"$OUT" && fail "it ended connections"
+	lan1_flow_kept 40005
+}
+
+# A reload that drops lan1 and then fails to attach (ifb0 has no native
+# XDP) rolls back with lan1's flows intact: they end only once a reload
+# has succeeded.
+TEST_MODES[failed_reload_keeps_flows]=xdp
+test_failed_reload_keeps_flows() {
+	local cfg
+	lan1_with_flow 40006
+	ifb0_add
+	cfg=$(config_edit native-ifb0 's/^lan( *)= lan0/lan\1= lan0, ifb0/' \
+		's/^xdp( *)= auto/xdp\1= native/') || fail "config"
+	native_refused_cfg "$cfg"
+	grep -q "Ended" <<<"$OUT" && fail "it ended connections"
+	lan1_flow_kept 40006
+}
+
+# `xnat up -c CFG` refused by ifb0 in native mode: exit 2, rolled back.
+native_refused_cfg() {
+	xnat_rc up -c "$1"
+	[ "$RC" = 2 ] || fail "expected exit 2, got $RC"
+	grep -q ifb0 <<<"$OUT" || fail "the error does not name ifb0"
+	grep -q "rolled back" <<<"$OUT" || fail "does not say it rolled back"
 }
 
 # ---- a port made again ------------------------------------------------------------

@@ -455,4 +455,94 @@ test_midstream_to_kernel() {
 	[ "$n" -eq 1 ] || fail "a raw SYN sent the same way created no flow: the test proves nothing"
 }
 
+# ---- reloads leak nothing ----------------------------------------------------
+
+# The xnat process of the `xnat run` started last (RUN_PID is its
+# timeout(1) wrapper, which passes on one SIGHUP, not every one).
+run_xnat_pid() { pgrep -P "$RUN_PID" -x xnat; }
+
+# The ids of the BPF programs process PID holds an fd of, one a line: what
+# it keeps loaded. By the process's own fds, not a global listing, which
+# would count the routers of tests running beside this one.
+held_prog_ids() {
+	local f
+	for f in /proc/"$1"/fd/*; do
+		[ "$(readlink "$f" 2>/dev/null)" = anon_inode:bpf-prog ] || continue
+		awk '$1 == "prog_id:" { print $2 }' "/proc/$1/fdinfo/${f##*/}"
+	done
+}
+
+# The id of the XDP program on the router's LAN port.
+lan_prog_id() {
+	ip -n "$NS_RTR" -d link show dev "$RTR_LAN_IF" |
+		grep -oE 'prog/xdp id [0-9]+' | awk '{ print $3; exit }'
+}
+
+# SIGHUP `xnat run` (PID) and wait for the Nth "reloaded" in its log.
+run_reload() {
+	kill -HUP "$2" || fail "xnat run is gone"
+	wait_until 20 run_reloads_are "$1" ||
+		fail "reload $1 not done: $(tail -5 "$TB_WORK/run.log")"
+}
+run_reloads_are() { [ "$(grep -c 'xnat reloaded in' "$TB_WORK/run.log")" -ge "$1" ]; }
+
+# No program that process PID holds is one the router's ports do not run:
+# a replaced xdp_xnat kept open would stay in kernel memory, maps and all.
+held_all_attached() {
+	local id attached name
+	attached=$(ip -n "$NS_RTR" -d link show | grep -oE 'prog/xdp id [0-9]+' |
+		awk '{ print $3 }')
+	for id in $(held_prog_ids "$1" | sort -u); do
+		name=$(bpftool prog show id "$id" 2>/dev/null |
+			awk 'NR == 1 { print $4 }')
+		echo "held: program $id ($name)"
+		[ "$name" = xdp_xnat ] || continue
+		grep -qx "$id" <<<"$attached" ||
+			fail "xnat run holds xdp_xnat $id, which no port runs (attached: $attached)"
+	done
+}
+
+# Reloads of `xnat run` (SIGHUP) leave no program fd behind: ten with the
+# same config (nothing to attach: the ports are checked), then four that
+# move the ports between generic and native mode (a new program each
+# time). The fds of BPF programs run holds do not grow, and it holds no
+# xdp_xnat that is not attached. libxdp 1.3.1 leaked one per port and
+# query, keeping every replaced program loaded.
+TEST_MODES[reload_leaks_nothing]="xdp offload"
+test_reload_leaks_nothing() {
+	local cfg=$TB_WORK/run.ini pid n0 n i mode id0 id
+	cp "$TB_CONFIG" "$cfg"
+	check xnat down
+	xnat_run_start 300 "$cfg" "$TB_WORK/run.log"
+	pid=$(run_xnat_pid)
+	[ -n "$pid" ] || fail "no xnat process under $RUN_PID"
+	run_reload 1 "$pid"
+	n0=$(held_prog_ids "$pid" | wc -l)
+	echo "after 1 reload: $n0 program fds"
+	for i in $(seq 2 11); do
+		run_reload "$i" "$pid"
+	done
+	n=$(held_prog_ids "$pid" | wc -l)
+	echo "after 11 reloads: $n program fds"
+	[ "$n" -le "$n0" ] || fail "program fds grew from $n0 to $n in 10 reloads"
+	held_all_attached "$pid"
+	for mode in generic native generic native; do
+		i=$((i + 1))
+		sed -i -E "s/^xdp( *)= [a-z]+/xdp\\1= $mode/" "$cfg"
+		grep -qE "^xdp *= $mode" "$cfg" || fail "config not edited"
+		id0=$(lan_prog_id)
+		run_reload "$i" "$pid"
+		id=$(lan_prog_id)
+		echo "xdp = $mode: $RTR_LAN_IF runs program $id (was $id0)"
+		[ -n "$id" ] && [ "$id" != "$id0" ] ||
+			fail "the reload to $mode attached no new program"
+	done
+	n=$(held_prog_ids "$pid" | wc -l)
+	echo "after 4 reloads that attach anew: $n program fds"
+	[ "$n" -le "$n0" ] || fail "program fds grew from $n0 to $n"
+	held_all_attached "$pid"
+	kill -TERM "$RUN_PID"
+	wait "$RUN_PID" || fail "xnat run exited $?"
+}
+
 run_tests "$@"
