@@ -61,15 +61,23 @@ static int plan_file(const char *path, int wait_addr, struct plan *plan,
 	return ret;
 }
 
-/* Everything xnat may have left here, recorded in ST or not: XDP on any
+/* Everything xnat may have set up here, recorded in ST or not: XDP on any
  * port of this netns (an orphan of a crashed `up` too), pins, the nft
- * table, the sysctls, the record. */
-static void take_down(struct xnat_state *st)
+ * table, the sysctls. The record, its directory and the lock stay: a mode
+ * switch goes on under the lock it holds, and commits over the record. */
+static void take_down_router(struct xnat_state *st)
 {
 	loader_detach(NULL, -1);
 	loader_unpin();
 	kernel_nft_remove();
 	state_sysctl_restore(st);
+}
+
+/* The router and its record, lock file included: the last step of a
+ * command that ends the router, before it unlocks (state_remove()). */
+static void take_down(struct xnat_state *st)
+{
+	take_down_router(st);
 	state_remove();
 }
 
@@ -148,10 +156,12 @@ static int bring_up(const struct opts *o, const struct plan *plan)
 	was_up = !state_load(&st);
 	if (was_up && st.mode != (int)plan->cfg.mode) {
 		/* Switching modes cannot be hitless: the flows of one mode
-		 * mean nothing to the other. Start from a clean router. */
+		 * mean nothing to the other. Start from a clean router, in
+		 * place: the lock stays ours until the commit, which writes
+		 * over the old record. */
 		pr_info("Switching from %s to %s mode: restarting\n",
 			mode_name(st.mode), mode_name(plan->cfg.mode));
-		take_down(&st);
+		take_down_router(&st);
 		was_up = 0;
 	}
 	if (!was_up)
@@ -327,7 +337,9 @@ static int refresh(struct runner *r)
 		return 0;
 	}
 	if (state_load(&st)) {
-		state_remove(); /* the lock file we made */
+		/* The lock file we made: our last step, the router is not
+		 * ours any more. */
+		state_remove();
 		state_unlock(lock);
 		pr_warn("xnat: the router was taken down by another command\n");
 		return -ENOENT;
@@ -496,6 +508,7 @@ static int run_loop(const struct opts *o, struct runner *r,
 		    struct run_events *ev)
 {
 	time_t last = time(NULL);
+	unsigned long generation;
 	int changed, rc;
 
 	while (!got_term) {
@@ -512,9 +525,14 @@ static int run_loop(const struct opts *o, struct runner *r,
 		if (!changed && time(NULL) - last < 5)
 			continue;
 		last = time(NULL);
+		generation = r->generation;
 		rc = refresh(r);
 		if (rc == -ENOENT)
 			return 1;
+		/* Followed another command's config, maybe another mode's:
+		 * listen to what that mode needs, as a reload does. */
+		if (r->generation != generation)
+			events_mode(ev, &r->plan.cfg);
 		if (rc == 1)
 			reapply(o, r, ev);
 	}

@@ -78,6 +78,10 @@ int state_lock(int wait_s)
 		if (ret)
 			return ret;
 		fd = open(lock_file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		/* A `down` ending removed the directory between the mkdir
+		 * and the open (state_remove): make it again. */
+		if (fd < 0 && errno == ENOENT && tries-- > 0)
+			continue;
 		if (fd < 0)
 			return -errno;
 		ret = lock_once(fd);
@@ -154,7 +158,11 @@ static void state_clear_stale(void)
 	}
 	if (d)
 		closedir(d);
-	state_remove();
+	/* Not state_remove(): our caller may hold the lock, which must stay
+	 * the file it locked for as long as it runs. */
+	rmdir(pin_dir);
+	unlink(state_file);
+	unlink(applied);
 }
 
 int state_load(struct xnat_state *st)
@@ -262,12 +270,19 @@ int state_remove(void)
 	paths_init();
 	unlink(state_file);
 	unlink(applied);
-	/* Whoever waits on the lock sees it replaced and locks anew. */
+	rmdir(pin_dir);
+	rmdir(XNAT_PIN_ROOT_DIR);
+	/*
+	 * The lock file last: from its unlink on, the next command locks a
+	 * new file at once, so everything of ours must be gone by then (a
+	 * pin directory removed after it could be the next `up`'s). Whoever
+	 * waits on the old file sees it replaced and locks anew (lock_once);
+	 * a directory removed under the next command's open is made again
+	 * (state_lock).
+	 */
 	unlink(lock_file);
 	rmdir(run_dir);
 	rmdir(RUN_ROOT);          /* only when no other router is up */
-	rmdir(pin_dir);
-	rmdir(XNAT_PIN_ROOT_DIR);
 	return 0;
 }
 

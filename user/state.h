@@ -66,7 +66,13 @@ int state_save(const struct xnat_state *st);
 int state_save_config(const char *path);
 /* FNV-1a of the file at PATH, 0 if it cannot be read. */
 unsigned long long state_file_hash(const char *path);
-/* Remove the state file, its directory and the pin directory (if empty). */
+/*
+ * Remove the record, the pin directory (if empty), then the lock file and
+ * the record's directory: the last step of a command that holds the lock
+ * and ends the router (`down`, a first `up` that failed), which unlocks
+ * right after. Never for a teardown in place (a mode switch), which keeps
+ * the lock it holds.
+ */
 int state_remove(void);
 
 /*
