@@ -164,8 +164,16 @@ static int bring_up(const struct opts *o, const struct plan *plan)
 		take_down_router(&st);
 		was_up = 0;
 	}
-	if (!was_up)
+	if (!was_up) {
+		/* Across a mode switch the generation goes on: `xnat run`
+		 * follows another command's config only when the number
+		 * differs from the one it applied, and a restart at 1 could
+		 * equal it. */
+		unsigned long generation = st.generation;
+
 		memset(&st, 0, sizeof(st));
+		st.generation = generation;
+	}
 	if (was_up && running_plan(&old, err)) {
 		/* XXX: without the old plan a failed reload cannot be put
 		 * back; it then takes the router down (and says so). */
