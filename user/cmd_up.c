@@ -92,7 +92,15 @@ static int running_plan(struct plan *old, char *err)
 	return ret;
 }
 
-static int commit(struct xnat_state *st, const struct plan *plan)
+/*
+ * Record PLAN as applied: the record (its generation is what `xnat run`
+ * follows) is the commit point; applied.ini, staged before it, is
+ * published after it. On failure nothing of the record changed: a
+ * publish that fails puts the record BEFORE (NULL: none, a first up,
+ * whose caller removes it) back. 0 or -errno.
+ */
+static int commit(struct xnat_state *st, const struct plan *plan,
+		  const struct xnat_state *before)
 {
 	int ret;
 
@@ -103,9 +111,19 @@ static int commit(struct xnat_state *st, const struct plan *plan)
 	for (int i = 0; i < plan->n_ports; i++)
 		snprintf(st->ifaces[st->n_ifaces++], IF_NAMESIZE, "%s",
 			 plan->ports[i].name);
-	ret = state_save_config(plan->cfg.path);
-	if (!ret)
-		ret = state_save(st);
+	ret = state_stage_config(plan->cfg.path);
+	if (ret)
+		return ret;
+	st->config_hash = state_staged_hash();
+	ret = state_save(st);
+	if (ret) {
+		state_discard_config();
+		return ret;
+	}
+	ret = state_publish_config();
+	if (ret && before && state_save(before))
+		pr_warn("xnat: could not put the previous record back in %s\n",
+			state_run_dir());
 	return ret;
 }
 
@@ -122,15 +140,21 @@ static int apply_and_commit(const struct opts *o, const struct plan *plan,
 {
 	char err[CONFIG_ERR_LEN];
 	struct xnat_state before = *st;
+	struct apply_undo undo;
 	int ret;
 
 	if (!realpath(plan->cfg.path, st->config_path))
 		snprintf(st->config_path, sizeof(st->config_path), "%s",
 			 plan->cfg.path);
-	ret = apply_plan(plan, old, st, err);
-	if (!ret && (ret = commit(st, plan)))
+	ret = apply_plan(plan, old, st, &undo, err);
+	if (!ret && (ret = commit(st, plan, old ? &before : NULL))) {
 		snprintf(err, sizeof(err), "failed to save state in %s: %s",
 			 state_run_dir(), strerror(-ret));
+		/* Unrecorded, the apply must not stay: the old plan back. */
+		apply_abort(&undo);
+	} else if (!ret) {
+		apply_commit(&undo);
+	}
 	if (ret && old) {
 		*st = before;
 		return reload_failed(o, st, err);

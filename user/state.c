@@ -105,7 +105,12 @@ void state_unlock(int fd)
 		close(fd);
 }
 
-int state_save_config(const char *path)
+static void staged_path(char *tmp, size_t len)
+{
+	snprintf(tmp, len, "%s.tmp", applied);
+}
+
+int state_stage_config(const char *path)
 {
 	char tmp[96], buf[4096];
 	FILE *in, *out;
@@ -114,7 +119,7 @@ int state_save_config(const char *path)
 
 	if ((err = run_dir_make()))
 		return err;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", applied);
+	staged_path(tmp, sizeof(tmp));
 	in = fopen(path, "r");
 	if (!in)
 		return -errno;
@@ -132,9 +137,41 @@ int state_save_config(const char *path)
 	fclose(in);
 	if (fclose(out) && !err)
 		err = -errno;
-	if (!err && rename(tmp, applied))
-		err = -errno;
+	if (err)
+		unlink(tmp);
 	return err;
+}
+
+unsigned long long state_staged_hash(void)
+{
+	char tmp[96];
+
+	paths_init();
+	staged_path(tmp, sizeof(tmp));
+	return state_file_hash(tmp);
+}
+
+int state_publish_config(void)
+{
+	char tmp[96];
+	int err = 0;
+
+	paths_init();
+	staged_path(tmp, sizeof(tmp));
+	if (rename(tmp, applied)) {
+		err = -errno;
+		unlink(tmp);
+	}
+	return err;
+}
+
+void state_discard_config(void)
+{
+	char tmp[96];
+
+	paths_init();
+	staged_path(tmp, sizeof(tmp));
+	unlink(tmp);
 }
 
 const char *state_run_dir(void)
@@ -239,15 +276,19 @@ int state_save(const struct xnat_state *st)
 	fprintf(f, "config %s\n", st->config_path);
 	fprintf(f, "up_since %lld\n", st->up_since ? st->up_since : (long long)time(NULL));
 	fprintf(f, "loaded_at %lld\n", (long long)time(NULL));
-	fprintf(f, "config_hash %016llx\n", state_file_hash(st->config_path));
+	fprintf(f, "config_hash %016llx\n", st->config_hash);
 	fprintf(f, "prog_hash %016llx\n", st->prog_hash);
 	for (i = 0; i < st->n_ifaces; i++)
 		fprintf(f, "iface %s\n", st->ifaces[i]);
 	for (i = 0; i < st->n_sysctls; i++)
 		fprintf(f, "sysctl %s %s\n", st->sysctls[i].path,
 			st->sysctls[i].value);
-	if (fclose(f) || rename(tmp, state_file))
-		return -errno;
+	if (fclose(f) || rename(tmp, state_file)) {
+		int err = -errno;
+
+		unlink(tmp);
+		return err;
+	}
 	return 0;
 }
 
