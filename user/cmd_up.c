@@ -143,9 +143,13 @@ static int apply_and_commit(const struct opts *o, const struct plan *plan,
 	struct apply_undo undo;
 	int ret;
 
-	if (!realpath(plan->cfg.path, st->config_path))
-		snprintf(st->config_path, sizeof(st->config_path), "%s",
-			 plan->cfg.path);
+	/* Applied again from the applied copy (reapply()), the router
+	 * still runs the operator's file as recorded: status names it. */
+	if (!st->config_path[0] ||
+	    strcmp(plan->cfg.path, state_applied_config()))
+		if (!realpath(plan->cfg.path, st->config_path))
+			snprintf(st->config_path, sizeof(st->config_path),
+				 "%s", plan->cfg.path);
 	ret = apply_plan(plan, old, st, &undo, err);
 	if (!ret && (ret = commit(st, plan, old ? &before : NULL))) {
 		snprintf(err, sizeof(err), "failed to save state in %s: %s",
@@ -520,18 +524,19 @@ static void reload(const struct opts *o, struct runner *r,
 		       "before is still running", o->config);
 }
 
-/* A port of the running plan was made again: apply its config again, as
- * a reload does (apply_plan() attaches the new interface and ends the
- * flows through the old one). */
+/* A port of the running plan was made again: apply the running config
+ * again, as a reload does (apply_plan() attaches the new interface and
+ * ends the flows through the old one). From the copy recorded when it was
+ * applied, not the operator's file: that one may have been edited since,
+ * and only SIGHUP or `xnat up` apply an edit. */
 static void reapply(const struct opts *o, struct runner *r,
 		    struct run_events *ev)
 {
 	struct opts again = *o;
-	char path[sizeof(r->plan.cfg.path)];
 
-	snprintf(path, sizeof(path), "%s", r->plan.cfg.path);
-	again.config = path;
-	pr_info("A port is a new interface: applying %s again\n", path);
+	again.config = state_applied_config();
+	pr_info("A port is a new interface: applying the running config "
+		"(%s) again\n", again.config);
 	reload(&again, r, ev);
 }
 
