@@ -42,13 +42,15 @@ static const char *mode_name(int mode)
 }
 
 /* Parse, resolve and plan PATH: everything that can fail before the
- * system changes. ERR gets "FILE:LINE: ..." for config errors. */
+ * system changes. ERR gets "FILE:LINE: ..." for config errors. On failure
+ * PLAN holds nothing to free. */
 static int plan_file(const char *path, int wait_addr, struct plan *plan,
 		     char *err)
 {
 	struct config cfg;
 	int ret;
 
+	memset(plan, 0, sizeof(*plan));
 	config_init(&cfg);
 	if (config_parse(&cfg, path, err))
 		return -EINVAL;
@@ -56,8 +58,10 @@ static int plan_file(const char *path, int wait_addr, struct plan *plan,
 	if (config_resolve(&cfg, err))
 		return -EINVAL;
 	ret = plan_build(&cfg, plan, err);
-	if (!ret && plan->xdp)
-		ret = loader_check(plan, err);
+	/* A built plan holds its nft ruleset: a refused one frees it, or
+	 * each refused SIGHUP would leak one. */
+	if (!ret && plan->xdp && (ret = loader_check(plan, err)))
+		plan_free(plan);
 	return ret;
 }
 
@@ -85,11 +89,7 @@ static void take_down(struct xnat_state *st)
  * applied. -errno with ERR if it cannot be rebuilt. */
 static int running_plan(struct plan *old, char *err)
 {
-	int ret = plan_file(state_applied_config(), 1, old, err);
-
-	if (ret)
-		plan_free(old);
-	return ret;
+	return plan_file(state_applied_config(), 1, old, err);
 }
 
 /*
