@@ -17,16 +17,7 @@
 #include "redirect_err.h"
 #include "sysctl.h"
 
-struct undo {
-	const struct plan *old;
-	int nft;                         /* table replaced */
-	int n_sysctls;                   /* values before this apply */
-	struct kernel_sysctl prior[KERNEL_MAX_SYSCTLS];
-	int maps;                        /* maps pinned (and written) */
-	struct loader_undo loader;
-};
-
-static int step_nft(const struct plan *plan, struct undo *u, char *err)
+static int step_nft(const struct plan *plan, struct apply_undo *u, char *err)
 {
 	int ret = kernel_nft_apply(plan->kernel.nft, err);
 
@@ -35,7 +26,7 @@ static int step_nft(const struct plan *plan, struct undo *u, char *err)
 }
 
 static int step_sysctls(const struct plan *plan, struct xnat_state *st,
-			struct undo *u, char *err)
+			struct apply_undo *u, char *err)
 {
 	const struct kernel_sysctl *s;
 	struct kernel_sysctl *p;
@@ -63,7 +54,7 @@ static int step_sysctls(const struct plan *plan, struct xnat_state *st,
 	return 0;
 }
 
-static int step_maps(const struct plan *plan, struct undo *u,
+static int step_maps(const struct plan *plan, struct apply_undo *u,
 		     struct maps_gone *dropped, char *err)
 {
 	int ret;
@@ -96,7 +87,7 @@ static void attach_counters(const struct loader_undo *lu)
  * the commit.
  */
 static int attach_needed(const struct plan *plan, const struct xnat_state *st,
-			 const struct undo *u)
+			 const struct apply_undo *u)
 {
 	return !u->old || !u->old->xdp || u->loader.n_replaced ||
 	       u->loader.n_created || st->prog_hash != loader_prog_id(plan) ||
@@ -104,7 +95,7 @@ static int attach_needed(const struct plan *plan, const struct xnat_state *st,
 }
 
 static int step_attach(const struct plan *plan, const struct xnat_state *st,
-		       struct undo *u, char *err)
+		       struct apply_undo *u, char *err)
 {
 	int ret;
 
@@ -122,7 +113,7 @@ static int step_attach(const struct plan *plan, const struct xnat_state *st,
 	return ret;
 }
 
-static void undo(struct undo *u)
+static void undo(struct apply_undo *u)
 {
 	char err[CONFIG_ERR_LEN];
 	int i;
@@ -145,27 +136,35 @@ static void undo(struct undo *u)
 
 int apply_plan(const struct plan *plan, const struct plan *old,
 	       struct xnat_state *st, struct maps_gone *dropped,
-	       char err[CONFIG_ERR_LEN])
+	       struct apply_undo *u, char err[CONFIG_ERR_LEN])
 {
-	struct undo u = { .old = old };
 	int ret;
 
+	memset(u, 0, sizeof(*u));
+	u->old = old;
 	dropped->n = 0;
-	ret = step_nft(plan, &u, err);
+	ret = step_nft(plan, u, err);
 	if (!ret)
-		ret = step_sysctls(plan, st, &u, err);
+		ret = step_sysctls(plan, st, u, err);
 	if (!ret && plan->xdp)
-		ret = step_maps(plan, &u, dropped, err);
+		ret = step_maps(plan, u, dropped, err);
 	/* The flows through ports the plan drops are still there: undo()
 	 * can put their ports back, and they go on. */
 	if (!ret && plan->xdp)
-		ret = step_attach(plan, st, &u, err);
-	if (ret) {
-		undo(&u);
-		return ret;
-	}
-	loader_undo_forget(&u.loader);
-	return 0;
+		ret = step_attach(plan, st, u, err);
+	if (ret)
+		undo(u);
+	return ret;
+}
+
+void apply_commit(struct apply_undo *u)
+{
+	loader_undo_forget(&u->loader);
+}
+
+void apply_abort(struct apply_undo *u)
+{
+	undo(u);
 }
 
 void apply_finish(const struct plan *plan, const struct plan *old,

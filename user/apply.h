@@ -9,20 +9,40 @@
 #ifndef XNAT_APPLY_H
 #define XNAT_APPLY_H
 
+#include "kernel_mode.h"
+#include "loader.h"
 #include "maps.h"
 #include "plan.h"
 #include "state.h"
 
+/* What one apply changed, step by step, for its undo. apply.c's: callers
+ * only pass it from apply_plan to apply_commit or apply_abort. */
+struct apply_undo {
+	const struct plan *old;
+	int nft;                         /* table replaced */
+	int n_sysctls;                   /* values before this apply */
+	struct kernel_sysctl prior[KERNEL_MAX_SYSCTLS];
+	int maps;                        /* maps pinned (and written) */
+	struct loader_undo loader;
+};
+
 /*
  * Make the router PLAN, from OLD (the running plan, NULL on a first start).
- * ST collects the sysctls' original values for `xnat down`. 0, or -errno
- * with ERR set and the system back where it was, the connections of every
- * port included. The ports PLAN drops go into *DROPPED: their connections
- * are still there, for apply_finish.
+ * ST collects the sysctls' original values for `xnat down`. 0, with U
+ * holding the undo until the caller records the state: then apply_commit
+ * (recorded) or apply_abort (the record failed: the system goes back to
+ * OLD, or to nothing). Or -errno with ERR set and the system back where it
+ * was, the connections of every port included (U needs nothing more). The
+ * ports PLAN drops go into *DROPPED: their connections are still there,
+ * for apply_finish once the apply is recorded.
  */
 int apply_plan(const struct plan *plan, const struct plan *old,
 	       struct xnat_state *st, struct maps_gone *dropped,
-	       char err[CONFIG_ERR_LEN]);
+	       struct apply_undo *u, char err[CONFIG_ERR_LEN]);
+/* The apply is recorded: release U (the old maps' fds and the like). */
+void apply_commit(struct apply_undo *u);
+/* Undo everything the apply of U changed, OLD's plan back in place. */
+void apply_abort(struct apply_undo *u);
 
 /* After the new state is recorded: end the connections of the ports
  * DROPPED (from apply_plan), detach from OLD's ports that PLAN does not

@@ -42,13 +42,15 @@ static const char *mode_name(int mode)
 }
 
 /* Parse, resolve and plan PATH: everything that can fail before the
- * system changes. ERR gets "FILE:LINE: ..." for config errors. */
+ * system changes. ERR gets "FILE:LINE: ..." for config errors. On failure
+ * PLAN holds nothing to free. */
 static int plan_file(const char *path, int wait_addr, struct plan *plan,
 		     char *err)
 {
 	struct config cfg;
 	int ret;
 
+	memset(plan, 0, sizeof(*plan));
 	config_init(&cfg);
 	if (config_parse(&cfg, path, err))
 		return -EINVAL;
@@ -56,20 +58,30 @@ static int plan_file(const char *path, int wait_addr, struct plan *plan,
 	if (config_resolve(&cfg, err))
 		return -EINVAL;
 	ret = plan_build(&cfg, plan, err);
-	if (!ret && plan->xdp)
-		ret = loader_check(plan, err);
+	/* A built plan holds its nft ruleset: a refused one frees it, or
+	 * each refused SIGHUP would leak one. */
+	if (!ret && plan->xdp && (ret = loader_check(plan, err)))
+		plan_free(plan);
 	return ret;
 }
 
-/* Everything xnat may have left here, recorded in ST or not: XDP on any
+/* Everything xnat may have set up here, recorded in ST or not: XDP on any
  * port of this netns (an orphan of a crashed `up` too), pins, the nft
- * table, the sysctls, the record. */
-static void take_down(struct xnat_state *st)
+ * table, the sysctls. The record, its directory and the lock stay: a mode
+ * switch goes on under the lock it holds, and commits over the record. */
+static void take_down_router(struct xnat_state *st)
 {
 	loader_detach(NULL, -1);
 	loader_unpin();
 	kernel_nft_remove();
 	state_sysctl_restore(st);
+}
+
+/* The router and its record, lock file included: the last step of a
+ * command that ends the router, before it unlocks (state_remove()). */
+static void take_down(struct xnat_state *st)
+{
+	take_down_router(st);
 	state_remove();
 }
 
@@ -77,14 +89,18 @@ static void take_down(struct xnat_state *st)
  * applied. -errno with ERR if it cannot be rebuilt. */
 static int running_plan(struct plan *old, char *err)
 {
-	int ret = plan_file(state_applied_config(), 1, old, err);
-
-	if (ret)
-		plan_free(old);
-	return ret;
+	return plan_file(state_applied_config(), 1, old, err);
 }
 
-static int commit(struct xnat_state *st, const struct plan *plan)
+/*
+ * Record PLAN as applied: the record (its generation is what `xnat run`
+ * follows) is the commit point; applied.ini, staged before it, is
+ * published after it. On failure nothing of the record changed: a
+ * publish that fails puts the record BEFORE (NULL: none, a first up,
+ * whose caller removes it) back. 0 or -errno.
+ */
+static int commit(struct xnat_state *st, const struct plan *plan,
+		  const struct xnat_state *before)
 {
 	int ret;
 
@@ -95,9 +111,19 @@ static int commit(struct xnat_state *st, const struct plan *plan)
 	for (int i = 0; i < plan->n_ports; i++)
 		snprintf(st->ifaces[st->n_ifaces++], IF_NAMESIZE, "%s",
 			 plan->ports[i].name);
-	ret = state_save_config(plan->cfg.path);
-	if (!ret)
-		ret = state_save(st);
+	ret = state_stage_config(plan->cfg.path);
+	if (ret)
+		return ret;
+	st->config_hash = state_staged_hash();
+	ret = state_save(st);
+	if (ret) {
+		state_discard_config();
+		return ret;
+	}
+	ret = state_publish_config();
+	if (ret && before && state_save(before))
+		pr_warn("xnat: could not put the previous record back in %s\n",
+			state_run_dir());
 	return ret;
 }
 
@@ -115,15 +141,25 @@ static int apply_and_commit(const struct opts *o, const struct plan *plan,
 	char err[CONFIG_ERR_LEN];
 	struct xnat_state before = *st;
 	struct maps_gone dropped;
+	struct apply_undo undo;
 	int ret;
 
-	if (!realpath(plan->cfg.path, st->config_path))
-		snprintf(st->config_path, sizeof(st->config_path), "%s",
-			 plan->cfg.path);
-	ret = apply_plan(plan, old, st, &dropped, err);
-	if (!ret && (ret = commit(st, plan)))
+	/* Applied again from the applied copy (reapply()), the router
+	 * still runs the operator's file as recorded: status names it. */
+	if (!st->config_path[0] ||
+	    strcmp(plan->cfg.path, state_applied_config()))
+		if (!realpath(plan->cfg.path, st->config_path))
+			snprintf(st->config_path, sizeof(st->config_path),
+				 "%s", plan->cfg.path);
+	ret = apply_plan(plan, old, st, &dropped, &undo, err);
+	if (!ret && (ret = commit(st, plan, old ? &before : NULL))) {
 		snprintf(err, sizeof(err), "failed to save state in %s: %s",
 			 state_run_dir(), strerror(-ret));
+		/* Unrecorded, the apply must not stay: the old plan back. */
+		apply_abort(&undo);
+	} else if (!ret) {
+		apply_commit(&undo);
+	}
 	if (ret && old) {
 		*st = before;
 		return reload_failed(o, st, err);
@@ -149,14 +185,24 @@ static int bring_up(const struct opts *o, const struct plan *plan)
 	was_up = !state_load(&st);
 	if (was_up && st.mode != (int)plan->cfg.mode) {
 		/* Switching modes cannot be hitless: the flows of one mode
-		 * mean nothing to the other. Start from a clean router. */
+		 * mean nothing to the other. Start from a clean router, in
+		 * place: the lock stays ours until the commit, which writes
+		 * over the old record. */
 		pr_info("Switching from %s to %s mode: restarting\n",
 			mode_name(st.mode), mode_name(plan->cfg.mode));
-		take_down(&st);
+		take_down_router(&st);
 		was_up = 0;
 	}
-	if (!was_up)
+	if (!was_up) {
+		/* Across a mode switch the generation goes on: `xnat run`
+		 * follows another command's config only when the number
+		 * differs from the one it applied, and a restart at 1 could
+		 * equal it. */
+		unsigned long generation = st.generation;
+
 		memset(&st, 0, sizeof(st));
+		st.generation = generation;
+	}
 	if (was_up && running_plan(&old, err)) {
 		/* XXX: without the old plan a failed reload cannot be put
 		 * back; it then takes the router down (and says so). */
@@ -331,7 +377,9 @@ static int refresh(struct runner *r)
 		return 0;
 	}
 	if (state_load(&st)) {
-		state_remove(); /* the lock file we made */
+		/* The lock file we made: our last step, the router is not
+		 * ours any more. */
+		state_remove();
 		state_unlock(lock);
 		pr_warn("xnat: the router was taken down by another command\n");
 		return -ENOENT;
@@ -480,18 +528,19 @@ static void reload(const struct opts *o, struct runner *r,
 		       "before is still running", o->config);
 }
 
-/* A port of the running plan was made again: apply its config again, as
- * a reload does (apply_plan() attaches the new interface and ends the
- * flows through the old one). */
+/* A port of the running plan was made again: apply the running config
+ * again, as a reload does (apply_plan() attaches the new interface and
+ * ends the flows through the old one). From the copy recorded when it was
+ * applied, not the operator's file: that one may have been edited since,
+ * and only SIGHUP or `xnat up` apply an edit. */
 static void reapply(const struct opts *o, struct runner *r,
 		    struct run_events *ev)
 {
 	struct opts again = *o;
-	char path[sizeof(r->plan.cfg.path)];
 
-	snprintf(path, sizeof(path), "%s", r->plan.cfg.path);
-	again.config = path;
-	pr_info("A port is a new interface: applying %s again\n", path);
+	again.config = state_applied_config();
+	pr_info("A port is a new interface: applying the running config "
+		"(%s) again\n", again.config);
 	reload(&again, r, ev);
 }
 
@@ -500,6 +549,7 @@ static int run_loop(const struct opts *o, struct runner *r,
 		    struct run_events *ev)
 {
 	time_t last = time(NULL);
+	unsigned long generation;
 	int changed, rc;
 
 	while (!got_term) {
@@ -516,9 +566,14 @@ static int run_loop(const struct opts *o, struct runner *r,
 		if (!changed && time(NULL) - last < 5)
 			continue;
 		last = time(NULL);
+		generation = r->generation;
 		rc = refresh(r);
 		if (rc == -ENOENT)
 			return 1;
+		/* Followed another command's config, maybe another mode's:
+		 * listen to what that mode needs, as a reload does. */
+		if (r->generation != generation)
+			events_mode(ev, &r->plan.cfg);
 		if (rc == 1)
 			reapply(o, r, ev);
 	}

@@ -78,6 +78,10 @@ int state_lock(int wait_s)
 		if (ret)
 			return ret;
 		fd = open(lock_file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		/* A `down` ending removed the directory between the mkdir
+		 * and the open (state_remove): make it again. */
+		if (fd < 0 && errno == ENOENT && tries-- > 0)
+			continue;
 		if (fd < 0)
 			return -errno;
 		ret = lock_once(fd);
@@ -101,7 +105,12 @@ void state_unlock(int fd)
 		close(fd);
 }
 
-int state_save_config(const char *path)
+static void staged_path(char *tmp, size_t len)
+{
+	snprintf(tmp, len, "%s.tmp", applied);
+}
+
+int state_stage_config(const char *path)
 {
 	char tmp[96], buf[4096];
 	FILE *in, *out;
@@ -110,7 +119,7 @@ int state_save_config(const char *path)
 
 	if ((err = run_dir_make()))
 		return err;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", applied);
+	staged_path(tmp, sizeof(tmp));
 	in = fopen(path, "r");
 	if (!in)
 		return -errno;
@@ -128,9 +137,41 @@ int state_save_config(const char *path)
 	fclose(in);
 	if (fclose(out) && !err)
 		err = -errno;
-	if (!err && rename(tmp, applied))
-		err = -errno;
+	if (err)
+		unlink(tmp);
 	return err;
+}
+
+unsigned long long state_staged_hash(void)
+{
+	char tmp[96];
+
+	paths_init();
+	staged_path(tmp, sizeof(tmp));
+	return state_file_hash(tmp);
+}
+
+int state_publish_config(void)
+{
+	char tmp[96];
+	int err = 0;
+
+	paths_init();
+	staged_path(tmp, sizeof(tmp));
+	if (rename(tmp, applied)) {
+		err = -errno;
+		unlink(tmp);
+	}
+	return err;
+}
+
+void state_discard_config(void)
+{
+	char tmp[96];
+
+	paths_init();
+	staged_path(tmp, sizeof(tmp));
+	unlink(tmp);
 }
 
 const char *state_run_dir(void)
@@ -154,7 +195,11 @@ static void state_clear_stale(void)
 	}
 	if (d)
 		closedir(d);
-	state_remove();
+	/* Not state_remove(): our caller may hold the lock, which must stay
+	 * the file it locked for as long as it runs. */
+	rmdir(pin_dir);
+	unlink(state_file);
+	unlink(applied);
 }
 
 int state_load(struct xnat_state *st)
@@ -231,15 +276,19 @@ int state_save(const struct xnat_state *st)
 	fprintf(f, "config %s\n", st->config_path);
 	fprintf(f, "up_since %lld\n", st->up_since ? st->up_since : (long long)time(NULL));
 	fprintf(f, "loaded_at %lld\n", (long long)time(NULL));
-	fprintf(f, "config_hash %016llx\n", state_file_hash(st->config_path));
+	fprintf(f, "config_hash %016llx\n", st->config_hash);
 	fprintf(f, "prog_hash %016llx\n", st->prog_hash);
 	for (i = 0; i < st->n_ifaces; i++)
 		fprintf(f, "iface %s\n", st->ifaces[i]);
 	for (i = 0; i < st->n_sysctls; i++)
 		fprintf(f, "sysctl %s %s\n", st->sysctls[i].path,
 			st->sysctls[i].value);
-	if (fclose(f) || rename(tmp, state_file))
-		return -errno;
+	if (fclose(f) || rename(tmp, state_file)) {
+		int err = -errno;
+
+		unlink(tmp);
+		return err;
+	}
 	return 0;
 }
 
@@ -262,12 +311,19 @@ int state_remove(void)
 	paths_init();
 	unlink(state_file);
 	unlink(applied);
-	/* Whoever waits on the lock sees it replaced and locks anew. */
+	rmdir(pin_dir);
+	rmdir(XNAT_PIN_ROOT_DIR);
+	/*
+	 * The lock file last: from its unlink on, the next command locks a
+	 * new file at once, so everything of ours must be gone by then (a
+	 * pin directory removed after it could be the next `up`'s). Whoever
+	 * waits on the old file sees it replaced and locks anew (lock_once);
+	 * a directory removed under the next command's open is made again
+	 * (state_lock).
+	 */
 	unlink(lock_file);
 	rmdir(run_dir);
 	rmdir(RUN_ROOT);          /* only when no other router is up */
-	rmdir(pin_dir);
-	rmdir(XNAT_PIN_ROOT_DIR);
 	return 0;
 }
 

@@ -33,8 +33,9 @@ struct xnat_state {
 	struct saved_sysctl sysctls[STATE_MAX_SYSCTLS];
 	/* For `xnat status`, kept by state_save(): when the router came up
 	 * (kept across reloads; 0 makes it now), when it was last loaded
-	 * (now), and a hash of the config file as loaded, to tell an edited
-	 * file from the running config. Unix seconds. */
+	 * (now), in Unix seconds, and a hash of the config as applied (set
+	 * by the caller: state_staged_hash()), to tell an edited file from
+	 * the running config. */
 	long long up_since;
 	long long loaded_at;
 	unsigned long long config_hash;
@@ -62,11 +63,26 @@ void state_unlock(int fd);
 /* 0 on success, -ENOENT when xnat is not up here, -errno otherwise. */
 int state_load(struct xnat_state *st);
 int state_save(const struct xnat_state *st);
-/* Copy the config file PATH to state_applied_config(), atomically. */
-int state_save_config(const char *path);
+/*
+ * The config as applied, in two steps around state_save (the commit
+ * point): stage a copy of PATH next to state_applied_config(), then
+ * publish it (an atomic rename), or discard it when the record failed.
+ * state_staged_hash() is the staged copy's state_file_hash, for the
+ * record's config_hash.
+ */
+int state_stage_config(const char *path);
+unsigned long long state_staged_hash(void);
+int state_publish_config(void);
+void state_discard_config(void);
 /* FNV-1a of the file at PATH, 0 if it cannot be read. */
 unsigned long long state_file_hash(const char *path);
-/* Remove the state file, its directory and the pin directory (if empty). */
+/*
+ * Remove the record, the pin directory (if empty), then the lock file and
+ * the record's directory: the last step of a command that holds the lock
+ * and ends the router (`down`, a first `up` that failed), which unlocks
+ * right after. Never for a teardown in place (a mode switch), which keeps
+ * the lock it holds.
+ */
 int state_remove(void);
 
 /*

@@ -8,7 +8,8 @@
 #   - a first `up` that fails after attaching to some ports leaves nothing;
 #     `down` removes an orphan program and pins nobody recorded;
 #   - a reload that fails puts back the running router (from the config it
-#     recorded, not the edited file) and exits 2 saying so;
+#     recorded, not the edited file) and exits 2 saying so, also when only
+#     its record fails (applied.ini stays the running config);
 #   - a reload that changes the attach mode (xdp = generic, native) moves
 #     every port to it, or, when a port refuses it, puts every port back
 #     (program and mode) and exits 2;
@@ -16,6 +17,10 @@
 #     the kernel carries them instead of XDP sending them nowhere;
 #   - commands that change the router take a lock, and `xnat run` follows
 #     a config another command applied instead of putting its own back;
+#     a mode switch holds the lock to its end (under `xnat run`, against
+#     a concurrent `up`) and leaves the router wholly in the new mode;
+#   - a port made again under `xnat run` gets the running config, not an
+#     unsignalled edit of the file;
 #   - a WAN address change moves NAT (flows, mappings, nft rules) to the new
 #     address, and `xnat run` starts while the WAN has no address yet;
 #   - `nft flush ruleset` is reported by status and repaired by run;
@@ -251,6 +256,35 @@ test_reload_rolls_back() {
 	udp_echo_wan || fail "no server"
 	check udp_from "$NS_LAN" 40001 "$tok"
 	[ "$CHECK_OUT" = "$tok" ] || fail "no NAT after the rollback"
+}
+
+# A reload whose apply succeeds but whose record cannot be written (a
+# directory where state.tmp goes, as a full or read-only /run would fail
+# it) undoes the apply: the router is as before (the new LAN port without
+# XDP, no new forward in the table) and applied.ini, what a later rollback
+# restores, is still the running config. Exit 2, saying it rolled back.
+TEST_MODES[reload_record_fails]="xdp offload kernel"
+test_reload_record_fails() {
+	local run=/run/xnat/$TB_RTR_INO before cfg state_before
+	testbed_add_lan_port || fail "no second LAN port"
+	cfg=$(config_edit record-fails 's/^lan( *)= lan0/lan\1= lan0, lan1/' \
+		's|^(tcp/8080 = .*)|\1\ntcp/9090 = 198.18.1.10:90|') || fail "config"
+	before=$(router_snapshot)
+	cp "$run/applied.ini" "$TB_WORK/applied.before" || fail "no applied.ini"
+	state_before=$(cat "$run/state")
+	check mkdir "$run/state.tmp"
+	xnat_rc up -c "$cfg"
+	rmdir "$run/state.tmp"
+	[ "$RC" = 2 ] || fail "expected exit 2, got $RC"
+	grep -q "rolled back" <<<"$OUT" || fail "does not say it rolled back"
+	cmp "$run/applied.ini" "$TB_WORK/applied.before" ||
+		fail "applied.ini is not the running config any more"
+	[ "$(cat "$run/state")" = "$state_before" ] || fail "the record changed"
+	ip -n "$NS_RTR" -d link show "$RTR_LAN1_IF" | grep -q prog/xdp &&
+		fail "XDP left on $RTR_LAN1_IF"
+	on_rtr nft list table inet xnat | grep -qE "9090|$RTR_LAN1_IF" &&
+		fail "the new config's table left: $(on_rtr nft list table inet xnat)"
+	as_before_and_nat "$before" 40041
 }
 
 # xnat up with ifb0 and xdp = INITIAL: the veths run VETH_MODE, ifb0
@@ -497,6 +531,36 @@ test_port_made_again_up() {
 	xdp_on_lan || fail "xnat up left the new $RTR_LAN_IF without XDP"
 	[ "$(stale_flows)" = 0 ] || fail "flows through the old interface remain: $(xnat flows)"
 	lan_stream_by_xdp || fail "XDP did not carry the LAN host's stream"
+}
+
+# The same under `xnat run` when the operator's file was edited since (the
+# mode, even) and not signalled: the port made again gets the running
+# config (the applied copy), not the edit; status still names the
+# operator's file and says it differs from what runs.
+TEST_MODES[port_made_again_edited]="xdp offload"
+test_port_made_again_edited() {
+	local cfg=$TB_WORK/edited.ini
+	check xnat down
+	check cp "$TB_CONFIG" "$cfg"
+	start_run "$cfg"
+	check sed -i -E "s/^mode( *)= $TB_MODE/mode\1= kernel/" "$cfg"
+	grep -q "^mode *= kernel" "$cfg" || fail "config not edited"
+	testbed_remake_lan || fail "cannot make $RTR_LAN_IF again"
+	wait_until 15 xdp_on_lan ||
+		fail "no XDP on the new $RTR_LAN_IF: $(cat "$TB_WORK/run.log")"
+	grep -q "A port is a new interface" "$TB_WORK/run.log" ||
+		fail "xnat run did not apply the config again"
+	grep -q "Switching" "$TB_WORK/run.log" &&
+		fail "xnat run applied the unsignalled edit: $(cat "$TB_WORK/run.log")"
+	check xnat status --json
+	[ "$(json_q "j['mode']" <<<"$CHECK_OUT")" = "$TB_MODE" ] ||
+		fail "the mode is not $TB_MODE any more"
+	[ "$(json_q "j['config']" <<<"$CHECK_OUT")" = "$(realpath "$cfg")" ] ||
+		fail "status does not name the operator's file"
+	[ "$(json_q "j['config_changed']" <<<"$CHECK_OUT")" = true ] ||
+		fail "status does not say the file differs from what runs"
+	lan_stream_by_xdp || fail "XDP did not carry the LAN host's stream"
+	stop_run
 }
 
 # ---- a next hop's MAC changes -----------------------------------------------------
@@ -917,6 +981,75 @@ test_run_follows_up() {
 	bpftool map dump pinned "$(pin_dir)/xnat_forwards" | grep -q 33315 ||
 		fail "forward 9090 missing from the map"
 	grep -q "following it" "$TB_WORK/run.log" || fail "run did not say it follows"
+	stop_run
+	nothing_left
+}
+
+# The mode the router is in, three ways, as "RECORDED PORTS TABLE": as
+# recorded (status), on the LAN port (xdp: XDP attached, in xdp and
+# offload modes; none) and as the nft table has it (offload's chain
+# mark_accepted, xdp's port split for the kernel's own NAT, kernel).
+router_modes() {
+	local rec ports=none table=kernel t
+	rec=$(xnat status --json 2>/dev/null | json_q "j['mode']")
+	xdp_on_lan && ports=xdp
+	t=$(on_rtr nft list table inet xnat 2>&1)
+	if grep -q "chain mark_accepted" <<<"$t"; then
+		table=offload
+	elif grep -qE "oifname .* (masquerade|snat) .*:[0-9]+-[0-9]+" <<<"$t"; then
+		table=xdp
+	elif ! grep -q "table inet xnat" <<<"$t"; then
+		table=none
+	fi
+	echo "$rec $ports $table"
+}
+
+# The router is wholly in MODE: record, ports and table agree.
+router_in_mode() {
+	local got want
+	got=$(router_modes)
+	case $1 in
+	kernel) want="kernel none kernel" ;;
+	*) want="$1 xdp $1" ;;
+	esac
+	echo "router: $got (recorded, ports, table)"
+	[ "$got" = "$want" ] || fail "the router is not wholly in $1 mode: $got"
+}
+
+# A mode switch (`up` with another mode's config) while `xnat run` runs:
+# the switch tears the router down in place, and run's refresh (the link
+# events of the detach wake it) waits for the lock instead of finding no
+# record and removing the pin directory under the switch. The switch
+# completes, run follows it (its generation moved on), and two switches
+# back and forth at once are serialised by the lock: the later one waits
+# and the router ends wholly in its mode.
+TEST_MODES[mode_switch_under_run]="xdp offload kernel"
+test_mode_switch_under_run() {
+	local other=xdp cfg_other d p1
+	case $TB_MODE in xdp) other=offload ;; offload) other=xdp ;; esac
+	cfg_other=$(config_variant "switch-$other" "router.mode=$other") ||
+		fail "config"
+	check xnat down
+	start_run "$TB_CONFIG"
+	xnat_rc up -c "$cfg_other"
+	[ "$RC" = 0 ] || fail "the switch to $other mode under xnat run failed"
+	wait_until 15 grep -q "following it" "$TB_WORK/run.log" ||
+		fail "xnat run did not follow the switch: $(cat "$TB_WORK/run.log")"
+	kill -0 "$RUN_PID" 2>/dev/null ||
+		fail "xnat run exited: $(cat "$TB_WORK/run.log")"
+	router_in_mode "$other"
+	for d in 0.3 0.8; do
+		echo "+ xnat up -c $TB_CONFIG &, then after ${d}s xnat up -c $cfg_other"
+		xnat up -c "$TB_CONFIG" >"$TB_WORK/switch-$d.log" 2>&1 &
+		p1=$!
+		sleep "$d"
+		xnat_rc up -c "$cfg_other"
+		wait "$p1" || fail "the first switch failed: $(cat "$TB_WORK/switch-$d.log")"
+		[ "$RC" = 0 ] || fail "the second switch failed"
+		router_in_mode "$other"
+	done
+	kill -0 "$RUN_PID" 2>/dev/null ||
+		fail "xnat run exited: $(cat "$TB_WORK/run.log")"
 	stop_run
 	nothing_left
 }
