@@ -247,16 +247,22 @@ static bool tcp_has_mode(const struct bench_results *r, enum bench_mode m)
 	return false;
 }
 
+/* The TCP tables' header line: a column a test. */
+static void tcp_columns(FILE *f)
+{
+	fprintf(f, "%-13s", "mode");
+	for (int t = 0; t < BT_MAX; t++)
+		fprintf(f, " %-22s", bench_tcp_names[t]);
+	fprintf(f, "\n");
+}
+
 /* Where TCP lost segments: the senders' retransmissions and the frames the
  * ports dropped, per test. */
 static void tcp_loss_table(FILE *f, struct bench_results *r)
 {
 	fprintf(f, "\nTCP loss, median of repetitions: segments retransmitted (frames "
-		   "the hosts could not hand to the router + the router on to them)\n%-13s",
-		"mode");
-	for (int t = 0; t < BT_MAX; t++)
-		fprintf(f, " %-22s", bench_tcp_names[t]);
-	fprintf(f, "\n");
+		   "the hosts could not hand to the router + the router on to them)\n");
+	tcp_columns(f);
 	for (int m = 0; m < BM_MAX; m++) {
 		if (!tcp_has_mode(r, m))
 			continue;
@@ -285,11 +291,9 @@ static void tcp_table(FILE *f, const struct bench_plan *p,
 	if (!r->n_tcp)
 		return;
 	fprintf(f, "\nTCP (iperf3, %g s): aggregate Mbit/s (median ping ms), median of repetitions;\n"
-		   "RRUL: 4 up + 4 down at once, its UDP probe's median round trip after the slash\n%-13s",
-		p->tcp_s, "mode");
-	for (int t = 0; t < BT_MAX; t++)
-		fprintf(f, " %-22s", bench_tcp_names[t]);
-	fprintf(f, "\n");
+		   "RRUL: 4 up + 4 down at once, its UDP probe's median round trip after the slash\n",
+		p->tcp_s);
+	tcp_columns(f);
 	for (int m = 0; m < BM_MAX; m++) {
 		if (!tcp_has_mode(r, m))
 			continue;
