@@ -10,6 +10,30 @@
 
 /* ---- 802.1Q VLANs ------------------------------------------------------ */
 
+/* Say that the stand-in NAME carries VID on lan0 (as user/maps.c writes a
+ * VLAN device); its ifindex in *VDEV. */
+static bool vlan_add(const char *name, uint16_t vid, __u32 *vdev)
+{
+	struct iface_info info = { .role = XNAT_ROLE_LAN, .mac = MAC_LAN0,
+				   .vid = vid, .parent = if_lan };
+	struct vlan_key vk = { .ifindex = if_lan, .vid = vid };
+
+	*vdev = if_nametoindex(name);
+	return ASSERT_TRUE(*vdev != 0, name) &&
+	       ASSERT_OK(bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_ifaces),
+					     vdev, &info, BPF_ANY), "iface entry") &&
+	       ASSERT_OK(bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_vlans),
+					     &vk, vdev, BPF_ANY), "VLAN entry");
+}
+
+static void vlan_del(uint16_t vid, __u32 vdev)
+{
+	struct vlan_key vk = { .ifindex = if_lan, .vid = vid };
+
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.xnat_vlans), &vk);
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.xnat_ifaces), &vdev);
+}
+
 /*
  * A VLAN device stands for its tagged frames on a physical port. This
  * kernel has no 8021q, so the test's "VLAN device" is a veth (vl100) with
@@ -71,20 +95,13 @@ static bool test_vlan(void)
 					    .saddr = LAN_HOST, .daddr = VLAN_HOST,
 					    .proto = IPPROTO_UDP, .sport = 42000,
 					    .dport = 7, .ttl = 63 };
-	struct iface_info vinfo = { .role = XNAT_ROLE_LAN,
-				    .mac = MAC_LAN0, .vid = VLAN_ID,
-				    .parent = if_lan };
-	struct vlan_key vk = { .ifindex = if_lan, .vid = VLAN_ID };
-	int ifaces_fd = bpf_map__fd(skel->maps.xnat_ifaces);
-	int vlans_fd = bpf_map__fd(skel->maps.xnat_vlans);
 	uint8_t frame[PKT_MAX], want[PKT_MAX];
-	__u32 vdev = if_nametoindex("vl100");
 	size_t len, want_len;
-	bool ok = ASSERT_TRUE(vdev != 0, "vl100 exists");
+	bool ok = true;
+	__u32 vdev;
 
-	if (!ok || bpf_map_update_elem(ifaces_fd, &vdev, &vinfo, BPF_ANY) ||
-	    bpf_map_update_elem(vlans_fd, &vk, &vdev, BPF_ANY))
-		return ASSERT_TRUE(false, "VLAN entries written");
+	if (!vlan_add("vl100", VLAN_ID, &vdev))
+		return false;
 
 	/* Tagged from the VLAN to the WAN: routed as from vl100, tag
 	 * popped, SNATed (port 41000 preserved). */
@@ -115,8 +132,7 @@ static bool test_vlan(void)
 	ok &= vlan_step("priority tag (VLAN 0)", if_lan, frame, len, XDP_PASS,
 			XNAT_PASS_VLAN, NULL, 0);
 
-	bpf_map_delete_elem(vlans_fd, &vk);
-	bpf_map_delete_elem(ifaces_fd, &vdev);
+	vlan_del(VLAN_ID, vdev);
 	return ok;
 }
 
@@ -152,20 +168,13 @@ static bool test_vlan_spoofed_source(void)
 	struct pkt_spec query_nat = { TO_WAN, .saddr = NAT_ADDR,
 				      .daddr = WAN_GW, .proto = IPPROTO_UDP,
 				      .sport = 45000, .dport = 53, .ttl = 63 };
-	struct iface_info vinfo = { .role = XNAT_ROLE_LAN,
-				    .mac = MAC_LAN0, .vid = VLAN_ID,
-				    .parent = if_lan };
-	struct vlan_key vk = { .ifindex = if_lan, .vid = VLAN_ID };
-	int ifaces_fd = bpf_map__fd(skel->maps.xnat_ifaces);
-	int vlans_fd = bpf_map__fd(skel->maps.xnat_vlans);
 	uint8_t frame[PKT_MAX], want[PKT_MAX];
-	__u32 vdev = if_nametoindex("vl100");
 	size_t len, want_len;
-	bool ok = ASSERT_TRUE(vdev != 0, "vl100 exists");
+	bool ok = true;
+	__u32 vdev;
 
-	if (!ok || bpf_map_update_elem(ifaces_fd, &vdev, &vinfo, BPF_ANY) ||
-	    bpf_map_update_elem(vlans_fd, &vk, &vdev, BPF_ANY))
-		return ASSERT_TRUE(false, "VLAN entries written");
+	if (!vlan_add("vl100", VLAN_ID, &vdev))
+		return false;
 
 	/* run_expect also checks that a drop leaves no flow behind. */
 	len = pkt_build(frame, &forged);
@@ -182,33 +191,8 @@ static bool test_vlan_spoofed_source(void)
 	ok &= vlan_step("the victim's query NATed to the WAN", if_lan, frame,
 			len, XDP_REDIRECT, XNAT_FWD_SLOW, want, want_len);
 
-	bpf_map_delete_elem(vlans_fd, &vk);
-	bpf_map_delete_elem(ifaces_fd, &vdev);
+	vlan_del(VLAN_ID, vdev);
 	return ok;
-}
-
-/* Say that the stand-in NAME carries VID on lan0 (as user/maps.c writes a
- * VLAN device); its ifindex in *VDEV. */
-static bool vlan_add(const char *name, uint16_t vid, __u32 *vdev)
-{
-	struct iface_info info = { .role = XNAT_ROLE_LAN, .mac = MAC_LAN0,
-				   .vid = vid, .parent = if_lan };
-	struct vlan_key vk = { .ifindex = if_lan, .vid = vid };
-
-	*vdev = if_nametoindex(name);
-	return ASSERT_TRUE(*vdev != 0, name) &&
-	       ASSERT_OK(bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_ifaces),
-					     vdev, &info, BPF_ANY), "iface entry") &&
-	       ASSERT_OK(bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_vlans),
-					     &vk, vdev, BPF_ANY), "VLAN entry");
-}
-
-static void vlan_del(uint16_t vid, __u32 vdev)
-{
-	struct vlan_key vk = { .ifindex = if_lan, .vid = vid };
-
-	bpf_map_delete_elem(bpf_map__fd(skel->maps.xnat_vlans), &vk);
-	bpf_map_delete_elem(bpf_map__fd(skel->maps.xnat_ifaces), &vdev);
 }
 
 /*
