@@ -215,6 +215,15 @@ static void emit_postrouting(FILE *f, const struct config *cfg,
  * or, with "open", everything: the LAN's prefix is routed and its hosts
  * filter for themselves. ICMPv6 errors get in as "related" to the flow
  * they quote; one that quotes no flow is invalid.
+ * A new connection from a LAN port needs a source the router routes back
+ * out of that port (RFC 3704 strict, as XDP's fib_src_check in bpf/fib.h
+ * holds its own new flows to): a host forging another port's address, or
+ * a WAN server's, would otherwise open a conntrack entry whose reply
+ * direction is that address's next connection, and take it over. Only
+ * new connections pay the lookup, after conntrack, so the dropped one
+ * leaves no entry (an unconfirmed entry dies with its packet); what the
+ * router itself receives (DHCP from 0.0.0.0, say) is not forwarded and
+ * not checked.
  */
 static void emit_forward(FILE *f, const struct config *cfg)
 {
@@ -226,7 +235,8 @@ static void emit_forward(FILE *f, const struct config *cfg)
 	if (cfg->ipv6_inbound == IPV6_INBOUND_OPEN)
 		fprintf(f, "\t\tiifname \"%s\" meta nfproto ipv6 accept\n", wan);
 	fprintf(f, "\t\tct state invalid drop\n"
-		   "\t\tiifname \"%s\" ct status dnat accept\n", wan);
+		   "\t\tiifname != \"%s\" fib saddr . iif oif missing drop\n"
+		   "\t\tiifname \"%s\" ct status dnat accept\n", wan, wan);
 	if (cfg->ipv6_inbound == IPV6_INBOUND_STATEFUL)
 		fprintf(f, "\t\tiifname \"%s\" icmpv6 type echo-request accept\n",
 			wan);
