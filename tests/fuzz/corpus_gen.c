@@ -104,6 +104,12 @@ static const struct seed seeds[] = {
 	  TCP_MSS },
 	{ "lan-udp6-hop-by-hop", 0, { LAN6(IPPROTO_UDP, 40003, 53),
 	  .ip_id = 0 }, V6_EXT },
+	/* TCP behind extension headers is tracked and clamped too. */
+	{ "lan-tcp6-ack-hop-by-hop", 0, { LAN6(IPPROTO_TCP, 40004, 443),
+	  .tcp_flags = TCP_ACK, .seq = 2001, .ack_seq = 9001, .ip_id = 0 },
+	  V6_EXT },
+	{ "lan-tcp6-syn-destopts", 0, { LAN6(IPPROTO_TCP, 41006, 443),
+	  .tcp_flags = TCP_SYN, .seq = 5, .ip_id = 3 }, V6_EXT },
 
 	/* From the WAN. */
 	{ "wan-udp4-reply", WAN_IN, { WAN4(IPPROTO_UDP, 53, 40000) } },
@@ -159,6 +165,11 @@ static const struct seed seeds[] = {
 	  .ip_id = 2 }, V6_EXT },
 	{ "wan-tcp6-synack", WAN_IN, { WAN6(IPPROTO_TCP, 443, 40004),
 	  .tcp_flags = TCP_SYN | TCP_ACK, .seq = 9000, .ack_seq = 2001 } },
+	{ "wan-tcp6-rst-destopts", WAN_IN, { WAN6(IPPROTO_TCP, 443, 40004),
+	  .tcp_flags = TCP_RST, .seq = 123456, .ip_id = 3 }, V6_EXT },
+	{ "wan-tcp6-ack-frag-first", WAN_IN, { WAN6(IPPROTO_TCP, 443, 40004),
+	  .tcp_flags = TCP_ACK, .seq = 9001, .ack_seq = 2001, .ip_id = 1 },
+	  V6_EXT },
 	{ "wan-icmp6-toobig-udp", WAN_IN, { FROM_WAN, .saddr = WAN6_GW,
 	  .daddr = LAN6_HOST, .icmp_type = 2, .icmp_seq = 1280 }, ICMP_ERR,
 	  { FROM_WAN, .saddr = LAN6_HOST, .daddr = WAN6_GW,
@@ -166,10 +177,12 @@ static const struct seed seeds[] = {
 };
 
 /*
- * IPv6 with one extension header between the fixed header and UDP: ip_id
- * 0 a hop-by-hop header (PadN), 1 the first fragment of a datagram
- * (offset 0, M), 2 a later one (offset 16, the UDP header gone). The UDP
- * checksum is the one of the whole datagram as built.
+ * IPv6 with one extension header between the fixed header and UDP or
+ * TCP: ip_id 0 a hop-by-hop header (PadN), 1 the first fragment of a
+ * datagram (offset 0, M), 2 a later one (offset 16, the transport header
+ * gone), 3 a Destination Options header (PadN). The transport checksum is
+ * the one of the whole datagram as built: extension headers are not in
+ * the pseudo-header's length.
  */
 static size_t build_v6_ext(uint8_t *buf, const struct pkt_spec *spec)
 {
@@ -178,8 +191,8 @@ static size_t build_v6_ext(uint8_t *buf, const struct pkt_spec *spec)
 	uint16_t plen = (uint16_t)(len - l3 - 40);
 
 	ext[0] = ip6[6]; /* next header: what the fixed header said */
-	if (spec->ip_id == 0) {
-		ip6[6] = 0; /* hop-by-hop */
+	if (spec->ip_id == 0 || spec->ip_id == 3) {
+		ip6[6] = spec->ip_id ? 60 : 0; /* destination options, hop-by-hop */
 		ext[2] = 1; /* PadN, 4 bytes of padding */
 		ext[3] = 4;
 	} else {

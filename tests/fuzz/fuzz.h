@@ -38,7 +38,9 @@ struct parsed {
 	unsigned int ihl;
 	uint8_t ttl, proto;
 	bool later, first;      /* fragment offset > 0; MF with offset 0 */
-	const uint8_t *l4;
+	uint32_t frag_id;       /* IPv4 id, IPv6 fragment header's id */
+	const uint8_t *l4;      /* the transport header, behind IPv6's
+				 * extension headers; proto is its type */
 	size_t l4_len;
 	bool ip_sum_ok;
 	enum l4_sum l4_sum;

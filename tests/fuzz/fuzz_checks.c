@@ -12,9 +12,9 @@
 /* WAN first fragments forwarded to the LAN, so their later fragments are
  * known to belong to an authorized datagram (a small ring). */
 struct datagram {
-	uint32_t saddr, daddr;
-	uint16_t id;
-	uint8_t proto;
+	uint8_t saddr[16], daddr[16]; /* IPv4: the first 4 bytes */
+	uint32_t id;
+	uint8_t family, proto;
 };
 static struct datagram wan_datagrams[256];
 static unsigned int wan_datagrams_n;
@@ -121,11 +121,24 @@ bool wan_key(const struct parsed *p, struct flow_key *k)
 
 static struct datagram datagram_of(const struct parsed *p)
 {
-	struct datagram d = { .proto = p->proto, .id = get16(p->ip + 4) };
+	struct datagram d;
+	size_t alen = p->family == 4 ? 4 : 16;
+	const uint8_t *src = p->ip + (p->family == 4 ? 12 : 8);
 
-	memcpy(&d.saddr, p->ip + 12, 4);
-	memcpy(&d.daddr, p->ip + 16, 4);
+	memset(&d, 0, sizeof(d)); /* IPv4 leaves 12 bytes of each address */
+	d.family = (uint8_t)p->family;
+	d.proto = p->proto;
+	d.id = p->frag_id;
+	memcpy(d.saddr, src, alen);
+	memcpy(d.daddr, src + alen, alen);
 	return d;
+}
+
+static bool datagram_same(const struct datagram *a, const struct datagram *b)
+{
+	return a->family == b->family && a->proto == b->proto &&
+	       a->id == b->id && !memcmp(a->saddr, b->saddr, 16) &&
+	       !memcmp(a->daddr, b->daddr, 16);
 }
 
 static bool datagram_known(const struct datagram *d)
@@ -133,7 +146,7 @@ static bool datagram_known(const struct datagram *d)
 	unsigned int i, n = wan_datagrams_n < 256 ? wan_datagrams_n : 256;
 
 	for (i = 0; i < n; i++)
-		if (!memcmp(&wan_datagrams[i], d, sizeof(*d)))
+		if (datagram_same(&wan_datagrams[i], d))
 			return true;
 	return false;
 }
@@ -197,7 +210,7 @@ void check_wan_to_lan(const struct parsed *in, bool had_flow,
 	violation("from the WAN into the LAN without a flow opened from the "
 		  "LAN, a port forward or an open mapping");
 ok:
-	if (in->first && in->family == 4)
+	if (in->first)
 		wan_datagrams[wan_datagrams_n++ % 256] = datagram_of(in);
 }
 
@@ -223,11 +236,11 @@ static bool v6_payload_same(const struct parsed *in, const struct parsed *out)
 		return false;
 	if (l4 < 0 || proto != IPPROTO_TCP || in->l3_len < (size_t)l4 + 20 ||
 	    !(i[l4 + 13] & 0x02))
-		return !memcmp(in->l4, out->l4, n);
+		return !memcmp(i + 40, o + 40, n);
 	at = (size_t)l4;
 	doff = (size_t)(i[at + 12] >> 4) * 4;
 	if (at + doff > in->l3_len)
-		return !memcmp(in->l4, out->l4, n);
+		return !memcmp(i + 40, o + 40, n);
 	return !memcmp(i + 40, o + 40, at - 40 + 16) &&
 	       !memcmp(i + at + 18, o + at + 18, 2) &&
 	       !memcmp(i + at + doff, o + at + doff, in->l3_len - at - doff);

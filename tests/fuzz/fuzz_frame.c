@@ -94,6 +94,45 @@ static void l4_checksum(struct parsed *p)
 	p->l4_sum = csum_oracle_fold(acc) == 0xffff ? L4_VALID : L4_INVALID;
 }
 
+/*
+ * Walk IPv6's extension headers (RFC 8200 4: hop-by-hop, routing,
+ * fragment, destination options; at most 8) to the transport header:
+ * p->proto, p->l4, and for a fragment header p->first, p->later and
+ * p->frag_id. A chain cut short by the packet's end stops the walk where
+ * it is: an unknown protocol then, as any other.
+ */
+static void v6_walk(struct parsed *p)
+{
+	const uint8_t *ip6 = p->ip;
+	size_t off = 40;
+
+	for (int i = 0; i < 8; i++) {
+		const uint8_t *h = ip6 + off;
+		uint16_t fo;
+
+		if (p->proto != 0 && p->proto != 43 && p->proto != 44 &&
+		    p->proto != 60)
+			break;
+		if (off + 8 > p->l3_len)
+			break;
+		if (p->proto == 44) {
+			fo = get16(h + 2);
+			p->later = fo & 0xfff8;
+			p->first = !p->later && (fo & 1);
+			p->frag_id = (uint32_t)get16(h + 4) << 16 | get16(h + 6);
+			p->proto = h[0];
+			off += 8;
+			continue;
+		}
+		if (off + (h[1] + 1) * 8 > p->l3_len)
+			break;
+		p->proto = h[0];
+		off += (h[1] + 1) * 8;
+	}
+	p->l4 = ip6 + off;
+	p->l4_len = p->l3_len - off;
+}
+
 void parse(struct parsed *p, const uint8_t *f, size_t len)
 {
 	size_t off = 14;
@@ -135,6 +174,7 @@ void parse(struct parsed *p, const uint8_t *f, size_t len)
 		fo = get16(ip + 6);
 		p->later = fo & 0x1fff;
 		p->first = !p->later && (fo & 0x2000);
+		p->frag_id = get16(ip + 4);
 		p->l4 = ip + p->ihl;
 		p->l4_len = p->l3_len - p->ihl;
 		p->malformed = !p->ip_sum_ok ? "IPv4 header checksum" :
@@ -155,8 +195,7 @@ void parse(struct parsed *p, const uint8_t *f, size_t len)
 		p->malformed = "IPv6 version or payload length";
 		if ((ip6[0] >> 4) != 6 || p->l3_len > avail)
 			return;
-		p->l4 = ip6 + 40;
-		p->l4_len = p->l3_len - 40;
+		v6_walk(p);
 		p->malformed = p->ttl < 1 ? "hop limit 0" :
 			       v6_bad(ip6 + 8, true) || v6_bad(ip6 + 24, false) ?
 			       "martian address" : NULL;
