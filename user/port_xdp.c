@@ -62,28 +62,34 @@ static int object_fds(struct xdp_program *prog, int *keep, int n)
 	return k;
 }
 
-int port_xdp_attach(struct xdp_program *prog, int ifindex,
-		    enum xdp_attach_mode mode)
+/* libxdp's xdp_program__attach or __detach: the same signature. */
+typedef int (*xdp_attach_fn)(struct xdp_program *prog, int ifindex,
+			     enum xdp_attach_mode mode, unsigned int flags);
+
+/* CALL (flags 0), closing the program fds it leaks but those PROG's object
+ * holds (libxdp_fds.h). */
+static int without_leaked_fds(xdp_attach_fn call, struct xdp_program *prog,
+			      int ifindex, enum xdp_attach_mode mode)
 {
 	int keep[PROG_FDS_MAX], err;
 	struct prog_fds before;
 
 	prog_fds_before(&before);
-	err = xdp_program__attach(prog, ifindex, mode, 0);
+	err = call(prog, ifindex, mode, 0);
 	prog_fds_close_new(&before, keep, object_fds(prog, keep, PROG_FDS_MAX));
 	return err;
+}
+
+int port_xdp_attach(struct xdp_program *prog, int ifindex,
+		    enum xdp_attach_mode mode)
+{
+	return without_leaked_fds(xdp_program__attach, prog, ifindex, mode);
 }
 
 int port_xdp_detach(struct xdp_program *prog, int ifindex,
 		    enum xdp_attach_mode mode)
 {
-	int keep[PROG_FDS_MAX], err;
-	struct prog_fds before;
-
-	prog_fds_before(&before);
-	err = xdp_program__detach(prog, ifindex, mode, 0);
-	prog_fds_close_new(&before, keep, object_fds(prog, keep, PROG_FDS_MAX));
-	return err;
+	return without_leaked_fds(xdp_program__detach, prog, ifindex, mode);
 }
 
 /* A foreign program attached directly (no dispatcher) makes the port

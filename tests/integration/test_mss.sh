@@ -86,10 +86,11 @@ test_lan_port() {
 }
 
 test_port_forward() {
-	local lan_log
+	local lan_log n0
 
 	check ip -n "$NS_RTR" link set "$RTR_LAN_IF" mtu 1400
 	echo_server "$NS_LAN" tcp 80 || fail "no server"
+	n0=$(xdp_slow_count) || fail "no fwd_slow counter"
 	syn_watch "$NS_LAN" 80 "v4 syn"
 	lan_log=$WATCH_LOG
 	syn_watch "$NS_WAN" 8080 "v4 synack"
@@ -97,6 +98,9 @@ test_port_forward() {
 	expect_mss "v4 synack" 1360
 	WATCH_LOG=$lan_log
 	expect_mss "v4 syn" 1360
+	# The kernel's fallback NAT clamps too: only the counter tells whose
+	# clamp the hosts saw.
+	expect_xdp_took "$n0"
 }
 
 test_fixed() {

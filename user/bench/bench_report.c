@@ -256,32 +256,73 @@ static void tcp_columns(FILE *f)
 	fprintf(f, "\n");
 }
 
-/* Where TCP lost segments: the senders' retransmissions and the frames the
- * ports dropped, per test. */
-static void tcp_loss_table(FILE *f, struct bench_results *r)
+/* One cell of a TCP table, mode M's test T, into CELL (LEN bytes); "-"
+ * where it has nothing to show. */
+typedef void (*tcp_cell_fn)(char *cell, size_t len, struct bench_results *r,
+			    enum bench_mode m, enum bench_tcp_test t);
+
+/* A TCP table under its header line: a row a mode that ran TCP, a column
+ * a test, CELL_OF's text in each. */
+static void tcp_grid(FILE *f, struct bench_results *r, tcp_cell_fn cell_of)
 {
-	fprintf(f, "\nTCP loss, median of repetitions: segments retransmitted (frames "
-		   "the hosts could not hand to the router + the router on to them)\n");
+	char cell[64];
+
 	tcp_columns(f);
 	for (int m = 0; m < BM_MAX; m++) {
 		if (!tcp_has_mode(r, m))
 			continue;
 		fprintf(f, "%-13s", bench_mode_names[m]);
 		for (int t = 0; t < BT_MAX; t++) {
-			struct agg re = tcp_agg(r, m, t, TCP_RETRANSMITS),
-				   hd = tcp_agg(r, m, t, TCP_HOST_DROPS),
-				   rd = tcp_agg(r, m, t, TCP_ROUTER_DROPS);
-			char cell[64];
-
-			if (!re.n || !hd.n || !rd.n) {
-				fprintf(f, " %-22s", "-");
-				continue;
-			}
-			snprintf(cell, sizeof(cell), "%.0f (%.0f + %.0f)",
-				 re.med, hd.med, rd.med);
+			cell_of(cell, sizeof(cell), r, m, t);
 			fprintf(f, " %-22s", cell);
 		}
 		fprintf(f, "\n");
+	}
+}
+
+/* "retransmitted (host drops + router drops)"; "-" unless all three are
+ * known. */
+static void tcp_loss_cell(char *cell, size_t len, struct bench_results *r,
+			  enum bench_mode m, enum bench_tcp_test t)
+{
+	struct agg re = tcp_agg(r, m, t, TCP_RETRANSMITS),
+		   hd = tcp_agg(r, m, t, TCP_HOST_DROPS),
+		   rd = tcp_agg(r, m, t, TCP_ROUTER_DROPS);
+
+	if (!re.n || !hd.n || !rd.n)
+		snprintf(cell, len, "-");
+	else
+		snprintf(cell, len, "%.0f (%.0f + %.0f)", re.med, hd.med, rd.med);
+}
+
+/* Where TCP lost segments: the senders' retransmissions and the frames the
+ * ports dropped, per test. */
+static void tcp_loss_table(FILE *f, struct bench_results *r)
+{
+	fprintf(f, "\nTCP loss, median of repetitions: segments retransmitted (frames "
+		   "the hosts could not hand to the router + the router on to them)\n");
+	tcp_grid(f, r, tcp_loss_cell);
+}
+
+/* "Mbit/s (ping ms)", RRUL's "Mbit/s (ping ms/UDP probe ms)"; "-" for a
+ * test without goodput, in the ping's place one without replies. */
+static void tcp_speed_cell(char *cell, size_t len, struct bench_results *r,
+			   enum bench_mode m, enum bench_tcp_test t)
+{
+	struct agg mb = tcp_agg(r, m, t, TCP_MBPS), pg = tcp_agg(r, m, t, TCP_PING_MS),
+		   ud = tcp_agg(r, m, t, TCP_UDP_MS);
+	char ping[16], udp[16];
+
+	if (!mb.n) {
+		snprintf(cell, len, "-");
+		return;
+	}
+	ms_fmt(ping, sizeof(ping), pg.n ? pg.med : -1);
+	if (t == BT_RRUL && ud.n) {
+		ms_fmt(udp, sizeof(udp), ud.med);
+		snprintf(cell, len, "%.0f (%s/%s)", mb.med, pg.n ? ping : "-", udp);
+	} else {
+		snprintf(cell, len, "%.0f (%s)", mb.med, pg.n ? ping : "-");
 	}
 }
 
@@ -293,33 +334,7 @@ static void tcp_table(FILE *f, const struct bench_plan *p,
 	fprintf(f, "\nTCP (iperf3, %g s): aggregate Mbit/s (median ping ms), median of repetitions;\n"
 		   "RRUL: 4 up + 4 down at once, its UDP probe's median round trip after the slash\n",
 		p->tcp_s);
-	tcp_columns(f);
-	for (int m = 0; m < BM_MAX; m++) {
-		if (!tcp_has_mode(r, m))
-			continue;
-		fprintf(f, "%-13s", bench_mode_names[m]);
-		for (int t = 0; t < BT_MAX; t++) {
-			struct agg mb = tcp_agg(r, m, t, TCP_MBPS), pg = tcp_agg(r, m, t, TCP_PING_MS),
-				   ud = tcp_agg(r, m, t, TCP_UDP_MS);
-			char cell[64], ping[16], udp[16];
-
-			if (!mb.n) {
-				fprintf(f, " %-22s", "-");
-				continue;
-			}
-			ms_fmt(ping, sizeof(ping), pg.n ? pg.med : -1);
-			if (t == BT_RRUL && ud.n) {
-				ms_fmt(udp, sizeof(udp), ud.med);
-				snprintf(cell, sizeof(cell), "%.0f (%s/%s)", mb.med,
-					 pg.n ? ping : "-", udp);
-			} else {
-				snprintf(cell, sizeof(cell), "%.0f (%s)", mb.med,
-					 pg.n ? ping : "-");
-			}
-			fprintf(f, " %-22s", cell);
-		}
-		fprintf(f, "\n");
-	}
+	tcp_grid(f, r, tcp_speed_cell);
 	tcp_loss_table(f, r);
 }
 
