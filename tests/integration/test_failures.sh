@@ -499,7 +499,7 @@ stale_flows() {
 
 # The LAN port deleted and made again under its name (a new ifindex), as
 # an adapter plugged back in comes back: XDP went with the old interface.
-# `xnat run` sees the link event and applies its config again (cmd_up.c
+# `xnat run` sees the link event and applies its config again (cmd_run.c
 # reapply()): the new interface runs XDP and carries the LAN host's
 # traffic, and the flows through the old one end (maps_write()): their
 # redirects would go nowhere.
