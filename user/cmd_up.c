@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "loader.h"
 #include "log.h"
 #include "maps.h"
+#include "pins.h"
 #include "plan.h"
 #include "state.h"
 
@@ -51,24 +53,69 @@ int up_plan_file(const char *path, int wait_addr, struct plan *plan,
 	return ret;
 }
 
-/* Everything xnat may have set up here, recorded in ST or not: XDP on any
- * port of this netns (an orphan of a crashed `up` too), pins, the nft
- * table, the sysctls. The record, its directory and the lock stay: a mode
- * switch goes on under the lock it holds, and commits over the record. */
-static void take_down_router(struct xnat_state *st)
+/* A take-down goes on past a failure: ERR keeps the first (RET, said as
+ * FMT), and that is what is returned. */
+__attribute__((format(printf, 4, 5)))
+static int first_failure(int first, int ret, char *err, const char *fmt, ...)
 {
-	loader_detach(NULL, -1);
-	loader_unpin();
-	kernel_nft_remove();
-	state_sysctl_restore(st);
+	va_list ap;
+
+	if (first || ret >= 0)
+		return first;
+	va_start(ap, fmt);
+	vsnprintf(err, CONFIG_ERR_LEN, fmt, ap);
+	va_end(ap);
+	return ret;
 }
 
-/* The router and its record, lock file included: the last step of a
- * command that ends the router, before it unlocks (state_remove()). */
-static void take_down(struct xnat_state *st)
+/*
+ * Everything xnat may have set up here, recorded in ST or not: XDP on any
+ * port of this netns (an orphan of a crashed `up` too), pins, the nft
+ * table, the sysctls. Every step is tried; 0, or the first step's -errno
+ * with ERR saying what could not be removed. The record, its directory
+ * and the lock stay: a mode switch goes on under the lock it holds, and
+ * commits over the record.
+ */
+static int take_down_router(struct xnat_state *st, char *err)
 {
-	take_down_router(st);
-	state_remove();
+	char nft[CONFIG_ERR_LEN];
+	int ret, first;
+
+	ret = loader_detach(NULL, -1);
+	first = first_failure(0, ret, err, "could not detach XDP from every "
+			      "port: %s", strerror(-ret));
+	ret = loader_unpin();
+	first = first_failure(first, ret, err, "could not unpin the maps in "
+			      "%s: %s", pins_dir(), strerror(-ret));
+	ret = kernel_nft_remove(nft);
+	if (ret && first)
+		pr_warn("Failed to delete table inet xnat: %s\n", nft);
+	first = first_failure(first, ret, err, "could not remove the nft "
+			      "table inet xnat: %s", nft);
+	/* What could not be restored stays in ST (state_sysctl_restore). */
+	ret = state_sysctl_restore(st);
+	first = first_failure(first, ret, err, "could not restore sysctl %s to "
+			      "%s: %s", st->sysctls[0].path,
+			      st->sysctls[0].value, strerror(-ret));
+	return first;
+}
+
+/*
+ * The router and its record, lock file included: the last step of a
+ * command that ends the router, before it unlocks (state_remove()).
+ * When something could not be removed (-errno, ERR as take_down_router
+ * says) the record and the lock file stay: `status` still shows a router
+ * that is not wholly gone, and a second `down` reads the same record
+ * (the sysctls' values from before xnat among it) and tries again; what
+ * is gone already it just does not find.
+ */
+static int take_down(struct xnat_state *st, char *err)
+{
+	int ret = take_down_router(st, err);
+
+	if (!ret)
+		state_remove();
+	return ret;
 }
 
 /* The running router's plan, from the config recorded when it was
@@ -124,7 +171,7 @@ static int reload_failed(const struct opts *o, const struct xnat_state *st,
 static int apply_and_commit(const struct opts *o, const struct plan *plan,
 			    struct xnat_state *st, const struct plan *old)
 {
-	char err[CONFIG_ERR_LEN];
+	char err[CONFIG_ERR_LEN], left[CONFIG_ERR_LEN];
 	struct xnat_state before = *st;
 	struct maps_gone dropped;
 	struct apply_undo undo;
@@ -150,10 +197,11 @@ static int apply_and_commit(const struct opts *o, const struct plan *plan,
 		*st = before;
 		return reload_failed(o, st, err);
 	}
-	if (ret) {
-		take_down(st);
+	if (ret && take_down(st, left))
+		return fail(o, EXIT_SYSTEM, "%s; undoing it, %s (the rest is "
+			    "down; `xnat down` tries again)", err, left);
+	if (ret)
 		return fail(o, EXIT_SYSTEM, "%s; nothing was left applied", err);
-	}
 	apply_finish(plan, old, &dropped);
 	pr_info("xnat %s in %s mode on %s (+%d LAN)\n", old ? "reloaded" : "up",
 		mode_name(plan->cfg.mode), plan->cfg.wan.name, plan->cfg.n_lan);
@@ -176,7 +224,8 @@ static int bring_up(const struct opts *o, const struct plan *plan)
 		 * over the old record. */
 		pr_info("Switching from %s to %s mode: restarting\n",
 			mode_name(st.mode), mode_name(plan->cfg.mode));
-		take_down_router(&st);
+		if (take_down_router(&st, err))
+			pr_warn("xnat: %s\n", err);
 		was_up = 0;
 	}
 	if (!was_up) {
@@ -250,8 +299,9 @@ int cmd_up(const struct opts *o)
 
 int cmd_down(const struct opts *o)
 {
+	char left[CONFIG_ERR_LEN];
 	struct xnat_state st;
-	int lock, err;
+	int lock, err, ret;
 
 	lock = lock_or_fail(o);
 	if (lock < 0)
@@ -266,8 +316,12 @@ int cmd_down(const struct opts *o)
 		memset(&st, 0, sizeof(st));
 	/* Not up: still clear what a crash may have left (an orphan
 	 * program, pins, the table). */
-	take_down(&st);
+	ret = take_down(&st, left);
 	state_unlock(lock);
+	if (ret)
+		return fail(o, EXIT_SYSTEM, "%s; the rest is down%s", left,
+			    err ? "" : " (the record stays: `xnat down` "
+			    "tries again)");
 	pr_info(err ? "xnat is not up in this network namespace\n" :
 		      "xnat down\n");
 	return EXIT_OK;

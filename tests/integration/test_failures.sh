@@ -6,7 +6,10 @@
 # testbed (lib.sh):
 #
 #   - a first `up` that fails after attaching to some ports leaves nothing;
-#     `down` removes an orphan program and pins nobody recorded;
+#     `down` removes an orphan program and pins nobody recorded, and one
+#     that cannot remove a part (a table another process owns) exits 2
+#     naming it, takes down the rest and keeps the record for a second
+#     `down`;
 #   - a reload that fails puts back the running router (from the config it
 #     recorded, not the edited file) and exits 2 saying so, also when only
 #     its record fails (applied.ini stays the running config);
@@ -223,6 +226,39 @@ test_down_removes_orphan() {
 	[ -e "$(pin_dir)" ] && fail "orphan pins left"
 	on_rtr nft list tables | grep -qw xnat && fail "table left"
 	return 0
+}
+
+# What `down` reports when it cannot remove something: the nft table,
+# here, taken by another process as its own (flags owner: only that
+# process's netlink socket may delete it, until it closes), as any
+# failure to remove a part would. Exit 2 naming it; the rest is down (no
+# XDP, no pins, ip_forward as before xnat); the record stays, and once
+# the table is free a second `down` removes it and leaves nothing.
+TEST_MODES[down_reports_left]="xdp offload kernel"
+test_down_reports_left() {
+	local holder
+	check on_rtr nft delete table inet xnat
+	bg_ns 60 "$NS_RTR" bash -c \
+		'{ echo "add table inet xnat { flags owner; }"; sleep 55; } | nft -i'
+	holder=$BG_PID
+	wait_until 5 on_rtr nft list table inet xnat >/dev/null ||
+		fail "no owned table"
+	xnat_rc down
+	[ "$RC" = 2 ] || fail "expected exit 2, got $RC"
+	grep -q "could not remove the nft table inet xnat: .*; the rest is down" \
+		<<<"$OUT" || fail "down does not say what it could not remove"
+	ip -n "$NS_RTR" -d link show | grep -q prog/xdp && fail "XDP left"
+	[ -e "$(pin_dir)" ] && fail "pins left: $(find "$(pin_dir)")"
+	[ "$(on_rtr sysctl -n net.ipv4.ip_forward)" = "$(cat "$TB_WORK/ip_forward.before")" ] ||
+		fail "ip_forward not restored"
+	[ -e "/run/xnat/$TB_RTR_INO/state" ] ||
+		fail "the record went, with a part of the router still there"
+	bg_stop "$holder"
+	wait_until 5 bash -c "! timeout 5 ip netns exec '$NS_RTR' nft list table inet xnat" ||
+		fail "the owned table outlived its process"
+	xnat_rc down
+	[ "$RC" = 0 ] || fail "the second down failed"
+	nothing_left
 }
 
 # ---- reloads ------------------------------------------------------------------
