@@ -167,18 +167,42 @@ static int reload_failed(const struct opts *o, const struct xnat_state *st,
 		    "before", err, st->config_path);
 }
 
-/* Apply PLAN over what runs (ST, OLD) and record it. Unlocked caller. */
-static int apply_and_commit(const struct opts *o, const struct plan *plan,
-			    struct xnat_state *st, const struct plan *old)
+/* A router started anew (ERR failed it) is taken down again, and the
+ * command says what is left. */
+static int up_failed(const struct opts *o, struct xnat_state *st,
+		     const char *err)
 {
-	char err[CONFIG_ERR_LEN], left[CONFIG_ERR_LEN];
+	char left[CONFIG_ERR_LEN];
+
+	if (take_down(st, left))
+		return fail(o, EXIT_SYSTEM, "%s; undoing it, %s (the rest is "
+			    "down; `xnat down` tries again)", err, left);
+	return fail(o, EXIT_SYSTEM, "%s; nothing was left applied", err);
+}
+
+static void up_done(const struct plan *plan, const struct plan *old)
+{
+	pr_info("xnat %s in %s mode on %s (+%d LAN)\n", old ? "reloaded" : "up",
+		mode_name(plan->cfg.mode), plan->cfg.wan.name, plan->cfg.n_lan);
+}
+
+/*
+ * Apply PLAN over what runs (ST, OLD; NULL: a router started anew) and
+ * record it. 0; or -errno with ERR, the apply undone (back to OLD, or to
+ * nothing: the caller takes down what the undo could not) and, on a
+ * reload, ST as it was. The caller holds the lock.
+ */
+static int apply_record(const struct plan *plan, struct xnat_state *st,
+			const struct plan *old, char *err)
+{
 	struct xnat_state before = *st;
 	struct maps_gone dropped;
 	struct apply_undo undo;
 	int ret;
 
-	/* Applied again from the applied copy (reapply()), the router
-	 * still runs the operator's file as recorded: status names it. */
+	/* Applied again from the applied copy (reapply(), a failed mode
+	 * switch), the router still runs the operator's file as recorded:
+	 * status names it. */
 	if (!st->config_path[0] ||
 	    strcmp(plan->cfg.path, state_applied_config()))
 		if (!realpath(plan->cfg.path, st->config_path))
@@ -186,26 +210,115 @@ static int apply_and_commit(const struct opts *o, const struct plan *plan,
 				 "%s", plan->cfg.path);
 	ret = apply_plan(plan, old, st, &dropped, &undo, err);
 	if (!ret && (ret = commit(st, plan, old ? &before : NULL))) {
-		snprintf(err, sizeof(err), "failed to save state in %s: %s",
+		snprintf(err, CONFIG_ERR_LEN, "failed to save state in %s: %s",
 			 state_run_dir(), strerror(-ret));
 		/* Unrecorded, the apply must not stay: the old plan back. */
 		apply_abort(&undo);
 	} else if (!ret) {
 		apply_commit(&undo);
+		apply_finish(plan, old, &dropped);
 	}
-	if (ret && old) {
+	if (ret && old)
 		*st = before;
-		return reload_failed(o, st, err);
+	return ret;
+}
+
+static int apply_and_commit(const struct opts *o, const struct plan *plan,
+			    struct xnat_state *st, const struct plan *old)
+{
+	char err[CONFIG_ERR_LEN];
+
+	if (!apply_record(plan, st, old, err)) {
+		up_done(plan, old);
+		return EXIT_OK;
 	}
-	if (ret && take_down(st, left))
-		return fail(o, EXIT_SYSTEM, "%s; undoing it, %s (the rest is "
-			    "down; `xnat down` tries again)", err, left);
-	if (ret)
-		return fail(o, EXIT_SYSTEM, "%s; nothing was left applied", err);
-	apply_finish(plan, old, &dropped);
-	pr_info("xnat %s in %s mode on %s (+%d LAN)\n", old ? "reloaded" : "up",
-		mode_name(plan->cfg.mode), plan->cfg.wan.name, plan->cfg.n_lan);
-	return EXIT_OK;
+	return old ? reload_failed(o, st, err) : up_failed(o, st, err);
+}
+
+/*
+ * ST for a router started anew in place (a mode switch). The generation
+ * goes on: `xnat run` follows another command's config only when the
+ * number differs from the one it applied, and a restart at 1 could equal
+ * it. So do the sysctls still remembered, with their values from before
+ * xnat: one a take-down could not write back, or one the failed apply
+ * before this one set (and its undo put back).
+ */
+static void state_restart(struct xnat_state *st)
+{
+	struct xnat_state keep = *st;
+
+	memset(st, 0, sizeof(*st));
+	st->generation = keep.generation;
+	st->n_sysctls = keep.n_sysctls;
+	memcpy(st->sysctls, keep.sysctls, sizeof(st->sysctls));
+}
+
+/*
+ * The switch to another mode failed (ERR), the old mode already taken
+ * down: apply OLD, the running config that PREV recorded, again as a
+ * fresh start and commit it (the generation still grows). Its flows are
+ * gone, but the router runs what it ran, in its mode. Only if that fails
+ * too is everything taken down, and said so.
+ */
+static int switch_back(const struct opts *o, const struct plan *old,
+		       const struct xnat_state *prev, struct xnat_state *st,
+		       const char *err)
+{
+	char again[CONFIG_ERR_LEN], both[2048];
+
+	state_restart(st);
+	snprintf(st->config_path, sizeof(st->config_path), "%s",
+		 prev->config_path);
+	if (!apply_record(old, st, NULL, again))
+		return fail(o, EXIT_SYSTEM, "%s; rolled back: the router runs "
+			    "%s in %s mode again (its connections were reset)",
+			    err, prev->config_path, mode_name(prev->mode));
+	snprintf(both, sizeof(both), "%s; rolling back to %s in %s mode "
+		 "failed too: %s", err, prev->config_path,
+		 mode_name(prev->mode), again);
+	return up_failed(o, st, both);
+}
+
+/*
+ * A mode switch cannot be hitless: the flows of one mode mean nothing to
+ * the other. PLAN starts from a clean router, in place: the lock stays
+ * ours until the commit, which writes over the old record (ST). The
+ * running config is rebuilt first, while its record is whole, so that a
+ * switch that fails puts the old mode back (switch_back()); without it a
+ * failed switch leaves the router down, and says so.
+ */
+static int switch_mode(const struct opts *o, const struct plan *plan,
+		       struct xnat_state *st)
+{
+	char err[CONFIG_ERR_LEN + 64], down[CONFIG_ERR_LEN];
+	struct xnat_state prev = *st;
+	struct plan old;
+	int have_old, rc;
+
+	have_old = !running_plan(&old, err);
+	if (!have_old)
+		pr_warn("xnat: cannot rebuild the running config (%s): if the "
+			"switch fails, the router is left down\n", err);
+	pr_info("Switching from %s to %s mode: restarting\n",
+		mode_name(st->mode), mode_name(plan->cfg.mode));
+	if (take_down_router(st, down)) {
+		/* Not a clean start: go no further than the old mode. */
+		snprintf(err, sizeof(err), "taking %s mode down: %s",
+			 mode_name(prev.mode), down);
+	} else {
+		state_restart(st);
+		if (!apply_record(plan, st, NULL, err)) {
+			up_done(plan, NULL);
+			rc = EXIT_OK;
+			goto out;
+		}
+	}
+	rc = have_old ? switch_back(o, &old, &prev, st, err) :
+			up_failed(o, st, err);
+out:
+	if (have_old)
+		plan_free(&old);
+	return rc;
 }
 
 /* With the lock held: bring PLAN up, or reload the running router to it. */
@@ -216,34 +329,15 @@ static int bring_up(const struct opts *o, const struct plan *plan)
 	char err[CONFIG_ERR_LEN];
 	int was_up, rc;
 
+	/* Not up: ST is all zero. */
 	was_up = !state_load(&st);
-	if (was_up && st.mode != (int)plan->cfg.mode) {
-		/* Switching modes cannot be hitless: the flows of one mode
-		 * mean nothing to the other. Start from a clean router, in
-		 * place: the lock stays ours until the commit, which writes
-		 * over the old record. */
-		pr_info("Switching from %s to %s mode: restarting\n",
-			mode_name(st.mode), mode_name(plan->cfg.mode));
-		if (take_down_router(&st, err))
-			pr_warn("xnat: %s\n", err);
-		was_up = 0;
-	}
-	if (!was_up) {
-		/* Across a mode switch the generation goes on: `xnat run`
-		 * follows another command's config only when the number
-		 * differs from the one it applied, and a restart at 1 could
-		 * equal it. */
-		unsigned long generation = st.generation;
-
-		memset(&st, 0, sizeof(st));
-		st.generation = generation;
-	}
+	if (was_up && st.mode != (int)plan->cfg.mode)
+		return switch_mode(o, plan, &st);
 	if (was_up && running_plan(&old, err)) {
 		/* XXX: without the old plan a failed reload cannot be put
 		 * back; it then takes the router down (and says so). */
 		pr_warn("xnat: cannot rebuild the running config (%s)\n", err);
-		rc = apply_and_commit(o, plan, &st, NULL);
-		return rc;
+		return apply_and_commit(o, plan, &st, NULL);
 	}
 	rc = apply_and_commit(o, plan, &st, was_up ? &old : NULL);
 	plan_free(&old);

@@ -22,6 +22,9 @@
 #     a config another command applied instead of putting its own back;
 #     a mode switch holds the lock to its end (under `xnat run`, against
 #     a concurrent `up`) and leaves the router wholly in the new mode;
+#     one whose new mode fails after the old one was taken down applies
+#     the old config again in its mode (its connections reset), under a
+#     larger generation, and exits 2 saying so;
 #   - a port made again under `xnat run` gets the running config, not an
 #     unsignalled edit of the file;
 #   - a WAN address change moves NAT (flows, mappings, nft rules) to the new
@@ -1087,6 +1090,51 @@ test_mode_switch_under_run() {
 	kill -0 "$RUN_PID" 2>/dev/null ||
 		fail "xnat run exited: $(cat "$TB_WORK/run.log")"
 	stop_run
+	nothing_left
+}
+
+# The record's generation number.
+generation() { sed -n 's/^generation //p' "/run/xnat/$TB_RTR_INO/state"; }
+
+# The other mode a switch goes to from the test's: xdp <-> offload,
+# kernel -> xdp.
+other_mode() { case $TB_MODE in xdp) echo offload ;; *) echo xdp ;; esac; }
+
+# A mode switch whose new mode fails after the old one was taken down
+# (ifb0, a new LAN port, refuses native XDP; the veths before it were
+# attached) puts the old mode back: the running config, applied again from
+# a clean start (its connections are reset) and committed under a larger
+# generation. Exit 2 saying so; the router is wholly in its old mode,
+# running the operator's file as recorded, and NATs; down leaves nothing.
+TEST_MODES[mode_switch_fails_back]="xdp offload kernel"
+test_mode_switch_fails_back() {
+	local other cfg gen0 gen1 tok=xnat-sw-$RANDOM cfg_path
+	other=$(other_mode)
+	ifb0_add
+	cfg=$(config_variant "switch-fails-$other" "router.mode=$other" \
+		"router.xdp=native" "router.lan=$RTR_LAN_IF, ifb0") || fail "config"
+	router_in_mode "$TB_MODE"
+	gen0=$(generation)
+	xnat_rc up -c "$cfg"
+	[ "$RC" = 2 ] || fail "expected exit 2, got $RC"
+	grep -q ifb0 <<<"$OUT" || fail "the error does not name ifb0"
+	cfg_path=$(realpath "$TB_CONFIG")
+	grep -qF "; rolled back: the router runs $cfg_path in $TB_MODE mode again (its connections were reset)" \
+		<<<"$OUT" || fail "does not say it rolled back to $TB_MODE mode"
+	check xnat status
+	router_in_mode "$TB_MODE"
+	[ "$(xnat_json_q status "j['config']")" = "$cfg_path" ] ||
+		fail "status does not name the running config's file"
+	[ "$(xnat_json_q status "j['config_changed']")" = false ] ||
+		fail "status says the running config was edited"
+	ip -n "$NS_RTR" -d link show ifb0 | grep -q prog/xdp && fail "XDP left on ifb0"
+	gen1=$(generation)
+	echo "generation: $gen0 before the switch, $gen1 after the rollback"
+	[ "$gen1" -gt "$gen0" ] || fail "the generation did not grow"
+	udp_echo_wan || fail "no server"
+	check udp_from "$NS_LAN" 40051 "$tok"
+	[ "$CHECK_OUT" = "$tok" ] || fail "no NAT after the rollback"
+	check xnat down
 	nothing_left
 }
 
