@@ -344,21 +344,49 @@ static int bring_up(const struct opts *o, const struct plan *plan)
 	return rc;
 }
 
-static int lock_or_fail(const struct opts *o)
+/*
+ * The signals that end a command (SIGINT: Ctrl-C, SIGTERM, SIGHUP,
+ * SIGQUIT) are held (blocked) from the moment the lock is ours until the
+ * command has committed or rolled back and let go of it (lock_release()).
+ * Delivered in between, one would stop an apply between two steps: some
+ * ports attached, the sysctls' values from before xnat only in memory, a
+ * router neither old nor new, with no record of it. Held, it takes its
+ * usual effect once the mask is restored, on a router wholly in one state.
+ * `xnat run` (cmd_run.c) catches them: its handler then runs after the
+ * apply, and its event wait, which runs unlocked, is woken as before.
+ */
+static int lock_or_fail(const struct opts *o, sigset_t *saved)
 {
 	int fd = state_lock(UP_LOCK_WAIT_S);
+	sigset_t hold;
 
-	if (fd < 0)
+	if (fd < 0) {
 		fail(o, EXIT_SYSTEM, "failed to lock %s/lock: %s",
 		     state_run_dir(), fd == -EWOULDBLOCK ?
 		     "another xnat command holds it" : strerror(-fd));
+		return fd;
+	}
+	sigemptyset(&hold);
+	sigaddset(&hold, SIGINT);
+	sigaddset(&hold, SIGTERM);
+	sigaddset(&hold, SIGHUP);
+	sigaddset(&hold, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &hold, saved);
 	return fd;
+}
+
+/* Unlock, then let a held signal through (lock_or_fail()). */
+static void lock_release(int fd, const sigset_t *saved)
+{
+	state_unlock(fd);
+	sigprocmask(SIG_SETMASK, saved, NULL);
 }
 
 int up_locked(const struct opts *o, int wait_addr, struct plan *plan)
 {
 	char err[CONFIG_ERR_LEN];
 	int lock, rc, ret;
+	sigset_t saved;
 
 	if (!o->config)
 		return fail(o, EXIT_USAGE, "missing -c FILE");
@@ -369,13 +397,13 @@ int up_locked(const struct opts *o, int wait_addr, struct plan *plan)
 	if (ret)
 		return fail(o, ret == -EINVAL ? EXIT_USAGE : EXIT_SYSTEM, "%s",
 			    err);
-	lock = lock_or_fail(o);
+	lock = lock_or_fail(o, &saved);
 	if (lock < 0) {
 		plan_free(plan);
 		return EXIT_SYSTEM;
 	}
 	rc = bring_up(o, plan);
-	state_unlock(lock);
+	lock_release(lock, &saved);
 	if (rc)
 		plan_free(plan);
 	return rc;
@@ -396,13 +424,14 @@ int cmd_down(const struct opts *o)
 	char left[CONFIG_ERR_LEN];
 	struct xnat_state st;
 	int lock, err, ret;
+	sigset_t saved;
 
-	lock = lock_or_fail(o);
+	lock = lock_or_fail(o, &saved);
 	if (lock < 0)
 		return EXIT_SYSTEM;
 	err = state_load(&st);
 	if (err && err != -ENOENT) {
-		state_unlock(lock);
+		lock_release(lock, &saved);
 		return fail(o, EXIT_SYSTEM, "failed to read state in %s: %s",
 			    state_run_dir(), strerror(-err));
 	}
@@ -411,7 +440,7 @@ int cmd_down(const struct opts *o)
 	/* Not up: still clear what a crash may have left (an orphan
 	 * program, pins, the table). */
 	ret = take_down(&st, left);
-	state_unlock(lock);
+	lock_release(lock, &saved);
 	if (ret)
 		return fail(o, EXIT_SYSTEM, "%s; the rest is down%s", left,
 			    err ? "" : " (the record stays: `xnat down` "
