@@ -5,7 +5,9 @@
  * record the state last. A first `up` that fails leaves nothing; a reload
  * that fails puts back the running plan, rebuilt from the config recorded
  * when it was applied (not from the operator's file, which may have been
- * edited since), and exits 2 saying so. Commands that change the router
+ * edited since), and exits 2 saying so. A mode switch restarts the
+ * router in the new mode; if that fails, the running plan goes back in
+ * its own mode, restarted too. Commands that change the router
  * hold its lock (state_lock), so `xnat run`'s refresh (cmd_run.c) never
  * races an `up`.
  */

@@ -36,7 +36,9 @@
 #   - a pinned map of another layout: config-derived ones are re-created,
 #     state ones refused naming `xnat down`; mapping and port tables are
 #     sized by the NAT addresses, older bigger ones kept;
-#   - under `ip netns exec`, joining another mount namespace is said.
+#   - under `ip netns exec`, joining another mount namespace is said;
+#   - a signal (SIGTERM, SIGHUP) during `up` leaves the router wholly up
+#     or wholly as before, never half applied.
 #
 #   tests/integration/test_failures.sh [SUBSTRING...]
 #   V=1 / DEBUG_TESTENV=1 / MODES=xdp                   see lib.sh
@@ -1093,69 +1095,6 @@ test_mode_switch_under_run() {
 	nothing_left
 }
 
-# ---- signals ----------------------------------------------------------------------
-
-# After `up` from a down router ended by a signal, the router is either
-# wholly up (record, ports and table in the test's mode, the pins in xdp
-# and offload modes; NAT works from the LAN host's source port SPORT) and
-# then taken down, or wholly as before: nothing_left. Prints which, last.
-up_or_nothing() {
-	if [ -e "/run/xnat/$TB_RTR_INO/state" ]; then
-		router_in_mode "$TB_MODE"
-		[ "$TB_MODE" = kernel ] || [ -e "$(pin_dir)/xnat_flows" ] ||
-			fail "up, but its pins are missing: $(ls "$(pin_dir)")"
-		check udp_from "$NS_LAN" "$1" "up-$1"
-		[ "$CHECK_OUT" = "up-$1" ] || fail "up, but no NAT"
-		check xnat down
-		nothing_left
-		echo up
-	else
-		nothing_left
-		echo before
-	fi
-}
-
-# A signal (SIGTERM, SIGHUP) to `xnat up` while it applies takes effect
-# once the apply has committed or rolled back: the router ends wholly up
-# or wholly as before, never half applied (a table without a record, some
-# ports attached, sysctls changed with their old values lost). Sent at
-# delays spread over the time a whole `up` takes (process start included),
-# so that most land during the apply (each was half applied before the
-# signals were held); each outcome is checked and counted.
-TEST_MODES[signal_during_up]="xdp offload kernel"
-test_signal_during_up() {
-	local n=24 i t0 span d pid rc sig got up=0 before=0
-	udp_echo_wan || fail "no server"
-	check xnat down
-	t0=$(now_ms)
-	check xnat up -c "$TB_CONFIG"
-	span=$(($(now_ms) - t0))
-	check xnat down
-	echo "a whole up takes ${span} ms; signals at up to $((span * 5 / 4)) ms"
-	for i in $(seq 1 $n); do
-		d=$((span * 5 * i / (4 * n)))
-		sig=TERM
-		[ $((i % 2)) = 0 ] && sig=HUP
-		timeout "$T_XNAT" "$XNAT" -n "$NS_RTR" up -c "$TB_CONFIG" \
-			>"$TB_WORK/sig.log" 2>&1 &
-		pid=$!
-		echo "$pid" >>"$TB_WORK/pids"
-		sleep "$((d / 1000)).$(printf %03d $((d % 1000)))"
-		kill -"$sig" "$pid" 2>/dev/null
-		wait "$pid"
-		rc=$?
-		if ! got=$(up_or_nothing $((40100 + i))); then
-			echo "$got"
-			sed 's/^/  | /' "$TB_WORK/sig.log"
-			fail "SIG$sig at ${d} ms (exit $rc) left the router half applied"
-		fi
-		got=${got##*$'\n'}
-		echo "SIG$sig at ${d} ms: exit $rc, router $got"
-		case $got in up) up=$((up + 1)) ;; *) before=$((before + 1)) ;; esac
-	done
-	echo "$n signals: router wholly up after $up, wholly as before after $before"
-}
-
 # The record's generation number.
 generation() { sed -n 's/^generation //p' "/run/xnat/$TB_RTR_INO/state"; }
 
@@ -1199,6 +1138,70 @@ test_mode_switch_fails_back() {
 	[ "$CHECK_OUT" = "$tok" ] || fail "no NAT after the rollback"
 	check xnat down
 	nothing_left
+}
+
+# ---- signals ----------------------------------------------------------------------
+
+# After `up` from a down router ended by a signal, the router is either
+# wholly up (record, ports and table in the test's mode, the pins in xdp
+# and offload modes; NAT works from the LAN host's source port SPORT) and
+# then taken down, or wholly as before: nothing_left. Prints which, last.
+up_or_nothing() {
+	if [ -e "/run/xnat/$TB_RTR_INO/state" ]; then
+		router_in_mode "$TB_MODE"
+		[ "$TB_MODE" = kernel ] || [ -e "$(pin_dir)/xnat_flows" ] ||
+			fail "up, but its pins are missing: $(ls "$(pin_dir)")"
+		# Tries for 10 s: a datagram may be lost on a loaded machine.
+		wait_until 10 lan_reply_is "$1" "up-$1" ||
+			fail "up, but no NAT"
+		check xnat down
+		nothing_left
+		echo up
+	else
+		nothing_left
+		echo before
+	fi
+}
+
+# A signal (SIGTERM, SIGHUP) to `xnat up` while it applies takes effect
+# once the apply has committed or rolled back: the router ends wholly up
+# or wholly as before, never half applied (a table without a record, some
+# ports attached, sysctls changed with their old values lost). Sent at
+# delays spread over the time a whole `up` takes (process start included),
+# so that most land during the apply (each was half applied before the
+# signals were held); each outcome is checked and counted.
+TEST_MODES[signal_during_up]="xdp offload kernel"
+test_signal_during_up() {
+	local n=24 i t0 span d pid rc sig got up=0 before=0
+	udp_echo_wan || fail "no server"
+	check xnat down
+	t0=$(now_ms)
+	check xnat up -c "$TB_CONFIG"
+	span=$(($(now_ms) - t0))
+	check xnat down
+	echo "a whole up takes ${span} ms; signals at up to $((span * 5 / 4)) ms"
+	for i in $(seq 1 $n); do
+		d=$((span * 5 * i / (4 * n)))
+		sig=TERM
+		[ $((i % 2)) = 0 ] && sig=HUP
+		timeout "$T_XNAT" "$XNAT" -n "$NS_RTR" up -c "$TB_CONFIG" \
+			>"$TB_WORK/sig.log" 2>&1 &
+		pid=$!
+		echo "$pid" >>"$TB_WORK/pids"
+		sleep "$((d / 1000)).$(printf %03d $((d % 1000)))"
+		kill -"$sig" "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null # not bash's "Hangup" line
+		rc=$?
+		if ! got=$(up_or_nothing $((40100 + i))); then
+			echo "$got"
+			sed 's/^/  | /' "$TB_WORK/sig.log"
+			fail "SIG$sig at ${d} ms (exit $rc) left the router half applied"
+		fi
+		got=${got##*$'\n'}
+		echo "SIG$sig at ${d} ms: exit $rc, router $got"
+		case $got in up) up=$((up + 1)) ;; *) before=$((before + 1)) ;; esac
+	done
+	echo "$n signals: router wholly up after $up, wholly as before after $before"
 }
 
 # ---- WAN address ------------------------------------------------------------------
