@@ -130,8 +130,8 @@ static void undo(struct apply_undo *u)
 	if (u->nft && u->old &&
 	    kernel_nft_apply(u->old->kernel.nft, err))
 		pr_warn("Could not restore the old nft table: %s\n", err);
-	else if (u->nft && !u->old)
-		kernel_nft_remove();
+	else if (u->nft && !u->old && kernel_nft_remove(err))
+		pr_warn("Could not delete table inet xnat: %s\n", err);
 }
 
 int apply_plan(const struct plan *plan, const struct plan *old,

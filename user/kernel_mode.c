@@ -452,15 +452,9 @@ int kernel_nft_apply(const char *ruleset, char err[CONFIG_ERR_LEN])
 	return nft_run(ruleset, err);
 }
 
-int kernel_nft_remove(void)
+int kernel_nft_remove(char err[CONFIG_ERR_LEN])
 {
-	char err[CONFIG_ERR_LEN];
-	int ret;
-
-	ret = nft_run(NFT_DELETE_TABLE, err);
-	if (ret)
-		pr_warn("Failed to delete table inet xnat: %s\n", err);
-	return ret;
+	return nft_run(NFT_DELETE_TABLE, err);
 }
 
 /* "list table" fails with ENOENT when the table is gone. */

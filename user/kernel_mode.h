@@ -41,8 +41,9 @@ char *kernel_ruleset(const struct config *cfg, char err[CONFIG_ERR_LEN]);
 int kernel_ruleset_check(const char *cmds, char err[CONFIG_ERR_LEN]);
 /* Replace the table with RULESET in one nft transaction; ERR on failure. */
 int kernel_nft_apply(const char *ruleset, char err[CONFIG_ERR_LEN]);
-/* Delete the table; a missing table is not an error. */
-int kernel_nft_remove(void);
+/* Delete the table; a missing table is not an error. 0, or -errno with
+ * nft's message in ERR (the caller reports it). */
+int kernel_nft_remove(char err[CONFIG_ERR_LEN]);
 /* 1 if table inet xnat exists (`nft flush ruleset` removes it). */
 int kernel_table_present(void);
 

@@ -284,25 +284,31 @@ int loader_pin_maps(const struct plan *plan, struct loader_undo *u)
 	return err;
 }
 
-void loader_unpin(void)
+int loader_unpin(void)
 {
 	const char *dir = pins_dir();
 	struct dirent *de;
 	char path[320];
+	int err = 0;
 	DIR *d;
 
 	d = opendir(dir);
 	if (!d)
-		return;
+		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (unlink(path))
-			pr_warn("Failed to unpin %s: %s\n", path, strerror(errno));
+		if (!unlink(path) || errno == ENOENT)
+			continue;
+		if (!err)
+			err = -errno;
+		pr_warn("Failed to unpin %s: %s\n", path, strerror(errno));
 	}
 	closedir(d);
-	rmdir(dir);
+	if (rmdir(dir) && errno != ENOENT && !err)
+		err = -errno;
+	return err;
 }
 /* Reuse every pinned map (loader_pin_maps made them all). */
 int reuse_pinned(struct bpf_object *obj)

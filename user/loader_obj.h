@@ -45,8 +45,10 @@ int loader_check(const struct plan *plan, char err[CONFIG_ERR_LEN]);
 /* Have every map of the object pinned: reuse what is pinned with the same
  * layout, create (and pin) the rest. Programs are not loaded. */
 int loader_pin_maps(const struct plan *plan, struct loader_undo *u);
-/* Unpin every map of this netns's router. */
-void loader_unpin(void);
+/* Unpin every map of this netns's router and remove its pin directory.
+ * 0 (also when nothing was pinned) or the first -errno; every pin is
+ * tried, each failure printed. */
+int loader_unpin(void);
 
 /* For loader.c: */
 

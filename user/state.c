@@ -352,15 +352,27 @@ int state_sysctl_set(struct xnat_state *st, const char *path, const char *value)
 	return err;
 }
 
-void state_sysctl_restore(struct xnat_state *st)
+int state_sysctl_restore(struct xnat_state *st)
 {
-	int i, err;
+	int i, n = 0, err, first = 0;
 
+	/* In reverse: forwarding, set last, goes off first. */
 	for (i = st->n_sysctls - 1; i >= 0; i--) {
 		err = sysctl_write(st->sysctls[i].path, st->sysctls[i].value);
-		if (err)
-			pr_warn("Failed to restore sysctl %s: %s\n",
-				st->sysctls[i].path, strerror(-err));
+		if (!err) {
+			st->sysctls[i].path[0] = 0;
+			continue;
+		}
+		pr_warn("Failed to restore sysctl %s to %s: %s\n",
+			st->sysctls[i].path, st->sysctls[i].value,
+			strerror(-err));
+		first = first ? first : err;
 	}
-	st->n_sysctls = 0;
+	/* What failed stays, with its value from before xnat: the next
+	 * restore tries it again, and state_sysctl_set keeps that value. */
+	for (i = 0; i < st->n_sysctls; i++)
+		if (st->sysctls[i].path[0])
+			st->sysctls[n++] = st->sysctls[i];
+	st->n_sysctls = n;
+	return first;
 }

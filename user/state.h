@@ -87,10 +87,12 @@ int state_remove(void);
 
 /*
  * Set a sysctl, remembering its old value in ST the first time. Restoring
- * puts back every remembered value.
+ * puts back every remembered value and forgets it; one that cannot be
+ * written back stays in ST, and the first -errno is returned (each
+ * failure printed), 0 when all are back.
  */
 int state_sysctl_set(struct xnat_state *st, const char *path, const char *value);
-void state_sysctl_restore(struct xnat_state *st);
+int state_sysctl_restore(struct xnat_state *st);
 
 
 #endif /* XNAT_STATE_H */

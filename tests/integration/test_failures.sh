@@ -6,7 +6,10 @@
 # testbed (lib.sh):
 #
 #   - a first `up` that fails after attaching to some ports leaves nothing;
-#     `down` removes an orphan program and pins nobody recorded;
+#     `down` removes an orphan program and pins nobody recorded, and one
+#     that cannot remove a part (a table another process owns) exits 2
+#     naming it, takes down the rest and keeps the record for a second
+#     `down`;
 #   - a reload that fails puts back the running router (from the config it
 #     recorded, not the edited file) and exits 2 saying so, also when only
 #     its record fails (applied.ini stays the running config);
@@ -19,6 +22,9 @@
 #     a config another command applied instead of putting its own back;
 #     a mode switch holds the lock to its end (under `xnat run`, against
 #     a concurrent `up`) and leaves the router wholly in the new mode;
+#     one whose new mode fails after the old one was taken down applies
+#     the old config again in its mode (its connections reset), under a
+#     larger generation, and exits 2 saying so;
 #   - a port made again under `xnat run` gets the running config, not an
 #     unsignalled edit of the file;
 #   - a WAN address change moves NAT (flows, mappings, nft rules) to the new
@@ -30,7 +36,9 @@
 #   - a pinned map of another layout: config-derived ones are re-created,
 #     state ones refused naming `xnat down`; mapping and port tables are
 #     sized by the NAT addresses, older bigger ones kept;
-#   - under `ip netns exec`, joining another mount namespace is said.
+#   - under `ip netns exec`, joining another mount namespace is said;
+#   - a signal (SIGTERM, SIGHUP) during `up` leaves the router wholly up
+#     or wholly as before, never half applied.
 #
 #   tests/integration/test_failures.sh [SUBSTRING...]
 #   V=1 / DEBUG_TESTENV=1 / MODES=xdp                   see lib.sh
@@ -223,6 +231,39 @@ test_down_removes_orphan() {
 	[ -e "$(pin_dir)" ] && fail "orphan pins left"
 	on_rtr nft list tables | grep -qw xnat && fail "table left"
 	return 0
+}
+
+# What `down` reports when it cannot remove something: the nft table,
+# here, taken by another process as its own (flags owner: only that
+# process's netlink socket may delete it, until it closes), as any
+# failure to remove a part would. Exit 2 naming it; the rest is down (no
+# XDP, no pins, ip_forward as before xnat); the record stays, and once
+# the table is free a second `down` removes it and leaves nothing.
+TEST_MODES[down_reports_left]="xdp offload kernel"
+test_down_reports_left() {
+	local holder
+	check on_rtr nft delete table inet xnat
+	bg_ns 60 "$NS_RTR" bash -c \
+		'{ echo "add table inet xnat { flags owner; }"; sleep 55; } | nft -i'
+	holder=$BG_PID
+	wait_until 5 on_rtr nft list table inet xnat >/dev/null ||
+		fail "no owned table"
+	xnat_rc down
+	[ "$RC" = 2 ] || fail "expected exit 2, got $RC"
+	grep -q "could not remove the nft table inet xnat: .*; the rest is down" \
+		<<<"$OUT" || fail "down does not say what it could not remove"
+	ip -n "$NS_RTR" -d link show | grep -q prog/xdp && fail "XDP left"
+	[ -e "$(pin_dir)" ] && fail "pins left: $(find "$(pin_dir)")"
+	[ "$(on_rtr sysctl -n net.ipv4.ip_forward)" = "$(cat "$TB_WORK/ip_forward.before")" ] ||
+		fail "ip_forward not restored"
+	[ -e "/run/xnat/$TB_RTR_INO/state" ] ||
+		fail "the record went, with a part of the router still there"
+	bg_stop "$holder"
+	wait_until 5 bash -c "! timeout 5 ip netns exec '$NS_RTR' nft list table inet xnat" ||
+		fail "the owned table outlived its process"
+	xnat_rc down
+	[ "$RC" = 0 ] || fail "the second down failed"
+	nothing_left
 }
 
 # ---- reloads ------------------------------------------------------------------
@@ -499,7 +540,7 @@ stale_flows() {
 
 # The LAN port deleted and made again under its name (a new ifindex), as
 # an adapter plugged back in comes back: XDP went with the old interface.
-# `xnat run` sees the link event and applies its config again (cmd_up.c
+# `xnat run` sees the link event and applies its config again (cmd_run.c
 # reapply()): the new interface runs XDP and carries the LAN host's
 # traffic, and the flows through the old one end (maps_write()): their
 # redirects would go nowhere.
@@ -1052,6 +1093,115 @@ test_mode_switch_under_run() {
 		fail "xnat run exited: $(cat "$TB_WORK/run.log")"
 	stop_run
 	nothing_left
+}
+
+# The record's generation number.
+generation() { sed -n 's/^generation //p' "/run/xnat/$TB_RTR_INO/state"; }
+
+# The other mode a switch goes to from the test's: xdp <-> offload,
+# kernel -> xdp.
+other_mode() { case $TB_MODE in xdp) echo offload ;; *) echo xdp ;; esac; }
+
+# A mode switch whose new mode fails after the old one was taken down
+# (ifb0, a new LAN port, refuses native XDP; the veths before it were
+# attached) puts the old mode back: the running config, applied again from
+# a clean start (its connections are reset) and committed under a larger
+# generation. Exit 2 saying so; the router is wholly in its old mode,
+# running the operator's file as recorded, and NATs; down leaves nothing.
+TEST_MODES[mode_switch_fails_back]="xdp offload kernel"
+test_mode_switch_fails_back() {
+	local other cfg gen0 gen1 tok=xnat-sw-$RANDOM cfg_path
+	other=$(other_mode)
+	ifb0_add
+	cfg=$(config_variant "switch-fails-$other" "router.mode=$other" \
+		"router.xdp=native" "router.lan=$RTR_LAN_IF, ifb0") || fail "config"
+	router_in_mode "$TB_MODE"
+	gen0=$(generation)
+	xnat_rc up -c "$cfg"
+	[ "$RC" = 2 ] || fail "expected exit 2, got $RC"
+	grep -q ifb0 <<<"$OUT" || fail "the error does not name ifb0"
+	cfg_path=$(realpath "$TB_CONFIG")
+	grep -qF "; rolled back: the router runs $cfg_path in $TB_MODE mode again (its connections were reset)" \
+		<<<"$OUT" || fail "does not say it rolled back to $TB_MODE mode"
+	check xnat status
+	router_in_mode "$TB_MODE"
+	[ "$(xnat_json_q status "j['config']")" = "$cfg_path" ] ||
+		fail "status does not name the running config's file"
+	[ "$(xnat_json_q status "j['config_changed']")" = false ] ||
+		fail "status says the running config was edited"
+	ip -n "$NS_RTR" -d link show ifb0 | grep -q prog/xdp && fail "XDP left on ifb0"
+	gen1=$(generation)
+	echo "generation: $gen0 before the switch, $gen1 after the rollback"
+	[ "$gen1" -gt "$gen0" ] || fail "the generation did not grow"
+	udp_echo_wan || fail "no server"
+	check udp_from "$NS_LAN" 40051 "$tok"
+	[ "$CHECK_OUT" = "$tok" ] || fail "no NAT after the rollback"
+	check xnat down
+	nothing_left
+}
+
+# ---- signals ----------------------------------------------------------------------
+
+# After `up` from a down router ended by a signal, the router is either
+# wholly up (record, ports and table in the test's mode, the pins in xdp
+# and offload modes; NAT works from the LAN host's source port SPORT) and
+# then taken down, or wholly as before: nothing_left. Prints which, last.
+up_or_nothing() {
+	if [ -e "/run/xnat/$TB_RTR_INO/state" ]; then
+		router_in_mode "$TB_MODE"
+		[ "$TB_MODE" = kernel ] || [ -e "$(pin_dir)/xnat_flows" ] ||
+			fail "up, but its pins are missing: $(ls "$(pin_dir)")"
+		# Tries for 10 s: a datagram may be lost on a loaded machine.
+		wait_until 10 lan_reply_is "$1" "up-$1" ||
+			fail "up, but no NAT"
+		check xnat down
+		nothing_left
+		echo up
+	else
+		nothing_left
+		echo before
+	fi
+}
+
+# A signal (SIGTERM, SIGHUP) to `xnat up` while it applies takes effect
+# once the apply has committed or rolled back: the router ends wholly up
+# or wholly as before, never half applied (a table without a record, some
+# ports attached, sysctls changed with their old values lost). Sent at
+# delays spread over the time a whole `up` takes (process start included),
+# so that most land during the apply (each was half applied before the
+# signals were held); each outcome is checked and counted.
+TEST_MODES[signal_during_up]="xdp offload kernel"
+test_signal_during_up() {
+	local n=24 i t0 span d pid rc sig got up=0 before=0
+	udp_echo_wan || fail "no server"
+	check xnat down
+	t0=$(now_ms)
+	check xnat up -c "$TB_CONFIG"
+	span=$(($(now_ms) - t0))
+	check xnat down
+	echo "a whole up takes ${span} ms; signals at up to $((span * 5 / 4)) ms"
+	for i in $(seq 1 $n); do
+		d=$((span * 5 * i / (4 * n)))
+		sig=TERM
+		[ $((i % 2)) = 0 ] && sig=HUP
+		timeout "$T_XNAT" "$XNAT" -n "$NS_RTR" up -c "$TB_CONFIG" \
+			>"$TB_WORK/sig.log" 2>&1 &
+		pid=$!
+		echo "$pid" >>"$TB_WORK/pids"
+		sleep "$((d / 1000)).$(printf %03d $((d % 1000)))"
+		kill -"$sig" "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null # not bash's "Hangup" line
+		rc=$?
+		if ! got=$(up_or_nothing $((40100 + i))); then
+			echo "$got"
+			sed 's/^/  | /' "$TB_WORK/sig.log"
+			fail "SIG$sig at ${d} ms (exit $rc) left the router half applied"
+		fi
+		got=${got##*$'\n'}
+		echo "SIG$sig at ${d} ms: exit $rc, router $got"
+		case $got in up) up=$((up + 1)) ;; *) before=$((before + 1)) ;; esac
+	done
+	echo "$n signals: router wholly up after $up, wholly as before after $before"
 }
 
 # ---- WAN address ------------------------------------------------------------------
