@@ -59,6 +59,11 @@ struct nat_port_key {
 };
 _Static_assert(sizeof(struct nat_port_key) == 4, "nat_port_key layout");
 
+/* xnat_port_active (bpf/port_active.h): a byte per port, per protocol
+ * (TCP, UDP, ICMP echo ids) and pool address, eight to a word. */
+#define PORT_ACTIVE_PROTOS 3
+#define PORT_ACTIVE_WORDS (PORT_ACTIVE_PROTOS * 65536 / 8)
+
 /* Address-dependent filtering: remote addresses a mapping has sent to. */
 struct nat_peer_key {
 	__be32 remote;

@@ -47,6 +47,19 @@ struct {
 	__uint(max_entries, 65536);
 } xnat_ports SEC(".maps");
 
+/* xnat_ports' NAT_EP_ACTIVE marks again, a byte per external port, in an
+ * array small enough to stay in the caches (bpf/port_active.h): what the
+ * slow path reads of a port's owner while the range is full. Sized from
+ * the pool before load (PORT_ACTIVE_WORDS per address). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64); /* eight ports' bytes */
+	__uint(max_entries, PORT_ACTIVE_WORDS);
+	/* userspace clears it with one memset (user/loader.c) */
+	__uint(map_flags, BPF_F_MMAPABLE);
+} xnat_port_active SEC(".maps");
+
 
 /* Inside address -> the external ports it holds, for [nat]
  * ports_per_host. Entries stay (a count of zero) once made; when the map

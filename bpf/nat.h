@@ -26,6 +26,7 @@
 #include "maps.h"
 #include "parsing.h"
 #include "natlog.h"
+#include "port_active.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 #define XNAT_CLOCK_MONOTONIC 1
@@ -227,6 +228,7 @@ static int mapping_expire(void *map, struct nat_endpoint *ep,
 		host_release(ep->addr);
 	natlog_emit(NATLOG_EXPIRED, ep, pool_addr(cfg, m->addr_idx),
 		    m->ext_port, 0, 0);
+	port_active_set(&pk, 0);
 	bpf_map_delete_elem(&xnat_ports, &pk);
 	bpf_map_delete_elem(&xnat_mappings, ep);
 	return 0;
@@ -248,8 +250,10 @@ static __always_inline void port_owner_mark(const struct nat_endpoint *ep,
 				   .addr_idx = m->addr_idx };
 	struct nat_endpoint *owner = bpf_map_lookup_elem(&xnat_ports, &pk);
 
-	if (owner && owner->addr == ep->addr && owner->port == ep->port)
+	if (owner && owner->addr == ep->addr && owner->port == ep->port) {
 		owner->flags = active ? NAT_EP_ACTIVE : 0;
+		port_active_set(&pk, active);
+	}
 }
 
 /* A flow of EP's ended: the mapping's idle time starts when none is left.
@@ -302,6 +306,8 @@ static __always_inline int port_claim(const struct xnat_config *cfg,
 			break;
 		pk->port = port_random(cfg);
 	}
+	if (!err)
+		port_active_set(pk, 1);
 	return err;
 }
 
@@ -317,8 +323,14 @@ static __always_inline int port_probe(const struct xnat_config *cfg,
 				      const struct nat_endpoint *ep,
 				      struct nat_port_key *pk, __u8 *active)
 {
-	struct nat_endpoint *owner = bpf_map_lookup_elem(&xnat_ports, pk);
+	struct nat_endpoint *owner;
 
+	/* The common answer of a full range, from the caches. */
+	if (port_active(pk)) {
+		*active = 1;
+		return -EEXIST;
+	}
+	owner = bpf_map_lookup_elem(&xnat_ports, pk);
 	if (!owner)
 		return port_claim(cfg, ep, pk);
 	*active = !!(owner->flags & NAT_EP_ACTIVE);
@@ -407,6 +419,7 @@ reuse:
 	nm->last_used_ns = now;
 	err = bpf_map_update_elem(&xnat_mappings, ep, nm, BPF_NOEXIST);
 	if (err) {
+		port_active_set(&nf->pk, 0);
 		bpf_map_delete_elem(&xnat_ports, &nf->pk);
 		/* Another CPU mapped EP meanwhile: use its mapping. */
 		m = err == -EEXIST ? bpf_map_lookup_elem(&xnat_mappings, ep) :
@@ -458,12 +471,15 @@ static __always_inline int no_port_verdict(__u32 *reason)
  */
 static __always_inline int edm_port_free(const struct nat_port_key *pk)
 {
-	struct nat_endpoint *owner = bpf_map_lookup_elem(&xnat_ports, pk);
-	struct nat_endpoint ep;
+	struct nat_endpoint *owner, ep;
 	struct nat_mapping *m;
 
-	/* An owner marked active has outbound flows: one look-up, where the
-	 * mapping's was a second per candidate, each a cache miss. */
+	/* An owner marked active has outbound flows: known from the caches
+	 * (port_active.h), else from one look-up, where the mapping's was a
+	 * second per candidate, each a cache miss. */
+	if (port_active(pk))
+		return 1;
+	owner = bpf_map_lookup_elem(&xnat_ports, pk);
 	if (!owner || (owner->flags & NAT_EP_ACTIVE))
 		return 1;
 	ep = *owner;

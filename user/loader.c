@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
@@ -297,6 +298,28 @@ static void unlink_slow_path(struct loader_undo *u)
 }
 
 /*
+ * xnat_port_active all unknown (bpf/port_active.h) before a program is
+ * loaded: a program of an older xnat that ran meanwhile may have cleared
+ * marks that the array still says are set. Zero is never wrong there;
+ * the data path sets the marks again as they are made. One memset of the
+ * mapped array, whatever the pool's size.
+ */
+static int port_active_clear(const struct bpf_map *map)
+{
+	size_t len = (size_t)bpf_map__max_entries(map) *
+		     bpf_map__value_size(map);
+	int fd = bpf_map__fd(map);
+	void *mem;
+
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED)
+		return -errno;
+	memset(mem, 0, len);
+	munmap(mem, len);
+	return 0;
+}
+
+/*
  * Every port that had an older xnat taken off is noted in U (its program
  * kept open): when a later port fails, loader_undo puts each back, in its
  * old mode, so a reload completes on every port or on none.
@@ -317,6 +340,12 @@ int loader_attach(const struct plan *plan, struct loader_undo *u)
 	if (err) {
 		pr_warn("Failed to open the pinned maps in %s: %s\n",
 			pins_dir(), strerror(-err));
+		goto out;
+	}
+	err = port_active_clear(skel->maps.xnat_port_active);
+	if (err) {
+		pr_warn("Failed to clear %s: %s\n", MAP_PORT_ACTIVE,
+			strerror(-err));
 		goto out;
 	}
 	err = link_slow_path(plan, u);

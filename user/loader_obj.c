@@ -36,6 +36,9 @@ static int map_is_derived(const char *name)
 		 * the trace's and the NAT log's settings and rings */
 		"xnat_fragments", "xnat_scratch", "xnat_ct_seen",
 		"xnat_offloaded", "xnat_offloaded_epoch",
+		/* a mirror of xnat_ports' marks, cleared at every attach
+		 * anyway (bpf/port_active.h) */
+		MAP_PORT_ACTIVE,
 		MAP_SLOW_PATH,
 		MAP_TRACE_CFG, MAP_TRACE_CPU,
 		MAP_TRACE_RB, MAP_NATLOG_CFG, MAP_NATLOG_CPU, MAP_NATLOG_RB,
@@ -83,6 +86,9 @@ static int skel_size_maps(struct xnat_bpf *skel, const struct config *cfg)
 		 * skips them (bpf/sweep.h). */
 		{ skel->maps.xnat_expiry,
 		  cfg->flows_max + cfg->flows_max / 4 + 64 },
+		/* A byte per port of each pool address. */
+		{ skel->maps.xnat_port_active,
+		  (cfg->n_pool > 1 ? cfg->n_pool : 1) * PORT_ACTIVE_WORDS },
 	};
 	int err = 0;
 

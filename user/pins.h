@@ -25,6 +25,7 @@
 #define MAP_IFADDRS  "xnat_ifaddrs"
 #define MAP_MAPPINGS "xnat_mappings"
 #define MAP_PORTS    "xnat_ports"
+#define MAP_PORT_ACTIVE "xnat_port_active"
 #define MAP_HOSTS    "xnat_hosts"
 #define MAP_POOL     "xnat_pool"
 #define MAP_POOL_REV "xnat_pool_rev"

@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <linux/if_packet.h>
 #include <bpf/bpf.h>
@@ -145,6 +146,23 @@ void flows_clear(void)
 	map_clear(bpf_map__fd(skel->maps.xnat_ports), 65536);
 	map_clear(bpf_map__fd(skel->maps.xnat_peers), 131072);
 	map_clear(bpf_map__fd(skel->maps.xnat_hosts), 65536);
+	port_active_clear();
+}
+
+/* Every byte of xnat_port_active back to "not known", as the loader
+ * leaves it (user/loader.c): with the ports, their marks go. */
+void port_active_clear(void)
+{
+	const struct bpf_map *map = skel->maps.xnat_port_active;
+	size_t len = (size_t)bpf_map__max_entries(map) *
+		     bpf_map__value_size(map);
+	void *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 bpf_map__fd(map), 0);
+
+	if (ASSERT_TRUE(mem != MAP_FAILED, "xnat_port_active mapped")) {
+		memset(mem, 0, len);
+		munmap(mem, len);
+	}
 }
 
 struct flow_key flow_key4(const char *saddr, uint16_t sport,

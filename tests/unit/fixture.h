@@ -225,6 +225,8 @@ void stats_read(struct xnat_counter sum[XNAT_REASON_MAX]);
 int flows_count(void);
 /* Delete every entry of FD, at most BOUND of them. */
 void map_clear(int fd, int bound);
+/* xnat_port_active all zero ("not known"), as the loader leaves it. */
+void port_active_clear(void);
 /* Forget all NAT state: flows, mappings, port owners, peers, bindings and
  * the hosts' counts. */
 void flows_clear(void);

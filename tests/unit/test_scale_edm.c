@@ -112,18 +112,41 @@ static bool port_owner(uint16_t port, struct nat_endpoint *owner)
 					     &pk, owner), "port owner");
 }
 
-/* Set the flags of port PORT's owner entry (UDP, first address). */
+static bool full_hint_set(bool on);
+
+/* UDP port PORT's byte of xnat_port_active (first address), or -1. */
+static int port_active_byte(uint16_t port)
+{
+	__u32 word = 1 * 8192 + port / 8; /* UDP is the second protocol */
+	uint8_t b[8];
+
+	if (!ASSERT_OK(bpf_map_lookup_elem(
+			       bpf_map__fd(skel->maps.xnat_port_active),
+			       &word, b), "port_active word"))
+		return -1;
+	return b[port % 8];
+}
+
+/* Set the flags of port PORT's owner entry (UDP, first address), and its
+ * byte of xnat_port_active with them, as the data path writes both. */
 static bool port_owner_set(uint16_t port, uint8_t flags)
 {
 	struct nat_port_key pk = { .port = htons(port), .proto = IPPROTO_UDP };
+	int fd = bpf_map__fd(skel->maps.xnat_port_active);
+	__u32 word = 1 * 8192 + port / 8;
 	struct nat_endpoint owner;
+	uint8_t b[8];
 
-	if (!port_owner(port, &owner))
+	if (!port_owner(port, &owner) ||
+	    !ASSERT_OK(bpf_map_lookup_elem(fd, &word, b), "port_active word"))
 		return false;
 	owner.flags = flags;
+	b[port % 8] = !!(flags & NAT_EP_ACTIVE);
 	return ASSERT_OK(bpf_map_update_elem(bpf_map__fd(skel->maps.xnat_ports),
 					     &pk, &owner, BPF_EXIST),
-			 "port owner written");
+			 "port owner written") &&
+	       ASSERT_OK(bpf_map_update_elem(fd, &word, b, BPF_ANY),
+			 "port_active written");
 }
 
 /* Set the counts of host HOSTN's mapping of SPORT (UDP). */
@@ -208,6 +231,7 @@ static bool test_edm_owner_mark(void)
 			 NULL);
 	ok &= port_owner(30000, &owner);
 	ok &= ASSERT_EQ(owner.flags, NAT_EP_ACTIVE, "marked at creation");
+	ok &= ASSERT_EQ(port_active_byte(30000), 1, "its byte set at creation");
 	/* Unmarked, mapping in use: the mapping decides, the port is free. */
 	ok &= port_owner_set(30000, 0);
 	ok &= out_expect(&c, 91, 1000, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
@@ -225,6 +249,7 @@ static bool test_edm_owner_mark(void)
 			 NULL, NULL);
 	ok &= port_owner(30000, &owner);
 	ok &= ASSERT_EQ(owner.flags, 0, "unmarked with its last outbound flow");
+	ok &= ASSERT_EQ(port_active_byte(30000), 0, "its byte cleared with it");
 	map_clear(flows_fd, SCALE_FLOWS_MAX + 1);
 	/* Over and unmarked: the port is reserved (REQ-3). */
 	ok &= out_expect(&c, 92, 1000, 9, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
@@ -234,11 +259,47 @@ static bool test_edm_owner_mark(void)
 			 NULL);
 	ok &= port_owner(30000, &owner);
 	ok &= ASSERT_EQ(owner.flags, NAT_EP_ACTIVE, "marked when revived");
+	ok &= ASSERT_EQ(port_active_byte(30000), 1, "its byte set again");
 	ok &= out_expect(&c, 92, 1000, 9, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
 			 NULL, NULL);
 	return ok;
 }
 FIXTURE_TEST(.name = "edm_owner_mark", .fn = test_edm_owner_mark);
+
+/*
+ * xnat_port_active cleared (as the loader clears it before each program
+ * load, bpf/port_active.h) says "not known", never "free" or "over": an
+ * active owner's port is still shared, through a look-up of its owner,
+ * and a port whose mapping is over is still reserved (REQ-3).
+ */
+static bool test_edm_port_active_unknown(void)
+{
+	int fd = bpf_map__fd(skel->maps.xnat_port_active);
+	struct xnat_config c = scale_cfg;
+	__u32 word = 1 * 8192 + 30000 / 8;
+	uint64_t zero = 0;
+	bool ok = true;
+
+	if (!single_port_held(&c, 60, NULL))
+		return false;
+	ok &= ASSERT_EQ(port_active_byte(30000), 1, "set by the mapping");
+	ok &= ASSERT_OK(bpf_map_update_elem(fd, &word, &zero, BPF_ANY),
+			"cleared");
+	ok &= ASSERT_TRUE(full_hint_set(true), "hint");
+	ok &= out_expect(&c, 61, 1000, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
+			 NULL, NULL);
+	map_clear(flows_fd, SCALE_FLOWS_MAX + 1);
+	ok &= mapping_counts(60, 30000, 0, 0);
+	ok &= port_owner_set(30000, 0);
+	ok &= ASSERT_TRUE(full_hint_set(true), "hint");
+	ok &= out_expect(&c, 62, 1000, 9, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
+			 NULL);
+	ok &= ASSERT_EQ(map_count(flows_fd), 0, "no flow");
+	ok &= ASSERT_TRUE(full_hint_set(false), "hint cleared");
+	return ok;
+}
+FIXTURE_TEST(.name = "edm_port_active_unknown",
+	     .fn = test_edm_port_active_unknown);
 
 /* Every CPU's "no endpoint-independent port lately" hint (struct
  * nat_alloc_hint) set to now, or cleared: which of mapping_port()'s two

@@ -149,6 +149,22 @@ static bool wait_count(int fd, long n, int limit, const char *what)
 	return ASSERT_EQ(map_count(fd), n, what);
 }
 
+/* Ports xnat_port_active says an active mapping owns (any protocol). */
+static long port_active_count(void)
+{
+	int fd = bpf_map__fd(skel->maps.xnat_port_active);
+	long n = 0;
+	uint8_t b[8];
+
+	for (__u32 w = 0; w < PORT_ACTIVE_WORDS; w++) {
+		if (bpf_map_lookup_elem(fd, &w, b))
+			return -1;
+		for (int i = 0; i < 8; i++)
+			n += !!b[i];
+	}
+	return n;
+}
+
 /*
  * Expiry gives everything back: flows (and with them their endpoint-
  * dependent ports), mappings (one hold time after their last flow), and the hosts' counts.
@@ -163,6 +179,7 @@ static bool test_expiry_releases(void)
 	if (!two_ports_taken(&c, 40, &ok))
 		return false;
 	ok &= ASSERT_EQ(host_ports(40), 2, "ports held");
+	ok &= ASSERT_EQ(port_active_count(), 1, "the mapping's port active");
 	ok &= wait_count(bpf_map__fd(skel->maps.xnat_flows), 0, 10, "flows expired");
 	if (!wait_count(bpf_map__fd(skel->maps.xnat_mappings), 0, 10,
 			"mapping released after its hold")) {
@@ -179,6 +196,7 @@ static bool test_expiry_releases(void)
 	}
 	ok &= ASSERT_EQ(map_count(bpf_map__fd(skel->maps.xnat_ports)), 0,
 			"port released");
+	ok &= ASSERT_EQ(port_active_count(), 0, "no port said active");
 	ok &= ASSERT_EQ(host_ports(40), 0, "host's ports given back");
 	/* And the host may open flows again. */
 	ok &= out_expect(&c, 40, 1003, 11, XDP_REDIRECT, XNAT_FWD_SLOW, NULL,
