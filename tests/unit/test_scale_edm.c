@@ -112,8 +112,6 @@ static bool port_owner(uint16_t port, struct nat_endpoint *owner)
 					     &pk, owner), "port owner");
 }
 
-static bool full_hint_set(bool on);
-
 /* UDP port PORT's byte of xnat_port_active (first address), or -1. */
 static int port_active_byte(uint16_t port)
 {
@@ -266,40 +264,6 @@ static bool test_edm_owner_mark(void)
 }
 FIXTURE_TEST(.name = "edm_owner_mark", .fn = test_edm_owner_mark);
 
-/*
- * xnat_port_active cleared (as the loader clears it before each program
- * load, bpf/port_active.h) says "not known", never "free" or "over": an
- * active owner's port is still shared, through a look-up of its owner,
- * and a port whose mapping is over is still reserved (REQ-3).
- */
-static bool test_edm_port_active_unknown(void)
-{
-	int fd = bpf_map__fd(skel->maps.xnat_port_active);
-	struct xnat_config c = scale_cfg;
-	__u32 word = 1 * 8192 + 30000 / 8;
-	uint64_t zero = 0;
-	bool ok = true;
-
-	if (!single_port_held(&c, 60, NULL))
-		return false;
-	ok &= ASSERT_EQ(port_active_byte(30000), 1, "set by the mapping");
-	ok &= ASSERT_OK(bpf_map_update_elem(fd, &word, &zero, BPF_ANY),
-			"cleared");
-	ok &= ASSERT_TRUE(full_hint_set(true), "hint");
-	ok &= out_expect(&c, 61, 1000, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
-			 NULL, NULL);
-	map_clear(flows_fd, SCALE_FLOWS_MAX + 1);
-	ok &= mapping_counts(60, 30000, 0, 0);
-	ok &= port_owner_set(30000, 0);
-	ok &= ASSERT_TRUE(full_hint_set(true), "hint");
-	ok &= out_expect(&c, 62, 1000, 9, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
-			 NULL);
-	ok &= ASSERT_EQ(map_count(flows_fd), 0, "no flow");
-	ok &= ASSERT_TRUE(full_hint_set(false), "hint cleared");
-	return ok;
-}
-FIXTURE_TEST(.name = "edm_port_active_unknown",
-	     .fn = test_edm_port_active_unknown);
 
 /* Every CPU's "no endpoint-independent port lately" hint (struct
  * nat_alloc_hint) set to now, or cleared: which of mapping_port()'s two
@@ -318,6 +282,28 @@ static bool full_hint_set(bool on)
 						ts.tv_nsec : 0;
 	return ASSERT_OK(bpf_map_update_elem(fd, &zero, h, BPF_ANY),
 			 "allocation hint");
+}
+
+/*
+ * The mapping of host OWNER's SPORT, the only one of the one-port range
+ * 30000, over (its flows gone, counts at zero, its port's owner
+ * unmarked: as flow expiry leaves it): host HOSTN's flow to DPORT, probing
+ * the full range, must not get the port (REQ-3) and leaves no flow.
+ */
+static bool full_probe_reserved(const struct xnat_config *c, int owner,
+				uint16_t sport, int hostn, uint16_t dport)
+{
+	bool ok = true;
+
+	map_clear(flows_fd, SCALE_FLOWS_MAX + 1);
+	ok &= mapping_counts(owner, sport, 0, 0);
+	ok &= port_owner_set(30000, 0);
+	ok &= ASSERT_TRUE(full_hint_set(true), "hint");
+	ok &= out_expect(c, hostn, 1000, dport, XDP_PASS, XNAT_PASS_NO_PORT,
+			 NULL, NULL);
+	ok &= ASSERT_EQ(map_count(flows_fd), 0, "no flow");
+	ok &= ASSERT_TRUE(full_hint_set(false), "hint cleared");
+	return ok;
 }
 
 /*
@@ -346,18 +332,36 @@ static bool test_edm_full_probe(void)
 	ok &= ASSERT_EQ(port, 30000, "the probed port, active: shared");
 	ok &= reply_expect(81, 1000, 10, NULL, 30000);
 	ok &= reply_expect(80, 1000, 9, NULL, 30000);
-	/* The owner's mapping over, as flow expiry leaves it. */
-	map_clear(flows_fd, SCALE_FLOWS_MAX + 1);
-	ok &= mapping_counts(80, 1000, 0, 0);
-	ok &= port_owner_set(30000, 0);
-	ok &= ASSERT_TRUE(full_hint_set(true), "hint");
-	ok &= out_expect(&c, 82, 1000, 11, XDP_PASS, XNAT_PASS_NO_PORT, NULL,
-			 NULL);
-	ok &= ASSERT_EQ(map_count(flows_fd), 0, "no flow");
-	ok &= ASSERT_TRUE(full_hint_set(false), "hint cleared");
-	return ok;
+	return ok && full_probe_reserved(&c, 80, 1000, 82, 11);
 }
 FIXTURE_TEST(.name = "edm_full_probe", .fn = test_edm_full_probe);
+
+/*
+ * xnat_port_active cleared (as the loader clears it before each program
+ * load, bpf/port_active.h) says "not known", never "free" or "over": an
+ * active owner's port is still shared, through a look-up of its owner,
+ * and a port whose mapping is over is still reserved (REQ-3).
+ */
+static bool test_edm_port_active_unknown(void)
+{
+	int fd = bpf_map__fd(skel->maps.xnat_port_active);
+	struct xnat_config c = scale_cfg;
+	__u32 word = 1 * 8192 + 30000 / 8;
+	uint64_t zero = 0;
+	bool ok = true;
+
+	if (!single_port_held(&c, 60, NULL))
+		return false;
+	ok &= ASSERT_EQ(port_active_byte(30000), 1, "set by the mapping");
+	ok &= ASSERT_OK(bpf_map_update_elem(fd, &word, &zero, BPF_ANY),
+			"cleared");
+	ok &= ASSERT_TRUE(full_hint_set(true), "hint");
+	ok &= out_expect(&c, 61, 1000, 10, XDP_REDIRECT, XNAT_FWD_SLOW_EDM,
+			 NULL, NULL);
+	return ok && full_probe_reserved(&c, 60, 30000, 62, 9);
+}
+FIXTURE_TEST(.name = "edm_port_active_unknown",
+	     .fn = test_edm_port_active_unknown);
 
 /*
  * An endpoint-dependent flow leaves the address-dependent filter of its
