@@ -71,12 +71,13 @@ static int skel_size_maps(struct xnat_bpf *skel, const struct config *cfg)
 		struct bpf_map *map;
 		__u32 n;
 	} sizes[] = {
-		/* Two entries per connection; at most one mapping, one port
+		/* Two entries per connection (and one for the buckets,
+		 * map_size.c); at most one mapping, one port
 		 * and (LRU) two peers per connection; mappings and ports
 		 * also at most one per external port (map_size.c). An
 		 * endpoint-dependent port is held by its flow's reply
 		 * entry. */
-		{ skel->maps.xnat_flows, 2 * cfg->flows_max },
+		{ skel->maps.xnat_flows, map_size_flow_table(cfg) },
 		{ skel->maps.xnat_mappings,
 		  map_size_nat_table(cfg, MAP_MAPPINGS) },
 		{ skel->maps.xnat_ports, map_size_nat_table(cfg, MAP_PORTS) },

@@ -1409,6 +1409,8 @@ test_map_layout_change() {
 	check udp_from "$NS_LAN" 40009 "$tok"
 }
 
+# The flow table holds two entries per connection and one more (its
+# buckets double); a running router's table of two per connection is kept.
 # The mapping table and its ports hold one entry per external port: sized
 # by the NAT addresses (65,536 ports each), not by [flows] max. A running
 # router's bigger ones (xnat before 2026-11-30 sized them by [flows] max)
@@ -1419,17 +1421,25 @@ TEST_MODES[nat_table_sizes]=xdp
 test_nat_table_sizes() {
 	local pins cfg m tok=xnat-nt-$RANDOM
 	pins=$(pin_dir)
-	cfg=$(config_edit big 's/^max( *)= 65536/max\1= 131072/') || fail "config"
+	cfg=$(config_edit big 's/^max( *)= 65536/max\1= 262144/') || fail "config"
 	check xnat down
 	xnat_rc up -c "$cfg"
-	[ "$RC" = 0 ] || fail "up with [flows] max = 131072 failed"
+	[ "$RC" = 0 ] || fail "up with [flows] max = 262144 failed"
 	for m in xnat_mappings xnat_ports; do
 		check bpftool map show pinned "$pins/$m"
 		grep -q "max_entries 65536 " <<<"$CHECK_OUT" ||
 			fail "$m not sized by the one NAT address"
 	done
+	# Two entries per connection and one for the buckets (map_size.c).
 	check bpftool map show pinned "$pins/xnat_flows"
-	grep -q "max_entries 262144 " <<<"$CHECK_OUT" || fail "flow table size"
+	grep -q "max_entries 524289 " <<<"$CHECK_OUT" || fail "flow table size"
+
+	# A flow table as xnat before 2026-12-03 made it (two entries per
+	# connection, half the buckets): kept, and the router NATs.
+	pin_replaced "$pins" xnat_flows hash 44 128 524288 "$cfg"
+	[ "$RC" = 0 ] || fail "up over an older flow table failed: $OUT"
+	check bpftool map show pinned "$pins/xnat_flows"
+	grep -q "max_entries 524288 " <<<"$CHECK_OUT" || fail "older flow table not kept"
 
 	# As an older xnat made them: [flows] max entries. Kept.
 	pin_replaced "$pins" xnat_mappings hash 8 40 131072 "$cfg"
