@@ -31,25 +31,44 @@
 #include "watch.h"
 
 /* What `xnat run` keeps: the plan it last applied and that commit's
- * generation. */
+ * instance and generation, which name it (struct xnat_state). */
 struct runner {
 	struct plan plan;
+	unsigned long long instance;
 	unsigned long generation;
 };
 
-static unsigned long current_generation(void)
+/* The commit REC is ours now (run applied it, or follows it). */
+static void runner_commit(struct runner *r, const struct xnat_state *rec)
 {
-	struct xnat_state st;
-
-	return state_load(&st) ? 0 : st.generation;
+	r->instance = rec->instance;
+	r->generation = rec->generation;
 }
 
-/* Another command applied a config since ours: follow it rather than put
- * ours back over it. */
-static void follow(struct runner *r, unsigned long generation)
+/* Did another command commit REC? The generation alone cannot say: after
+ * `xnat down`, a new `xnat up` counts from 1 again, maybe up to ours. */
+static int runner_other(const struct runner *r, const struct xnat_state *rec)
+{
+	return rec->instance != r->instance ||
+	       rec->generation != r->generation;
+}
+
+/* R follows or applied a commit since it had INSTANCE and MODE: were the
+ * maps made again, the router brought up anew or switched to another
+ * mode (which takes the old mode down)? */
+static int runner_maps_anew(const struct runner *r,
+			    unsigned long long instance, int mode)
+{
+	return r->instance != instance || (int)r->plan.cfg.mode != mode;
+}
+
+/* Another command applied a config since ours (REC): follow it rather
+ * than put ours back over it. */
+static void follow(struct runner *r, const struct xnat_state *rec)
 {
 	char err[CONFIG_ERR_LEN];
 	struct plan next;
+	int anew = rec->instance != r->instance;
 
 	if (up_plan_file(state_applied_config(), 1, &next, err)) {
 		pr_warn("xnat: cannot read the config another command applied "
@@ -57,9 +76,11 @@ static void follow(struct runner *r, unsigned long generation)
 	} else {
 		plan_free(&r->plan);
 		r->plan = next;
-		pr_info("Another xnat command applied a config: following it\n");
+		pr_info("%s: following it\n", anew ?
+			"Another xnat command brought the router up anew" :
+			"Another xnat command applied a config");
 	}
-	r->generation = generation;
+	runner_commit(r, rec);
 }
 
 /* Re-resolve (WAN address, ports) and re-apply what changed; put the nft
@@ -126,8 +147,8 @@ static int refresh(struct runner *r)
 		pr_warn("xnat: the router was taken down by another command\n");
 		return -ENOENT;
 	}
-	if (st.generation != r->generation)
-		follow(r, st.generation);
+	if (runner_other(r, &st))
+		follow(r, &st);
 	else
 		again = refresh_plan(r);
 	state_unlock(lock);
@@ -207,8 +228,17 @@ static void events_hops_open(struct run_events *ev)
 			"not learnt\n", strerror(errno));
 }
 
-static void events_mode(struct run_events *ev, const struct config *cfg)
+/* Listen to what CFG's mode needs. MAPS_ANEW: the router's maps were
+ * made again since the last call (a router brought up anew, a mode
+ * switch, which takes the old mode down): the event log's ring and
+ * switch are the old maps', which no program writes any more. */
+static void events_mode(struct run_events *ev, const struct config *cfg,
+			int maps_anew)
 {
+	if (maps_anew) {
+		natlog_close(ev->nat_log);
+		ev->nat_log = NULL;
+	}
 	offload_watch_close(ev->offload);
 	ev->offload = cfg->mode == MODE_OFFLOAD ? offload_watch_open(cfg) : NULL;
 	events_hops_close(ev);
@@ -251,15 +281,19 @@ static void events_close(struct run_events *ev)
 static void reload(const struct opts *o, struct runner *r,
 		   struct run_events *ev)
 {
+	unsigned long long instance = r->instance;
+	int mode = r->plan.cfg.mode;
+	struct xnat_state rec;
 	struct plan next;
 
 	notify_systemd("RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long)(clock_ns(CLOCK_MONOTONIC) / 1000));
 	/* A bad new config keeps the old one running. */
-	if (up_locked(o, 1, &next) == EXIT_OK) {
+	if (up_locked(o, 1, &next, &rec) == EXIT_OK) {
 		plan_free(&r->plan);
 		r->plan = next;
-		r->generation = current_generation();
-		events_mode(ev, &r->plan.cfg);
+		runner_commit(r, &rec);
+		events_mode(ev, &r->plan.cfg,
+			    runner_maps_anew(r, instance, mode));
 		notify_systemd("READY=1\nSTATUS=up with %s (reloaded)",
 			       r->plan.cfg.path);
 		return;
@@ -291,8 +325,9 @@ static int run_loop(const struct opts *o, struct runner *r,
 		    struct run_events *ev)
 {
 	time_t last = time(NULL);
+	unsigned long long instance;
 	unsigned long generation;
-	int changed, rc;
+	int changed, rc, mode;
 
 	while (!got_term) {
 		changed = events_wait(ev);
@@ -308,14 +343,17 @@ static int run_loop(const struct opts *o, struct runner *r,
 		if (!changed && time(NULL) - last < 5)
 			continue;
 		last = time(NULL);
+		instance = r->instance;
 		generation = r->generation;
+		mode = r->plan.cfg.mode;
 		rc = refresh(r);
 		if (rc == -ENOENT)
 			return 1;
 		/* Followed another command's config, maybe another mode's:
 		 * listen to what that mode needs, as a reload does. */
-		if (r->generation != generation)
-			events_mode(ev, &r->plan.cfg);
+		if (r->instance != instance || r->generation != generation)
+			events_mode(ev, &r->plan.cfg,
+				    runner_maps_anew(r, instance, mode));
 		if (rc == 1)
 			reapply(o, r, ev);
 	}
@@ -331,6 +369,7 @@ int cmd_run(const struct opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct run_events ev = {};
+	struct xnat_state rec;
 	struct runner r = {};
 	int rc;
 
@@ -338,17 +377,17 @@ int cmd_run(const struct opts *o)
 	if (!ev.nl)
 		return fail(o, EXIT_SYSTEM, "failed to open rtnetlink: %s",
 			    strerror(errno));
-	rc = up_locked(o, 1, &r.plan);
+	rc = up_locked(o, 1, &r.plan, &rec);
 	if (rc) {
 		events_close(&ev);
 		return rc;
 	}
-	r.generation = current_generation();
+	runner_commit(&r, &rec);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	notify_systemd("READY=1\nSTATUS=up with %s", r.plan.cfg.path);
-	events_mode(&ev, &r.plan.cfg);
+	events_mode(&ev, &r.plan.cfg, 0);
 	rc = run_loop(o, &r, &ev);
 	events_close(&ev);
 	plan_free(&r.plan);

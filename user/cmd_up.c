@@ -140,6 +140,10 @@ static int commit(struct xnat_state *st, const struct plan *plan,
 	int ret;
 
 	st->mode = plan->cfg.mode;
+	/* No record before this one (generation 0): a router started anew,
+	 * whose generations count from 1 again. */
+	if (!st->generation)
+		st->instance = state_new_instance();
 	st->generation++;
 	st->prog_hash = plan->xdp ? loader_prog_id(plan) : 0;
 	st->n_ifaces = 0;
@@ -238,18 +242,19 @@ static int apply_and_commit(const struct opts *o, const struct plan *plan,
 }
 
 /*
- * ST for a router started anew in place (a mode switch). The generation
- * goes on: `xnat run` follows another command's config only when the
- * number differs from the one it applied, and a restart at 1 could equal
- * it. So do the sysctls still remembered, with their values from before
- * xnat: one a take-down could not write back, or one the failed apply
- * before this one set (and its undo put back).
+ * ST for a router started anew in place (a mode switch). The instance and
+ * the generation go on: `xnat run` follows another command's config only
+ * when they differ from the ones it applied, and a restart at 1 could
+ * equal them. So do the sysctls still remembered, with their values from
+ * before xnat: one a take-down could not write back, or one the failed
+ * apply before this one set (and its undo put back).
  */
 static void state_restart(struct xnat_state *st)
 {
 	struct xnat_state keep = *st;
 
 	memset(st, 0, sizeof(*st));
+	st->instance = keep.instance;
 	st->generation = keep.generation;
 	st->n_sysctls = keep.n_sysctls;
 	memcpy(st->sysctls, keep.sysctls, sizeof(st->sysctls));
@@ -384,7 +389,8 @@ static void lock_release(int fd, const sigset_t *saved)
 	sigprocmask(SIG_SETMASK, saved, NULL);
 }
 
-int up_locked(const struct opts *o, int wait_addr, struct plan *plan)
+int up_locked(const struct opts *o, int wait_addr, struct plan *plan,
+	      struct xnat_state *rec)
 {
 	char err[CONFIG_ERR_LEN];
 	int lock, rc, ret;
@@ -405,6 +411,9 @@ int up_locked(const struct opts *o, int wait_addr, struct plan *plan)
 		return EXIT_SYSTEM;
 	}
 	rc = bring_up(o, plan);
+	/* Read before the lock goes: after it, another command may commit. */
+	if (!rc && rec && state_load(rec))
+		memset(rec, 0, sizeof(*rec));
 	lock_release(lock, &saved);
 	if (rc)
 		plan_free(plan);
@@ -414,7 +423,7 @@ int up_locked(const struct opts *o, int wait_addr, struct plan *plan)
 int cmd_up(const struct opts *o)
 {
 	struct plan plan;
-	int rc = up_locked(o, 0, &plan);
+	int rc = up_locked(o, 0, &plan, NULL);
 
 	if (!rc)
 		plan_free(&plan);

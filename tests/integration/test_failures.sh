@@ -19,7 +19,9 @@
 #   - a port removed on reload takes its flows out of the flow table, so
 #     the kernel carries them instead of XDP sending them nowhere;
 #   - commands that change the router take a lock, and `xnat run` follows
-#     a config another command applied instead of putting its own back;
+#     a config another command applied instead of putting its own back,
+#     also after a `down` and a fresh `up` it did not see (whose
+#     generation restarts at 1: the record's instance tells them apart);
 #     a mode switch holds the lock to its end (under `xnat run`, against
 #     a concurrent `up`) and leaves the router wholly in the new mode;
 #     one whose new mode fails after the old one was taken down applies
@@ -1022,6 +1024,56 @@ test_run_follows_up() {
 	bpftool map dump pinned "$(pin_dir)/xnat_forwards" | grep -q 33315 ||
 		fail "forward 9090 missing from the map"
 	grep -q "following it" "$TB_WORK/run.log" || fail "run did not say it follows"
+	stop_run
+	nothing_left
+}
+
+# The xnat process of `xnat run` (RUN_PID is its timeout(1) wrapper).
+run_xnat_pid() { pgrep -P "$RUN_PID" -x xnat; }
+
+# `xnat down` and a fresh `xnat up` of another config while `xnat run`
+# does not look (stopped here, as one between two refreshes would be): the
+# new router's record counts from generation 1 again, the number run's own
+# had. Run must still tell that another command applied it (the record's
+# instance) and follow that config, not put its own back at its next
+# refresh, which the nft table removed makes it re-apply.
+TEST_MODES[run_down_up]="xdp offload kernel"
+test_run_down_up() {
+	local cfg pid stopped=0 lock=/run/xnat/$TB_RTR_INO/lock rc_down rc_up
+	cfg=$(config_edit fwd9090 's|^(tcp/8080 = .*)|\1\ntcp/9090 = 198.18.1.10:90|') ||
+		fail "config"
+	check xnat down
+	start_run "$TB_CONFIG"
+	[ "$(generation)" = 1 ] || fail "run's own up is not generation 1"
+	pid=$(run_xnat_pid) || fail "no xnat process under pid $RUN_PID"
+	# Stopped while it does not hold the lock, or down would wait on it.
+	for _ in $(seq 50); do
+		kill -STOP "$pid" || fail "cannot stop pid $pid"
+		flock -n "$lock" true && { stopped=1; break; }
+		kill -CONT "$pid"
+		sleep 0.1
+	done
+	[ $stopped = 1 ] || fail "xnat run always holds the lock"
+	xnat_rc down
+	rc_down=$RC
+	xnat_rc up -c "$cfg"
+	rc_up=$RC
+	check on_rtr nft delete table inet xnat
+	kill -CONT "$pid"
+	[ "$rc_down" = 0 ] && [ "$rc_up" = 0 ] || fail "down or up failed"
+	[ "$(generation)" = 1 ] ||
+		fail "the new up is not generation 1 (the case under test)"
+	wait_until 20 on_rtr nft list table inet xnat ||
+		fail "xnat run did not put a table back: $(cat "$TB_WORK/run.log")"
+	on_rtr nft list table inet xnat | grep -q 9090 ||
+		fail "xnat run put its old config back over the new up: $(cat "$TB_WORK/run.log")"
+	if [ "$TB_MODE" != kernel ]; then
+		bpftool map dump pinned "$(pin_dir)/xnat_forwards" | grep -q 33315 ||
+			fail "forward 9090 missing from the map"
+	fi
+	grep -q "brought the router up anew: following it" "$TB_WORK/run.log" ||
+		fail "run did not say it follows: $(cat "$TB_WORK/run.log")"
+	kill -0 "$RUN_PID" 2>/dev/null || fail "xnat run exited"
 	stop_run
 	nothing_left
 }
