@@ -53,21 +53,14 @@ static int runner_other(const struct runner *r, const struct xnat_state *rec)
 	       rec->generation != r->generation;
 }
 
-/* R follows or applied a commit since it had INSTANCE and MODE: were the
- * maps made again, the router brought up anew or switched to another
- * mode (which takes the old mode down)? */
-static int runner_maps_anew(const struct runner *r,
-			    unsigned long long instance, int mode)
-{
-	return r->instance != instance || (int)r->plan.cfg.mode != mode;
-}
-
 /* Another command applied a config since ours (REC): follow it rather
  * than put ours back over it. */
 static void follow(struct runner *r, const struct xnat_state *rec)
 {
 	char err[CONFIG_ERR_LEN];
 	struct plan next;
+	/* Started anew: by an `up` after a `down`, or restarted in place
+	 * (a mode switch, a reload whose running config was lost). */
 	int anew = rec->instance != r->instance;
 
 	if (up_plan_file(state_applied_config(), 1, &next, err)) {
@@ -228,9 +221,9 @@ static void events_hops_open(struct run_events *ev)
 			"not learnt\n", strerror(errno));
 }
 
-/* Listen to what CFG's mode needs. MAPS_ANEW: the router's maps were
- * made again since the last call (a router brought up anew, a mode
- * switch, which takes the old mode down): the event log's ring and
+/* Listen to what CFG's mode needs. MAPS_ANEW: the router was started
+ * anew since the last call (another instance: brought up after a down,
+ * or restarted in place), on maps of its own: the event log's ring and
  * switch are the old maps', which no program writes any more. */
 static void events_mode(struct run_events *ev, const struct config *cfg,
 			int maps_anew)
@@ -282,7 +275,6 @@ static void reload(const struct opts *o, struct runner *r,
 		   struct run_events *ev)
 {
 	unsigned long long instance = r->instance;
-	int mode = r->plan.cfg.mode;
 	struct xnat_state rec;
 	struct plan next;
 
@@ -292,8 +284,7 @@ static void reload(const struct opts *o, struct runner *r,
 		plan_free(&r->plan);
 		r->plan = next;
 		runner_commit(r, &rec);
-		events_mode(ev, &r->plan.cfg,
-			    runner_maps_anew(r, instance, mode));
+		events_mode(ev, &r->plan.cfg, r->instance != instance);
 		notify_systemd("READY=1\nSTATUS=up with %s (reloaded)",
 			       r->plan.cfg.path);
 		return;
@@ -327,7 +318,7 @@ static int run_loop(const struct opts *o, struct runner *r,
 	time_t last = time(NULL);
 	unsigned long long instance;
 	unsigned long generation;
-	int changed, rc, mode;
+	int changed, rc;
 
 	while (!got_term) {
 		changed = events_wait(ev);
@@ -345,15 +336,13 @@ static int run_loop(const struct opts *o, struct runner *r,
 		last = time(NULL);
 		instance = r->instance;
 		generation = r->generation;
-		mode = r->plan.cfg.mode;
 		rc = refresh(r);
 		if (rc == -ENOENT)
 			return 1;
 		/* Followed another command's config, maybe another mode's:
 		 * listen to what that mode needs, as a reload does. */
 		if (r->instance != instance || r->generation != generation)
-			events_mode(ev, &r->plan.cfg,
-				    runner_maps_anew(r, instance, mode));
+			events_mode(ev, &r->plan.cfg, r->instance != instance);
 		if (rc == 1)
 			reapply(o, r, ev);
 	}

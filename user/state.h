@@ -27,10 +27,11 @@ struct xnat_state {
 	/* Bumped by every command that changes the router: `xnat run` sees
 	 * that another command applied a config since its own. */
 	unsigned long generation;
-	/* Drawn by each `up` that starts the router anew (no record before
-	 * it), kept by reloads and mode switches: after `down`, the next
-	 * router's generations count from 1 again, and only this tells them
-	 * from the ones `xnat run` applied. 0 in a record from before it. */
+	/* Drawn by each commit that started the router anew, on maps of its
+	 * own (a first `up`, a mode switch), kept by reloads: after `down`,
+	 * the next router's generations count from 1 again, and only this
+	 * tells them from the ones `xnat run` applied. 0 in a record from
+	 * before it. */
 	unsigned long long instance;
 	int n_ifaces;
 	char ifaces[STATE_MAX_IFACES][IF_NAMESIZE];    /* where xnat attached, xdp mode */

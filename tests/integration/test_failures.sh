@@ -13,6 +13,11 @@
 #   - a reload that fails puts back the running router (from the config it
 #     recorded, not the edited file) and exits 2 saying so, also when only
 #     its record fails (applied.ini stays the running config);
+#   - a reload while a port of the running config is gone (deleted since)
+#     reloads in place what runs without it, and one that fails goes back
+#     to that, saying so; a running config that cannot be rebuilt at all
+#     makes a reload a restart, which, failing, leaves the router down
+#     and says so;
 #   - a reload that changes the attach mode (xdp = generic, native) moves
 #     every port to it, or, when a port refuses it, puts every port back
 #     (program and mode) and exits 2;
@@ -328,6 +333,110 @@ test_reload_record_fails() {
 	on_rtr nft list table inet xnat | grep -qE "9090|$RTR_LAN1_IF" &&
 		fail "the new config's table left: $(on_rtr nft list table inet xnat)"
 	as_before_and_nat "$before" 40041
+}
+
+# lan1 as a second LAN port of the running config (TB_WORK/two.ini), then
+# deleted, as an unplugged adapter goes: the config the router recorded
+# names a port that is gone, and cannot be rebuilt as it is.
+lan1_gone() {
+	local two
+	testbed_add_lan_port || fail "no second LAN port"
+	two=$(config_edit two 's/^lan( *)= lan0/lan\1= lan0, lan1/') || fail "config"
+	check xnat up -c "$two"
+	check ip -n "$NS_RTR" link del "$RTR_LAN1_IF"
+}
+
+# The router runs with every part in place: status says so (exit 0), and
+# a UDP exchange from the LAN host's source port SPORT is NATed.
+router_whole() {
+	local tok=xnat-whole-$1-$RANDOM
+	xnat_rc status
+	[ "$RC" = 0 ] || fail "status exits $RC"
+	udp_echo_wan || fail "no server"
+	wait_until 10 lan_reply_is "$1" "$tok" || fail "no NAT"
+}
+
+# A reload that drops the port that is gone reloads in place what the
+# router runs (the recorded config without that port): it succeeds,
+# saying which port it found gone, and the router NATs; in xdp mode the
+# LAN host's flow is kept (no restart). `down` then leaves nothing.
+TEST_MODES[reload_port_gone]="xdp offload kernel"
+test_reload_port_gone() {
+	lan1_gone
+	udp_echo_wan || fail "no server"
+	check udp_from "$NS_LAN" 40061 before
+	xnat_rc up -c "$TB_CONFIG"
+	[ "$RC" = 0 ] || fail "the reload failed"
+	grep -q "lan1, in the running config, is gone" <<<"$OUT" ||
+		fail "the reload does not say lan1 is gone"
+	grep -q "xnat reloaded in $TB_MODE mode" <<<"$OUT" ||
+		fail "not a reload in place"
+	if [ "$TB_MODE" = xdp ]; then
+		[ "$(flow_count "'$LAN_HOST4' in f['src'] + f['new_dst']")" = 2 ] ||
+			fail "the reload ended the LAN host's flow: $(xnat flows)"
+	fi
+	router_whole 40061
+	check xnat down
+	nothing_left
+}
+
+# A reload that fails (its record cannot be written, in every mode) while
+# the running config names a port that is gone: exit 2, saying it rolled
+# back to the running config without that port; the router is that: the
+# record, applied.ini and the programs on the ports as before, not the
+# new config's table, whole and NATing. `down` then leaves nothing.
+TEST_MODES[reload_port_gone_fails]="xdp offload kernel"
+test_reload_port_gone_fails() {
+	local run=/run/xnat/$TB_RTR_INO cfg progs state_before
+	lan1_gone
+	cfg=$(config_edit fwd9090 's|^(tcp/8080 = .*)|\1\ntcp/9090 = 198.18.1.10:90|') ||
+		fail "config"
+	cp "$run/applied.ini" "$TB_WORK/applied.before" || fail "no applied.ini"
+	state_before=$(cat "$run/state")
+	progs=$(ip -n "$NS_RTR" -d link show | grep -oE '^[0-9]+: [^:@]+|prog/xdp id [0-9]+')
+	check mkdir "$run/state.tmp"
+	xnat_rc up -c "$cfg"
+	rmdir "$run/state.tmp"
+	[ "$RC" = 2 ] || fail "expected exit 2, got $RC"
+	grep -qF "; rolled back: the router runs $(realpath "$TB_WORK/two.ini") as before, without lan1 (gone)" \
+		<<<"$OUT" || fail "does not say what the router runs"
+	[ "$(cat "$run/state")" = "$state_before" ] || fail "the record changed"
+	cmp "$run/applied.ini" "$TB_WORK/applied.before" ||
+		fail "applied.ini is not the running config any more"
+	[ "$(ip -n "$NS_RTR" -d link show | grep -oE '^[0-9]+: [^:@]+|prog/xdp id [0-9]+')" = "$progs" ] ||
+		fail "the ports' programs changed: $(ip -n "$NS_RTR" -d link show)"
+	check on_rtr nft list table inet xnat
+	grep -q 9090 <<<"$CHECK_OUT" && fail "the failed reload's table is left"
+	router_whole 40062
+	check xnat down
+	nothing_left
+}
+
+# The recorded config cannot be rebuilt at all (here: a key this binary
+# does not know, as from another version): a reload restarts the router
+# with the new config. When that fails too (its record cannot be
+# written), the router is wholly down, and the command says so (exit 2).
+TEST_MODES[reload_unrebuildable]="xdp offload kernel"
+test_reload_unrebuildable() {
+	local run=/run/xnat/$TB_RTR_INO
+	check sed -i 's/^\[router\]/[router]\nfrom_the_future = 1/' "$run/applied.ini"
+	xnat_rc up -c "$TB_CONFIG"
+	[ "$RC" = 0 ] || fail "the restart failed"
+	grep -q "cannot rebuild the running config" <<<"$OUT" || fail "not said"
+	grep -q "Restarting in $TB_MODE mode" <<<"$OUT" || fail "no restart"
+	router_whole 40063
+	check sed -i 's/^\[router\]/[router]\nfrom_the_future = 1/' "$run/applied.ini"
+	check mkdir "$run/state.tmp"
+	xnat_rc up -c "$TB_CONFIG"
+	rmdir "$run/state.tmp"
+	# The record's directory stays only for what the test put in it.
+	rmdir "$run" 2>/dev/null
+	[ "$RC" = 2 ] || fail "expected exit 2, got $RC"
+	grep -q "; the router is down: its running config could not be rebuilt" \
+		<<<"$OUT" || fail "does not say the router is down"
+	nothing_left
+	xnat_rc status
+	[ "$RC" = 3 ] || fail "status exits $RC, not 3 (not up)"
 }
 
 # xnat up with ifb0 and xdp = INITIAL: the veths run VETH_MODE, ifb0
