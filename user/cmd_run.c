@@ -271,8 +271,10 @@ static void events_close(struct run_events *ev)
 	watch_close(ev->nl);
 }
 
-static void reload(const struct opts *o, struct runner *r,
-		   struct run_events *ev)
+/* 0; or 1 when the reload failed and left the router down (a restart
+ * with no running config to go back to: cmd_up.c), as it said. */
+static int reload(const struct opts *o, struct runner *r,
+		  struct run_events *ev)
 {
 	unsigned long long instance = r->instance;
 	struct xnat_state rec;
@@ -287,12 +289,20 @@ static void reload(const struct opts *o, struct runner *r,
 		events_mode(ev, &r->plan.cfg, r->instance != instance);
 		notify_systemd("READY=1\nSTATUS=up with %s (reloaded)",
 			       r->plan.cfg.path);
-		return;
+		return 0;
+	}
+	if (state_load(&rec) == -ENOENT) {
+		pr_warn("xnat: reload of %s failed and left the router down\n",
+			o->config);
+		notify_systemd("STATUS=reload of %s failed and left the router "
+			       "down", o->config);
+		return 1;
 	}
 	pr_warn("xnat: reload of %s failed; the config loaded before is still "
 		"running\n", o->config);
 	notify_systemd("READY=1\nSTATUS=reload of %s failed; the config loaded "
 		       "before is still running", o->config);
+	return 0;
 }
 
 /* A port of the running plan was made again: apply the running config
@@ -300,18 +310,19 @@ static void reload(const struct opts *o, struct runner *r,
  * ends the flows through the old one). From the copy recorded when it was
  * applied, not the operator's file: that one may have been edited since,
  * and only SIGHUP or `xnat up` apply an edit. */
-static void reapply(const struct opts *o, struct runner *r,
-		    struct run_events *ev)
+static int reapply(const struct opts *o, struct runner *r,
+		   struct run_events *ev)
 {
 	struct opts again = *o;
 
 	again.config = state_applied_config();
 	pr_info("A port is a new interface: applying the running config "
 		"(%s) again\n", again.config);
-	reload(&again, r, ev);
+	return reload(&again, r, ev);
 }
 
-/* Until SIGTERM; 1 if another command took the router down. */
+/* Until SIGTERM; 1 if another command took the router down, 2 if a
+ * reload of ours failed and left it down. */
 static int run_loop(const struct opts *o, struct runner *r,
 		    struct run_events *ev)
 {
@@ -326,7 +337,8 @@ static int run_loop(const struct opts *o, struct runner *r,
 			break;
 		if (got_hup) {
 			got_hup = 0;
-			reload(o, r, ev);
+			if (reload(o, r, ev))
+				return 2;
 			continue;
 		}
 		/* Events say when; the 5 s tick catches what sends none
@@ -343,8 +355,8 @@ static int run_loop(const struct opts *o, struct runner *r,
 		 * listen to what that mode needs, as a reload does. */
 		if (r->instance != instance || r->generation != generation)
 			events_mode(ev, &r->plan.cfg, r->instance != instance);
-		if (rc == 1)
-			reapply(o, r, ev);
+		if (rc == 1 && reapply(o, r, ev))
+			return 2;
 	}
 	return 0;
 }
@@ -380,8 +392,10 @@ int cmd_run(const struct opts *o)
 	rc = run_loop(o, &r, &ev);
 	events_close(&ev);
 	plan_free(&r.plan);
-	if (rc)
+	if (rc == 1)
 		return EXIT_OK; /* taken down by another command */
+	if (rc == 2)
+		return EXIT_SYSTEM; /* said by the reload */
 	notify_systemd("STOPPING=1");
 	pr_info("%s: taking the router down\n", strsignal(got_term));
 	return cmd_down(o);

@@ -439,6 +439,36 @@ test_reload_unrebuildable() {
 	[ "$RC" = 3 ] || fail "status exits $RC, not 3 (not up)"
 }
 
+run_ended() { ! kill -0 "$RUN_PID" 2>/dev/null; }
+
+# The same under `xnat run`, reloaded by SIGHUP: the restart fails and
+# leaves the router down, which run says (not that the config loaded
+# before still runs) before it exits 2.
+TEST_MODES[run_reload_left_down]="xdp offload kernel"
+test_run_reload_left_down() {
+	local run=/run/xnat/$TB_RTR_INO pid rc
+	check xnat down
+	start_run "$TB_CONFIG"
+	pid=$(run_xnat_pid) || fail "no xnat process under pid $RUN_PID"
+	check sed -i 's/^\[router\]/[router]\nfrom_the_future = 1/' "$run/applied.ini"
+	check mkdir "$run/state.tmp"
+	kill -HUP "$pid"
+	wait_until 20 run_ended || fail "xnat run still runs: $(cat "$TB_WORK/run.log")"
+	wait "$RUN_PID"
+	rc=$?
+	rmdir "$run/state.tmp"
+	rmdir "$run" 2>/dev/null
+	sed 's/^/  | /' "$TB_WORK/run.log"
+	[ "$rc" = 2 ] || fail "xnat run exited $rc, not 2"
+	grep -q "the router is down: its running config could not be rebuilt" \
+		"$TB_WORK/run.log" || fail "the reload does not say the router is down"
+	grep -q "failed and left the router down" "$TB_WORK/run.log" ||
+		fail "run does not say the router is down"
+	grep -q "is still running" "$TB_WORK/run.log" &&
+		fail "run says the old config still runs"
+	nothing_left
+}
+
 # xnat up with ifb0 and xdp = INITIAL: the veths run VETH_MODE, ifb0
 # generic. A reload to native fails on ifb0 (the last port) and leaves
 # exactly that; NAT works (LAN source port SPORT).
