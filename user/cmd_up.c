@@ -176,6 +176,7 @@ static int running_plan(struct plan *old, char *gone, char *err)
 	gone[0] = 0;
 	if (!up_plan_file(path, 1, old, err))
 		return 0;
+	memset(old, 0, sizeof(*old));
 	config_init(&cfg);
 	if (config_parse(&cfg, path, again))
 		return -EINVAL;
