@@ -31,25 +31,37 @@
 #include "watch.h"
 
 /* What `xnat run` keeps: the plan it last applied and that commit's
- * generation. */
+ * instance and generation, which name it (struct xnat_state). */
 struct runner {
 	struct plan plan;
+	unsigned long long instance;
 	unsigned long generation;
 };
 
-static unsigned long current_generation(void)
+/* The commit REC is ours now (run applied it, or follows it). */
+static void runner_commit(struct runner *r, const struct xnat_state *rec)
 {
-	struct xnat_state st;
-
-	return state_load(&st) ? 0 : st.generation;
+	r->instance = rec->instance;
+	r->generation = rec->generation;
 }
 
-/* Another command applied a config since ours: follow it rather than put
- * ours back over it. */
-static void follow(struct runner *r, unsigned long generation)
+/* Did another command commit REC? The generation alone cannot say: after
+ * `xnat down`, a new `xnat up` counts from 1 again, maybe up to ours. */
+static int runner_other(const struct runner *r, const struct xnat_state *rec)
+{
+	return rec->instance != r->instance ||
+	       rec->generation != r->generation;
+}
+
+/* Another command applied a config since ours (REC): follow it rather
+ * than put ours back over it. */
+static void follow(struct runner *r, const struct xnat_state *rec)
 {
 	char err[CONFIG_ERR_LEN];
 	struct plan next;
+	/* Started anew: by an `up` after a `down`, or restarted in place
+	 * (a mode switch, a reload whose running config was lost). */
+	int anew = rec->instance != r->instance;
 
 	if (up_plan_file(state_applied_config(), 1, &next, err)) {
 		pr_warn("xnat: cannot read the config another command applied "
@@ -57,9 +69,11 @@ static void follow(struct runner *r, unsigned long generation)
 	} else {
 		plan_free(&r->plan);
 		r->plan = next;
-		pr_info("Another xnat command applied a config: following it\n");
+		pr_info("%s: following it\n", anew ?
+			"Another xnat command brought the router up anew" :
+			"Another xnat command applied a config");
 	}
-	r->generation = generation;
+	runner_commit(r, rec);
 }
 
 /* Re-resolve (WAN address, ports) and re-apply what changed; put the nft
@@ -126,8 +140,8 @@ static int refresh(struct runner *r)
 		pr_warn("xnat: the router was taken down by another command\n");
 		return -ENOENT;
 	}
-	if (st.generation != r->generation)
-		follow(r, st.generation);
+	if (runner_other(r, &st))
+		follow(r, &st);
 	else
 		again = refresh_plan(r);
 	state_unlock(lock);
@@ -207,8 +221,17 @@ static void events_hops_open(struct run_events *ev)
 			"not learnt\n", strerror(errno));
 }
 
-static void events_mode(struct run_events *ev, const struct config *cfg)
+/* Listen to what CFG's mode needs. MAPS_ANEW: the router was started
+ * anew since the last call (another instance: brought up after a down,
+ * or restarted in place), on maps of its own: the event log's ring and
+ * switch are the old maps', which no program writes any more. */
+static void events_mode(struct run_events *ev, const struct config *cfg,
+			int maps_anew)
 {
+	if (maps_anew) {
+		natlog_close(ev->nat_log);
+		ev->nat_log = NULL;
+	}
 	offload_watch_close(ev->offload);
 	ev->offload = cfg->mode == MODE_OFFLOAD ? offload_watch_open(cfg) : NULL;
 	events_hops_close(ev);
@@ -248,26 +271,38 @@ static void events_close(struct run_events *ev)
 	watch_close(ev->nl);
 }
 
-static void reload(const struct opts *o, struct runner *r,
-		   struct run_events *ev)
+/* 0; or 1 when the reload failed and left the router down (a restart
+ * with no running config to go back to: cmd_up.c), as it said. */
+static int reload(const struct opts *o, struct runner *r,
+		  struct run_events *ev)
 {
+	unsigned long long instance = r->instance;
+	struct xnat_state rec;
 	struct plan next;
 
 	notify_systemd("RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long)(clock_ns(CLOCK_MONOTONIC) / 1000));
 	/* A bad new config keeps the old one running. */
-	if (up_locked(o, 1, &next) == EXIT_OK) {
+	if (up_locked(o, 1, &next, &rec) == EXIT_OK) {
 		plan_free(&r->plan);
 		r->plan = next;
-		r->generation = current_generation();
-		events_mode(ev, &r->plan.cfg);
+		runner_commit(r, &rec);
+		events_mode(ev, &r->plan.cfg, r->instance != instance);
 		notify_systemd("READY=1\nSTATUS=up with %s (reloaded)",
 			       r->plan.cfg.path);
-		return;
+		return 0;
+	}
+	if (state_load(&rec) == -ENOENT) {
+		pr_warn("xnat: reload of %s failed and left the router down\n",
+			o->config);
+		notify_systemd("STATUS=reload of %s failed and left the router "
+			       "down", o->config);
+		return 1;
 	}
 	pr_warn("xnat: reload of %s failed; the config loaded before is still "
 		"running\n", o->config);
 	notify_systemd("READY=1\nSTATUS=reload of %s failed; the config loaded "
 		       "before is still running", o->config);
+	return 0;
 }
 
 /* A port of the running plan was made again: apply the running config
@@ -275,22 +310,24 @@ static void reload(const struct opts *o, struct runner *r,
  * ends the flows through the old one). From the copy recorded when it was
  * applied, not the operator's file: that one may have been edited since,
  * and only SIGHUP or `xnat up` apply an edit. */
-static void reapply(const struct opts *o, struct runner *r,
-		    struct run_events *ev)
+static int reapply(const struct opts *o, struct runner *r,
+		   struct run_events *ev)
 {
 	struct opts again = *o;
 
 	again.config = state_applied_config();
 	pr_info("A port is a new interface: applying the running config "
 		"(%s) again\n", again.config);
-	reload(&again, r, ev);
+	return reload(&again, r, ev);
 }
 
-/* Until SIGTERM; 1 if another command took the router down. */
+/* Until SIGTERM; 1 if another command took the router down, 2 if a
+ * reload of ours failed and left it down. */
 static int run_loop(const struct opts *o, struct runner *r,
 		    struct run_events *ev)
 {
 	time_t last = time(NULL);
+	unsigned long long instance;
 	unsigned long generation;
 	int changed, rc;
 
@@ -300,7 +337,8 @@ static int run_loop(const struct opts *o, struct runner *r,
 			break;
 		if (got_hup) {
 			got_hup = 0;
-			reload(o, r, ev);
+			if (reload(o, r, ev))
+				return 2;
 			continue;
 		}
 		/* Events say when; the 5 s tick catches what sends none
@@ -308,16 +346,17 @@ static int run_loop(const struct opts *o, struct runner *r,
 		if (!changed && time(NULL) - last < 5)
 			continue;
 		last = time(NULL);
+		instance = r->instance;
 		generation = r->generation;
 		rc = refresh(r);
 		if (rc == -ENOENT)
 			return 1;
 		/* Followed another command's config, maybe another mode's:
 		 * listen to what that mode needs, as a reload does. */
-		if (r->generation != generation)
-			events_mode(ev, &r->plan.cfg);
-		if (rc == 1)
-			reapply(o, r, ev);
+		if (r->instance != instance || r->generation != generation)
+			events_mode(ev, &r->plan.cfg, r->instance != instance);
+		if (rc == 1 && reapply(o, r, ev))
+			return 2;
 	}
 	return 0;
 }
@@ -331,6 +370,7 @@ int cmd_run(const struct opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct run_events ev = {};
+	struct xnat_state rec;
 	struct runner r = {};
 	int rc;
 
@@ -338,22 +378,24 @@ int cmd_run(const struct opts *o)
 	if (!ev.nl)
 		return fail(o, EXIT_SYSTEM, "failed to open rtnetlink: %s",
 			    strerror(errno));
-	rc = up_locked(o, 1, &r.plan);
+	rc = up_locked(o, 1, &r.plan, &rec);
 	if (rc) {
 		events_close(&ev);
 		return rc;
 	}
-	r.generation = current_generation();
+	runner_commit(&r, &rec);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	notify_systemd("READY=1\nSTATUS=up with %s", r.plan.cfg.path);
-	events_mode(&ev, &r.plan.cfg);
+	events_mode(&ev, &r.plan.cfg, 0);
 	rc = run_loop(o, &r, &ev);
 	events_close(&ev);
 	plan_free(&r.plan);
-	if (rc)
+	if (rc == 1)
 		return EXIT_OK; /* taken down by another command */
+	if (rc == 2)
+		return EXIT_SYSTEM; /* said by the reload */
 	notify_systemd("STOPPING=1");
 	pr_info("%s: taking the router down\n", strsignal(got_term));
 	return cmd_down(o);

@@ -5,13 +5,16 @@
  * record the state last. A first `up` that fails leaves nothing; a reload
  * that fails puts back the running plan, rebuilt from the config recorded
  * when it was applied (not from the operator's file, which may have been
- * edited since), and exits 2 saying so. A mode switch restarts the
- * router in the new mode; if that fails, the running plan goes back in
- * its own mode, restarted too. Commands that change the router
- * hold its lock (state_lock), so `xnat run`'s refresh (cmd_run.c) never
- * races an `up`.
+ * edited since; without its LAN ports that are gone since), and exits 2
+ * saying so. A mode switch restarts the router in the new mode, and so
+ * does a reload whose running config cannot be rebuilt at all; if that
+ * fails, the running plan goes back in its own mode, restarted too, or,
+ * with none, the router is left down and the command says so. Commands
+ * that change the router hold its lock (state_lock), so `xnat run`'s
+ * refresh (cmd_run.c) never races an `up`.
  */
 #include <errno.h>
+#include <net/if.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,25 +37,33 @@ static const char *mode_name(int mode)
 	return config_mode_name(mode);
 }
 
+/* Resolve the parsed CFG against the system and plan it: up_plan_file's
+ * second half. */
+static int plan_parsed(struct config *cfg, struct plan *plan, char *err)
+{
+	int ret;
+
+	if (config_resolve(cfg, err))
+		return -EINVAL;
+	ret = plan_build(cfg, plan, err);
+	/* A built plan holds its nft ruleset: a refused one frees it, or
+	 * each refused SIGHUP would leak one. */
+	if (!ret && plan->xdp && (ret = loader_check(plan, err)))
+		plan_free(plan);
+	return ret;
+}
+
 int up_plan_file(const char *path, int wait_addr, struct plan *plan,
 		 char *err)
 {
 	struct config cfg;
-	int ret;
 
 	memset(plan, 0, sizeof(*plan));
 	config_init(&cfg);
 	if (config_parse(&cfg, path, err))
 		return -EINVAL;
 	cfg.nat_addr_wait = wait_addr;
-	if (config_resolve(&cfg, err))
-		return -EINVAL;
-	ret = plan_build(&cfg, plan, err);
-	/* A built plan holds its nft ruleset: a refused one frees it, or
-	 * each refused SIGHUP would leak one. */
-	if (!ret && plan->xdp && (ret = loader_check(plan, err)))
-		plan_free(plan);
-	return ret;
+	return plan_parsed(&cfg, plan, err);
 }
 
 /* A take-down goes on past a failure: ERR keeps the first (RET, said as
@@ -120,11 +131,65 @@ static int take_down(struct xnat_state *st, char *err)
 	return ret;
 }
 
-/* The running router's plan, from the config recorded when it was
- * applied. -errno with ERR if it cannot be rebuilt. */
-static int running_plan(struct plan *old, char *err)
+/* How long the list of a running config's ports that are gone may be. */
+#define GONE_LEN (CONFIG_MAX_LAN * IF_NAMESIZE)
+
+/* Take the LAN ports that are gone from the system out of CFG, their
+ * names into GONE (GONE_LEN); how many. */
+static int drop_gone_lan(struct config *cfg, char *gone)
 {
-	return up_plan_file(state_applied_config(), 1, old, err);
+	int i = 0, n = 0;
+	size_t len;
+
+	gone[0] = 0;
+	while (i < cfg->n_lan) {
+		if (if_nametoindex(cfg->lan[i].name) || errno != ENODEV) {
+			i++;
+			continue;
+		}
+		len = strlen(gone);
+		snprintf(gone + len, GONE_LEN - len, "%s%s", n ? ", " : "",
+			 cfg->lan[i].name);
+		memmove(&cfg->lan[i], &cfg->lan[i + 1],
+			(cfg->n_lan - i - 1) * sizeof(cfg->lan[0]));
+		cfg->n_lan--;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The running router's plan, from the config recorded when it was
+ * applied: what a reload applies over and goes back to. A LAN port of it
+ * that is gone (deleted since: an adapter unplugged) took its XDP program
+ * with it, and the router runs the rest of the config: that is its plan,
+ * and GONE (GONE_LEN) names those ports ("" for none). -errno with ERR if
+ * it cannot be rebuilt even so (its WAN gone, a copy this binary cannot
+ * read): then there is nothing to reload in place nor to go back to.
+ */
+static int running_plan(struct plan *old, char *gone, char *err)
+{
+	const char *path = state_applied_config();
+	char again[CONFIG_ERR_LEN];
+	struct config cfg;
+
+	gone[0] = 0;
+	if (!up_plan_file(path, 1, old, err))
+		return 0;
+	memset(old, 0, sizeof(*old));
+	config_init(&cfg);
+	if (config_parse(&cfg, path, again))
+		return -EINVAL;
+	cfg.nat_addr_wait = 1;
+	if (!drop_gone_lan(&cfg, gone) || !cfg.n_lan ||
+	    plan_parsed(&cfg, old, again)) {
+		gone[0] = 0;
+		return -EINVAL;
+	}
+	pr_warn("xnat: %s, in the running config, %s gone: the router runs "
+		"without %s\n", gone, strchr(gone, ',') ? "are" : "is",
+		strchr(gone, ',') ? "them" : "it");
+	return 0;
 }
 
 /*
@@ -140,6 +205,10 @@ static int commit(struct xnat_state *st, const struct plan *plan,
 	int ret;
 
 	st->mode = plan->cfg.mode;
+	/* No BEFORE: a router started anew, on maps of its own (a first up,
+	 * whose generations count from 1 again; a restart in place). */
+	if (!before)
+		st->instance = state_new_instance();
 	st->generation++;
 	st->prog_hash = plan->xdp ? loader_prog_id(plan) : 0;
 	st->n_ifaces = 0;
@@ -162,25 +231,32 @@ static int commit(struct xnat_state *st, const struct plan *plan,
 	return ret;
 }
 
+/* GONE: the running config's ports that are gone (running_plan()). */
 static int reload_failed(const struct opts *o, const struct xnat_state *st,
-			 const char *err)
+			 const char *err, const char *gone)
 {
+	if (gone && gone[0])
+		return fail(o, EXIT_SYSTEM, "%s; rolled back: the router runs "
+			    "%s as before, without %s (gone)", err,
+			    st->config_path, gone);
 	return fail(o, EXIT_SYSTEM, "%s; rolled back: the router runs %s as "
 		    "before", err, st->config_path);
 }
 
 /* A router started anew (ERR failed it) is taken down again, and the
- * command says what is left. */
+ * command says what is left: DOWN, when all of it is gone. */
 static int up_failed(const struct opts *o, struct xnat_state *st,
-		     const char *err)
+		     const char *err, const char *down)
 {
 	char left[CONFIG_ERR_LEN];
 
 	if (take_down(st, left))
 		return fail(o, EXIT_SYSTEM, "%s; undoing it, %s (the rest is "
 			    "down; `xnat down` tries again)", err, left);
-	return fail(o, EXIT_SYSTEM, "%s; nothing was left applied", err);
+	return fail(o, EXIT_SYSTEM, "%s; %s", err, down);
 }
+
+#define NOTHING_LEFT "nothing was left applied"
 
 static void up_done(const struct plan *plan, const struct plan *old)
 {
@@ -225,8 +301,10 @@ static int apply_record(const struct plan *plan, struct xnat_state *st,
 	return ret;
 }
 
+/* GONE: as reload_failed()'s. */
 static int apply_and_commit(const struct opts *o, const struct plan *plan,
-			    struct xnat_state *st, const struct plan *old)
+			    struct xnat_state *st, const struct plan *old,
+			    const char *gone)
 {
 	char err[CONFIG_ERR_LEN];
 
@@ -234,16 +312,16 @@ static int apply_and_commit(const struct opts *o, const struct plan *plan,
 		up_done(plan, old);
 		return EXIT_OK;
 	}
-	return old ? reload_failed(o, st, err) : up_failed(o, st, err);
+	return old ? reload_failed(o, st, err, gone) :
+		     up_failed(o, st, err, NOTHING_LEFT);
 }
 
 /*
- * ST for a router started anew in place (a mode switch). The generation
- * goes on: `xnat run` follows another command's config only when the
- * number differs from the one it applied, and a restart at 1 could equal
- * it. So do the sysctls still remembered, with their values from before
- * xnat: one a take-down could not write back, or one the failed apply
- * before this one set (and its undo put back).
+ * ST for a router started anew in place (restart()). The generation goes
+ * on, as it only grows while the router is up (commit() draws a new
+ * instance). So do the sysctls still remembered, with their values from
+ * before xnat: one a take-down could not write back, or one the failed
+ * apply before this one set (and its undo put back).
  */
 static void state_restart(struct xnat_state *st)
 {
@@ -278,31 +356,30 @@ static int switch_back(const struct opts *o, const struct plan *old,
 	snprintf(both, sizeof(both), "%s; rolling back to %s in %s mode "
 		 "failed too: %s", err, prev->config_path,
 		 mode_name(prev->mode), again);
-	return up_failed(o, st, both);
+	return up_failed(o, st, both, NOTHING_LEFT);
 }
 
 /*
- * A mode switch cannot be hitless: the flows of one mode mean nothing to
- * the other. PLAN starts from a clean router, in place: the lock stays
- * ours until the commit, which writes over the old record (ST). The
- * running config is rebuilt first, while its record is whole, so that a
- * switch that fails puts the old mode back (switch_back()); without it a
- * failed switch leaves the router down, and says so.
+ * Start PLAN anew in place: the lock stays ours until the commit, which
+ * writes over the old record (ST). For a mode switch, which cannot be
+ * hitless (the flows of one mode mean nothing to the other), and for a
+ * reload whose running config cannot be rebuilt: without it apply_plan()
+ * can neither reload in place nor go back. OLD, the running plan (NULL:
+ * none), was rebuilt while its record was whole, so that a PLAN that
+ * fails puts it back in its mode (switch_back()); without it the router
+ * is left down, and the command says so.
  */
-static int switch_mode(const struct opts *o, const struct plan *plan,
-		       struct xnat_state *st)
+static int restart(const struct opts *o, const struct plan *plan,
+		   struct xnat_state *st, const struct plan *old)
 {
 	char err[CONFIG_ERR_LEN + 64], down[CONFIG_ERR_LEN];
 	struct xnat_state prev = *st;
-	struct plan old;
-	int have_old, rc;
 
-	have_old = !running_plan(&old, err);
-	if (!have_old)
-		pr_warn("xnat: cannot rebuild the running config (%s): if the "
-			"switch fails, the router is left down\n", err);
-	pr_info("Switching from %s to %s mode: restarting\n",
-		mode_name(st->mode), mode_name(plan->cfg.mode));
+	if (prev.mode != (int)plan->cfg.mode)
+		pr_info("Switching from %s to %s mode: restarting\n",
+			mode_name(prev.mode), mode_name(plan->cfg.mode));
+	else
+		pr_info("Restarting in %s mode\n", mode_name(prev.mode));
 	if (take_down_router(st, down)) {
 		/* Not a clean start: go no further than the old mode. */
 		snprintf(err, sizeof(err), "taking %s mode down: %s",
@@ -311,37 +388,37 @@ static int switch_mode(const struct opts *o, const struct plan *plan,
 		state_restart(st);
 		if (!apply_record(plan, st, NULL, err)) {
 			up_done(plan, NULL);
-			rc = EXIT_OK;
-			goto out;
+			return EXIT_OK;
 		}
 	}
-	rc = have_old ? switch_back(o, &old, &prev, st, err) :
-			up_failed(o, st, err);
-out:
-	if (have_old)
-		plan_free(&old);
-	return rc;
+	if (old)
+		return switch_back(o, old, &prev, st, err);
+	return up_failed(o, st, err, "the router is down: its running config "
+			 "could not be rebuilt, so there was none to go back "
+			 "to");
 }
 
 /* With the lock held: bring PLAN up, or reload the running router to it. */
 static int bring_up(const struct opts *o, const struct plan *plan)
 {
-	struct plan old = {};
+	char err[CONFIG_ERR_LEN], gone[GONE_LEN];
 	struct xnat_state st;
-	char err[CONFIG_ERR_LEN];
-	int was_up, rc;
+	struct plan old;
+	int rc;
 
 	/* Not up: ST is all zero. */
-	was_up = !state_load(&st);
-	if (was_up && st.mode != (int)plan->cfg.mode)
-		return switch_mode(o, plan, &st);
-	if (was_up && running_plan(&old, err)) {
-		/* XXX: without the old plan a failed reload cannot be put
-		 * back; it then takes the router down (and says so). */
-		pr_warn("xnat: cannot rebuild the running config (%s)\n", err);
-		return apply_and_commit(o, plan, &st, NULL);
+	if (state_load(&st))
+		return apply_and_commit(o, plan, &st, NULL, NULL);
+	if (running_plan(&old, gone, err)) {
+		pr_warn("xnat: cannot rebuild the running config (%s): "
+			"restarting the router with the new one; if that "
+			"fails, it is left down\n", err);
+		return restart(o, plan, &st, NULL);
 	}
-	rc = apply_and_commit(o, plan, &st, was_up ? &old : NULL);
+	if (st.mode != (int)plan->cfg.mode)
+		rc = restart(o, plan, &st, &old);
+	else
+		rc = apply_and_commit(o, plan, &st, &old, gone);
 	plan_free(&old);
 	return rc;
 }
@@ -384,7 +461,8 @@ static void lock_release(int fd, const sigset_t *saved)
 	sigprocmask(SIG_SETMASK, saved, NULL);
 }
 
-int up_locked(const struct opts *o, int wait_addr, struct plan *plan)
+int up_locked(const struct opts *o, int wait_addr, struct plan *plan,
+	      struct xnat_state *rec)
 {
 	char err[CONFIG_ERR_LEN];
 	int lock, rc, ret;
@@ -405,6 +483,9 @@ int up_locked(const struct opts *o, int wait_addr, struct plan *plan)
 		return EXIT_SYSTEM;
 	}
 	rc = bring_up(o, plan);
+	/* Read before the lock goes: after it, another command may commit. */
+	if (!rc && rec && state_load(rec))
+		memset(rec, 0, sizeof(*rec));
 	lock_release(lock, &saved);
 	if (rc)
 		plan_free(plan);
@@ -414,7 +495,7 @@ int up_locked(const struct opts *o, int wait_addr, struct plan *plan)
 int cmd_up(const struct opts *o)
 {
 	struct plan plan;
-	int rc = up_locked(o, 0, &plan);
+	int rc = up_locked(o, 0, &plan, NULL);
 
 	if (!rc)
 		plan_free(&plan);

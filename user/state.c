@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The record of what `xnat up` changed (see state.h), as "key value" lines:
+ *   instance 9f3c...
+ *   generation 3
  *   mode xdp
  *   config /etc/xnat.ini
  *   up_since 1796025600
@@ -18,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include "log.h"
 #include "netns.h"
@@ -223,6 +226,8 @@ int state_load(struct xnat_state *st)
 			cookie = strtoull(val, NULL, 10);
 		} else if (!strcmp(key, "generation")) {
 			st->generation = strtoul(val, NULL, 10);
+		} else if (!strcmp(key, "instance")) {
+			st->instance = strtoull(val, NULL, 16);
 		} else if (!strcmp(key, "mode")) {
 			st->mode = atoi(val);
 		} else if (!strcmp(key, "config")) {
@@ -271,6 +276,7 @@ int state_save(const struct xnat_state *st)
 	if (!f)
 		return -errno;
 	fprintf(f, "netns_cookie %llu\n", netns_cookie());
+	fprintf(f, "instance %016llx\n", st->instance);
 	fprintf(f, "generation %lu\n", st->generation);
 	fprintf(f, "mode %d\n", st->mode);
 	fprintf(f, "config %s\n", st->config_path);
@@ -290,6 +296,22 @@ int state_save(const struct xnat_state *st)
 		return err;
 	}
 	return 0;
+}
+
+unsigned long long state_new_instance(void)
+{
+	unsigned long long id = 0;
+	struct timespec ts;
+
+	/* Random; where getrandom() cannot answer (an early boot without
+	 * entropy, a seccomp filter), the clock and the PID: two routers in
+	 * one namespace are never started in the same nanosecond. */
+	if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != sizeof(id)) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		id = ((unsigned long long)ts.tv_sec * 1000000000ULL +
+		      ts.tv_nsec) ^ ((unsigned long long)getpid() << 40);
+	}
+	return id ? id : 1;
 }
 
 unsigned long long state_file_hash(const char *path)

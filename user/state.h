@@ -27,6 +27,12 @@ struct xnat_state {
 	/* Bumped by every command that changes the router: `xnat run` sees
 	 * that another command applied a config since its own. */
 	unsigned long generation;
+	/* Drawn by each commit that started the router anew, on maps of its
+	 * own (a first `up`, a mode switch), kept by reloads: after `down`,
+	 * the next router's generations count from 1 again, and only this
+	 * tells them from the ones `xnat run` applied. 0 in a record from
+	 * before it. */
+	unsigned long long instance;
 	int n_ifaces;
 	char ifaces[STATE_MAX_IFACES][IF_NAMESIZE];    /* where xnat attached, xdp mode */
 	int n_sysctls;
@@ -62,6 +68,8 @@ void state_unlock(int fd);
 
 /* 0 on success, -ENOENT when xnat is not up here, -errno otherwise. */
 int state_load(struct xnat_state *st);
+/* A new, non-zero instance number (struct xnat_state's instance). */
+unsigned long long state_new_instance(void);
 int state_save(const struct xnat_state *st);
 /*
  * The config as applied, in two steps around state_save (the commit

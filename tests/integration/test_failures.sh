@@ -13,13 +13,20 @@
 #   - a reload that fails puts back the running router (from the config it
 #     recorded, not the edited file) and exits 2 saying so, also when only
 #     its record fails (applied.ini stays the running config);
+#   - a reload while a port of the running config is gone (deleted since)
+#     reloads in place what runs without it, and one that fails goes back
+#     to that, saying so; a running config that cannot be rebuilt at all
+#     makes a reload a restart, which, failing, leaves the router down
+#     and says so;
 #   - a reload that changes the attach mode (xdp = generic, native) moves
 #     every port to it, or, when a port refuses it, puts every port back
 #     (program and mode) and exits 2;
 #   - a port removed on reload takes its flows out of the flow table, so
 #     the kernel carries them instead of XDP sending them nowhere;
 #   - commands that change the router take a lock, and `xnat run` follows
-#     a config another command applied instead of putting its own back;
+#     a config another command applied instead of putting its own back,
+#     also after a `down` and a fresh `up` it did not see (whose
+#     generation restarts at 1: the record's instance tells them apart);
 #     a mode switch holds the lock to its end (under `xnat run`, against
 #     a concurrent `up`) and leaves the router wholly in the new mode;
 #     one whose new mode fails after the old one was taken down applies
@@ -326,6 +333,140 @@ test_reload_record_fails() {
 	on_rtr nft list table inet xnat | grep -qE "9090|$RTR_LAN1_IF" &&
 		fail "the new config's table left: $(on_rtr nft list table inet xnat)"
 	as_before_and_nat "$before" 40041
+}
+
+# lan1 as a second LAN port of the running config (TB_WORK/two.ini), then
+# deleted, as an unplugged adapter goes: the config the router recorded
+# names a port that is gone, and cannot be rebuilt as it is.
+lan1_gone() {
+	local two
+	testbed_add_lan_port || fail "no second LAN port"
+	two=$(config_edit two 's/^lan( *)= lan0/lan\1= lan0, lan1/') || fail "config"
+	check xnat up -c "$two"
+	check ip -n "$NS_RTR" link del "$RTR_LAN1_IF"
+}
+
+# The router runs with every part in place: status says so (exit 0), and
+# a UDP exchange from the LAN host's source port SPORT is NATed.
+router_whole() {
+	local tok=xnat-whole-$1-$RANDOM
+	xnat_rc status
+	[ "$RC" = 0 ] || fail "status exits $RC"
+	udp_echo_wan || fail "no server"
+	wait_until 10 lan_reply_is "$1" "$tok" || fail "no NAT"
+}
+
+# A reload that drops the port that is gone reloads in place what the
+# router runs (the recorded config without that port): it succeeds,
+# saying which port it found gone, and the router NATs; in xdp mode the
+# LAN host's flow is kept (no restart). `down` then leaves nothing.
+TEST_MODES[reload_port_gone]="xdp offload kernel"
+test_reload_port_gone() {
+	lan1_gone
+	udp_echo_wan || fail "no server"
+	check udp_from "$NS_LAN" 40061 before
+	xnat_rc up -c "$TB_CONFIG"
+	[ "$RC" = 0 ] || fail "the reload failed"
+	grep -q "lan1, in the running config, is gone" <<<"$OUT" ||
+		fail "the reload does not say lan1 is gone"
+	grep -q "xnat reloaded in $TB_MODE mode" <<<"$OUT" ||
+		fail "not a reload in place"
+	if [ "$TB_MODE" = xdp ]; then
+		[ "$(flow_count "'$LAN_HOST4' in f['src'] + f['new_dst']")" = 2 ] ||
+			fail "the reload ended the LAN host's flow: $(xnat flows)"
+	fi
+	router_whole 40061
+	check xnat down
+	nothing_left
+}
+
+# A reload that fails (its record cannot be written, in every mode) while
+# the running config names a port that is gone: exit 2, saying it rolled
+# back to the running config without that port; the router is that: the
+# record, applied.ini and the programs on the ports as before, not the
+# new config's table, whole and NATing. `down` then leaves nothing.
+TEST_MODES[reload_port_gone_fails]="xdp offload kernel"
+test_reload_port_gone_fails() {
+	local run=/run/xnat/$TB_RTR_INO cfg progs state_before
+	lan1_gone
+	cfg=$(config_edit fwd9090 's|^(tcp/8080 = .*)|\1\ntcp/9090 = 198.18.1.10:90|') ||
+		fail "config"
+	cp "$run/applied.ini" "$TB_WORK/applied.before" || fail "no applied.ini"
+	state_before=$(cat "$run/state")
+	progs=$(ip -n "$NS_RTR" -d link show | grep -oE '^[0-9]+: [^:@]+|prog/xdp id [0-9]+')
+	check mkdir "$run/state.tmp"
+	xnat_rc up -c "$cfg"
+	rmdir "$run/state.tmp"
+	[ "$RC" = 2 ] || fail "expected exit 2, got $RC"
+	grep -qF "; rolled back: the router runs $(realpath "$TB_WORK/two.ini") as before, without lan1 (gone)" \
+		<<<"$OUT" || fail "does not say what the router runs"
+	[ "$(cat "$run/state")" = "$state_before" ] || fail "the record changed"
+	cmp "$run/applied.ini" "$TB_WORK/applied.before" ||
+		fail "applied.ini is not the running config any more"
+	[ "$(ip -n "$NS_RTR" -d link show | grep -oE '^[0-9]+: [^:@]+|prog/xdp id [0-9]+')" = "$progs" ] ||
+		fail "the ports' programs changed: $(ip -n "$NS_RTR" -d link show)"
+	check on_rtr nft list table inet xnat
+	grep -q 9090 <<<"$CHECK_OUT" && fail "the failed reload's table is left"
+	router_whole 40062
+	check xnat down
+	nothing_left
+}
+
+# The recorded config cannot be rebuilt at all (here: a key this binary
+# does not know, as from another version): a reload restarts the router
+# with the new config. When that fails too (its record cannot be
+# written), the router is wholly down, and the command says so (exit 2).
+TEST_MODES[reload_unrebuildable]="xdp offload kernel"
+test_reload_unrebuildable() {
+	local run=/run/xnat/$TB_RTR_INO
+	check sed -i 's/^\[router\]/[router]\nfrom_the_future = 1/' "$run/applied.ini"
+	xnat_rc up -c "$TB_CONFIG"
+	[ "$RC" = 0 ] || fail "the restart failed"
+	grep -q "cannot rebuild the running config" <<<"$OUT" || fail "not said"
+	grep -q "Restarting in $TB_MODE mode" <<<"$OUT" || fail "no restart"
+	router_whole 40063
+	check sed -i 's/^\[router\]/[router]\nfrom_the_future = 1/' "$run/applied.ini"
+	check mkdir "$run/state.tmp"
+	xnat_rc up -c "$TB_CONFIG"
+	rmdir "$run/state.tmp"
+	# The record's directory stays only for what the test put in it.
+	rmdir "$run" 2>/dev/null
+	[ "$RC" = 2 ] || fail "expected exit 2, got $RC"
+	grep -q "; the router is down: its running config could not be rebuilt" \
+		<<<"$OUT" || fail "does not say the router is down"
+	nothing_left
+	xnat_rc status
+	[ "$RC" = 3 ] || fail "status exits $RC, not 3 (not up)"
+}
+
+run_ended() { ! kill -0 "$RUN_PID" 2>/dev/null; }
+
+# The same under `xnat run`, reloaded by SIGHUP: the restart fails and
+# leaves the router down, which run says (not that the config loaded
+# before still runs) before it exits 2.
+TEST_MODES[run_reload_left_down]="xdp offload kernel"
+test_run_reload_left_down() {
+	local run=/run/xnat/$TB_RTR_INO pid rc
+	check xnat down
+	start_run "$TB_CONFIG"
+	pid=$(run_xnat_pid) || fail "no xnat process under pid $RUN_PID"
+	check sed -i 's/^\[router\]/[router]\nfrom_the_future = 1/' "$run/applied.ini"
+	check mkdir "$run/state.tmp"
+	kill -HUP "$pid"
+	wait_until 20 run_ended || fail "xnat run still runs: $(cat "$TB_WORK/run.log")"
+	wait "$RUN_PID"
+	rc=$?
+	rmdir "$run/state.tmp"
+	rmdir "$run" 2>/dev/null
+	sed 's/^/  | /' "$TB_WORK/run.log"
+	[ "$rc" = 2 ] || fail "xnat run exited $rc, not 2"
+	grep -q "the router is down: its running config could not be rebuilt" \
+		"$TB_WORK/run.log" || fail "the reload does not say the router is down"
+	grep -q "failed and left the router down" "$TB_WORK/run.log" ||
+		fail "run does not say the router is down"
+	grep -q "is still running" "$TB_WORK/run.log" &&
+		fail "run says the old config still runs"
+	nothing_left
 }
 
 # xnat up with ifb0 and xdp = INITIAL: the veths run VETH_MODE, ifb0
@@ -1022,6 +1163,56 @@ test_run_follows_up() {
 	bpftool map dump pinned "$(pin_dir)/xnat_forwards" | grep -q 33315 ||
 		fail "forward 9090 missing from the map"
 	grep -q "following it" "$TB_WORK/run.log" || fail "run did not say it follows"
+	stop_run
+	nothing_left
+}
+
+# The xnat process of `xnat run` (RUN_PID is its timeout(1) wrapper).
+run_xnat_pid() { pgrep -P "$RUN_PID" -x xnat; }
+
+# `xnat down` and a fresh `xnat up` of another config while `xnat run`
+# does not look (stopped here, as one between two refreshes would be): the
+# new router's record counts from generation 1 again, the number run's own
+# had. Run must still tell that another command applied it (the record's
+# instance) and follow that config, not put its own back at its next
+# refresh, which the nft table removed makes it re-apply.
+TEST_MODES[run_down_up]="xdp offload kernel"
+test_run_down_up() {
+	local cfg pid stopped=0 lock=/run/xnat/$TB_RTR_INO/lock rc_down rc_up
+	cfg=$(config_edit fwd9090 's|^(tcp/8080 = .*)|\1\ntcp/9090 = 198.18.1.10:90|') ||
+		fail "config"
+	check xnat down
+	start_run "$TB_CONFIG"
+	[ "$(generation)" = 1 ] || fail "run's own up is not generation 1"
+	pid=$(run_xnat_pid) || fail "no xnat process under pid $RUN_PID"
+	# Stopped while it does not hold the lock, or down would wait on it.
+	for _ in $(seq 50); do
+		kill -STOP "$pid" || fail "cannot stop pid $pid"
+		flock -n "$lock" true && { stopped=1; break; }
+		kill -CONT "$pid"
+		sleep 0.1
+	done
+	[ $stopped = 1 ] || fail "xnat run always holds the lock"
+	xnat_rc down
+	rc_down=$RC
+	xnat_rc up -c "$cfg"
+	rc_up=$RC
+	check on_rtr nft delete table inet xnat
+	kill -CONT "$pid"
+	[ "$rc_down" = 0 ] && [ "$rc_up" = 0 ] || fail "down or up failed"
+	[ "$(generation)" = 1 ] ||
+		fail "the new up is not generation 1 (the case under test)"
+	wait_until 20 on_rtr nft list table inet xnat ||
+		fail "xnat run did not put a table back: $(cat "$TB_WORK/run.log")"
+	on_rtr nft list table inet xnat | grep -q 9090 ||
+		fail "xnat run put its old config back over the new up: $(cat "$TB_WORK/run.log")"
+	if [ "$TB_MODE" != kernel ]; then
+		bpftool map dump pinned "$(pin_dir)/xnat_forwards" | grep -q 33315 ||
+			fail "forward 9090 missing from the map"
+	fi
+	grep -q "brought the router up anew: following it" "$TB_WORK/run.log" ||
+		fail "run did not say it follows: $(cat "$TB_WORK/run.log")"
+	kill -0 "$RUN_PID" 2>/dev/null || fail "xnat run exited"
 	stop_run
 	nothing_left
 }
