@@ -62,7 +62,18 @@ _Static_assert(sizeof(struct nat_port_key) == 4, "nat_port_key layout");
 /* xnat_port_active (bpf/port_active.h): a byte per port, per protocol
  * (TCP, UDP, ICMP echo ids) and pool address, eight to a word. */
 #define PORT_ACTIVE_PROTOS 3
-#define PORT_ACTIVE_WORDS (PORT_ACTIVE_PROTOS * 65536 / 8)
+#define PORT_ACTIVE_PROTO_WORDS (65536 / 8)
+#define PORT_ACTIVE_WORDS (PORT_ACTIVE_PROTOS * PORT_ACTIVE_PROTO_WORDS)
+
+/* The word of xnat_port_active that holds PORT (host order) of PROTO on
+ * pool address ADDR_IDX; its byte is PORT % 8. */
+static inline __u32 port_active_word(__u8 addr_idx, __u8 proto, __u16 port)
+{
+	__u32 p = proto == 6 /* TCP */ ? 0 : proto == 17 /* UDP */ ? 1 : 2;
+
+	return ((__u32)addr_idx * PORT_ACTIVE_PROTOS + p) *
+		       PORT_ACTIVE_PROTO_WORDS + port / 8;
+}
 
 /* Address-dependent filtering: remote addresses a mapping has sent to. */
 struct nat_peer_key {

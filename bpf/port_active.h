@@ -32,13 +32,10 @@
 /* PK's byte, or NULL (a pool index beyond the array's size). */
 static __always_inline __u8 *port_active_byte(const struct nat_port_key *pk)
 {
-	__u32 port = bpf_ntohs(pk->port), proto, word;
-	__u8 *w;
+	__u16 port = bpf_ntohs(pk->port);
+	__u32 word = port_active_word(pk->addr_idx, pk->proto, port);
+	__u8 *w = bpf_map_lookup_elem(&xnat_port_active, &word);
 
-	proto = pk->proto == IPPROTO_TCP ? 0 : pk->proto == IPPROTO_UDP ? 1 : 2;
-	word = ((__u32)pk->addr_idx * PORT_ACTIVE_PROTOS + proto) * 8192 +
-	       port / 8;
-	w = bpf_map_lookup_elem(&xnat_port_active, &word);
 	if (!w)
 		return NULL;
 	return w + (port & 7);

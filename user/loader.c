@@ -304,7 +304,7 @@ static void unlink_slow_path(struct loader_undo *u)
  * the data path sets the marks again as they are made. One memset of the
  * mapped array, whatever the pool's size.
  */
-static int port_active_clear(const struct bpf_map *map)
+int loader_port_active_clear(const struct bpf_map *map)
 {
 	size_t len = (size_t)bpf_map__max_entries(map) *
 		     bpf_map__value_size(map);
@@ -342,7 +342,7 @@ int loader_attach(const struct plan *plan, struct loader_undo *u)
 			pins_dir(), strerror(-err));
 		goto out;
 	}
-	err = port_active_clear(skel->maps.xnat_port_active);
+	err = loader_port_active_clear(skel->maps.xnat_port_active);
 	if (err) {
 		pr_warn("Failed to clear %s: %s\n", MAP_PORT_ACTIVE,
 			strerror(-err));

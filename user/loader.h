@@ -31,6 +31,9 @@ int loader_slow_path_link(struct bpf_object *obj, int *old_fd);
  * anew: the kernel runs one mode at a time. 0, or -errno, printed; on
  * error loader_undo puts every port back as it was. */
 int loader_attach(const struct plan *plan, struct loader_undo *u);
+/* Every byte of the data path's xnat_port_active MAP to "not known"
+ * (bpf/port_active.h), as loader_attach leaves it. 0 or -errno. */
+int loader_port_active_clear(const struct bpf_map *map);
 /* The identity of the program PLAN loads: this binary's object, the map
  * sizes and the attach mode. Equal identities attach the same program. */
 unsigned long long loader_prog_id(const struct plan *plan);

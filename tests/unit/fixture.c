@@ -16,13 +16,13 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <linux/if_packet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "csum_oracle.h"
 #include "fixture.h"
+#include "loader.h"
 
 const uint8_t mac_lan0[ETH_ALEN] = MAC_LAN0;
 const uint8_t mac_wan0[ETH_ALEN] = MAC_WAN0;
@@ -150,19 +150,11 @@ void flows_clear(void)
 }
 
 /* Every byte of xnat_port_active back to "not known", as the loader
- * leaves it (user/loader.c): with the ports, their marks go. */
+ * leaves it: with the ports, their marks go. */
 void port_active_clear(void)
 {
-	const struct bpf_map *map = skel->maps.xnat_port_active;
-	size_t len = (size_t)bpf_map__max_entries(map) *
-		     bpf_map__value_size(map);
-	void *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 bpf_map__fd(map), 0);
-
-	if (ASSERT_TRUE(mem != MAP_FAILED, "xnat_port_active mapped")) {
-		memset(mem, 0, len);
-		munmap(mem, len);
-	}
+	ASSERT_OK(loader_port_active_clear(skel->maps.xnat_port_active),
+		  "xnat_port_active cleared");
 }
 
 struct flow_key flow_key4(const char *saddr, uint16_t sport,

@@ -115,7 +115,7 @@ static bool port_owner(uint16_t port, struct nat_endpoint *owner)
 /* UDP port PORT's byte of xnat_port_active (first address), or -1. */
 static int port_active_byte(uint16_t port)
 {
-	__u32 word = 1 * 8192 + port / 8; /* UDP is the second protocol */
+	__u32 word = port_active_word(0, IPPROTO_UDP, port);
 	uint8_t b[8];
 
 	if (!ASSERT_OK(bpf_map_lookup_elem(
@@ -131,7 +131,7 @@ static bool port_owner_set(uint16_t port, uint8_t flags)
 {
 	struct nat_port_key pk = { .port = htons(port), .proto = IPPROTO_UDP };
 	int fd = bpf_map__fd(skel->maps.xnat_port_active);
-	__u32 word = 1 * 8192 + port / 8;
+	__u32 word = port_active_word(0, IPPROTO_UDP, port);
 	struct nat_endpoint owner;
 	uint8_t b[8];
 
@@ -264,7 +264,6 @@ static bool test_edm_owner_mark(void)
 }
 FIXTURE_TEST(.name = "edm_owner_mark", .fn = test_edm_owner_mark);
 
-
 /* Every CPU's "no endpoint-independent port lately" hint (struct
  * nat_alloc_hint) set to now, or cleared: which of mapping_port()'s two
  * ways a new endpoint takes does not depend on the CPU the test runs on. */
@@ -346,7 +345,7 @@ static bool test_edm_port_active_unknown(void)
 {
 	int fd = bpf_map__fd(skel->maps.xnat_port_active);
 	struct xnat_config c = scale_cfg;
-	__u32 word = 1 * 8192 + 30000 / 8;
+	__u32 word = port_active_word(0, IPPROTO_UDP, 30000);
 	uint64_t zero = 0;
 	bool ok = true;
 
