@@ -31,12 +31,26 @@
 #include "watch.h"
 
 /* What `xnat run` keeps: the plan it last applied and that commit's
- * instance and generation, which name it (struct xnat_state). */
+ * instance and generation, which name it (struct xnat_state); the config
+ * of that commit, every port in it (the plan lacks the LAN ports that
+ * were gone when it was built), and which of them its last refresh found
+ * gone (said once, not every round). */
 struct runner {
 	struct plan plan;
+	struct config cfg;
+	char gone[CONFIG_GONE_LEN];
 	unsigned long long instance;
 	unsigned long generation;
 };
+
+/* NEXT is what the router runs now, applied from its whole config. */
+static void runner_plan(struct runner *r, struct plan *next)
+{
+	plan_free(&r->plan);
+	r->plan = *next;
+	r->cfg = next->cfg;
+	r->gone[0] = 0;
+}
 
 /* The commit REC is ours now (run applied it, or follows it). */
 static void runner_commit(struct runner *r, const struct xnat_state *rec)
@@ -67,8 +81,7 @@ static void follow(struct runner *r, const struct xnat_state *rec)
 		pr_warn("xnat: cannot read the config another command applied "
 			"(%s); not refreshing it\n", err);
 	} else {
-		plan_free(&r->plan);
-		r->plan = next;
+		runner_plan(r, &next);
 		pr_info("%s: following it\n", anew ?
 			"Another xnat command brought the router up anew" :
 			"Another xnat command applied a config");
@@ -76,24 +89,61 @@ static void follow(struct runner *r, const struct xnat_state *rec)
 	runner_commit(r, rec);
 }
 
+/*
+ * Resolve the running config into CFG, without the LAN ports that are
+ * gone (an adapter unplugged: its XDP program went with it) if any is,
+ * their names into GONE; said when they change. 0, or -1 said.
+ */
+static int refresh_resolve(struct runner *r, struct config *cfg, char *gone)
+{
+	char err[CONFIG_ERR_LEN];
+
+	gone[0] = 0;
+	*cfg = r->cfg;
+	if (config_resolve(cfg, err)) {
+		*cfg = r->cfg;
+		if (!config_drop_gone_lan(cfg, gone) || !cfg->n_lan ||
+		    config_resolve(cfg, err)) {
+			pr_warn("xnat: %s\n", err);
+			return -1;
+		}
+	}
+	if (strcmp(gone, r->gone)) {
+		if (gone[0])
+			pr_warn("xnat: %s, in the running config, %s gone: "
+				"the router runs without %s until %s back\n",
+				gone, strchr(gone, ',') ? "are" : "is",
+				strchr(gone, ',') ? "them" : "it",
+				strchr(gone, ',') ? "they are" : "it is");
+		snprintf(r->gone, sizeof(r->gone), "%s", gone);
+	}
+	return 0;
+}
+
 /* Re-resolve (WAN address, ports) and re-apply what changed; put the nft
- * table back if something removed it. 1 when a port is another interface
- * now, deleted and made again under its name (a USB adapter plugged back,
- * a VLAN or bridge recreated): its XDP program went with the old one, and
- * only a whole apply attaches it again (the caller's, after the lock). */
+ * table back if something removed it. A LAN port that is gone is left
+ * out, and the rest kept in step (its WAN address followed). 1 when a
+ * port is another interface now, deleted and made again under its name
+ * (a USB adapter plugged back, a VLAN or bridge recreated): its XDP
+ * program went with the old one, and only a whole apply attaches it
+ * again (the caller's, after the lock). */
 static int refresh_plan(struct runner *r)
 {
-	struct config cfg = r->plan.cfg;
-	char err[CONFIG_ERR_LEN];
+	char err[CONFIG_ERR_LEN], gone[CONFIG_GONE_LEN];
 	__u32 old_addr = r->plan.cfg.nat_addr;
+	struct config cfg;
 	struct plan now;
 	int table = kernel_table_present();
 
-	if (config_resolve(&cfg, err) || plan_build(&cfg, &now, err)) {
+	if (refresh_resolve(r, &cfg, gone))
+		return 0;
+	if (plan_build(&cfg, &now, err)) {
 		pr_warn("xnat: %s\n", err);
 		return 0;
 	}
-	if (!plan_same_ports(&now, &r->plan)) {
+	/* Ports gone from the plan are no new interface to attach to. */
+	if (gone[0] ? !plan_ports_within(&now, &r->plan) :
+		      !plan_same_ports(&now, &r->plan)) {
 		plan_free(&now);
 		return 1;
 	}
@@ -283,8 +333,7 @@ static int reload(const struct opts *o, struct runner *r,
 	notify_systemd("RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long)(clock_ns(CLOCK_MONOTONIC) / 1000));
 	/* A bad new config keeps the old one running. */
 	if (up_locked(o, 1, &next, &rec) == EXIT_OK) {
-		plan_free(&r->plan);
-		r->plan = next;
+		runner_plan(r, &next);
 		runner_commit(r, &rec);
 		events_mode(ev, &r->plan.cfg, r->instance != instance);
 		notify_systemd("READY=1\nSTATUS=up with %s (reloaded)",
@@ -383,6 +432,7 @@ int cmd_run(const struct opts *o)
 		events_close(&ev);
 		return rc;
 	}
+	r.cfg = r.plan.cfg;
 	runner_commit(&r, &rec);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -50,6 +50,9 @@ struct status {
 	struct xnat_state st;
 	struct config cfg;
 	bool cfg_ok;            /* the config parsed and resolved */
+	/* Its LAN ports that are gone (deleted, an adapter unplugged), which
+	 * the router runs without; cfg is resolved without them. */
+	char gone[CONFIG_GONE_LEN];
 	bool config_changed;    /* the file differs from what was loaded */
 	char cfg_err[CONFIG_ERR_LEN];
 	struct table_fill fill;
@@ -222,6 +225,13 @@ static void nft_health(struct status *s)
 			 s->st.config_path);
 		goto out;
 	}
+	/* Loaded with the port, refreshed without it by `xnat run`: either
+	 * may be there. */
+	if (s->gone[0]) {
+		snprintf(s->nft_detail, sizeof(s->nft_detail),
+			 "not compared: %s gone", s->gone);
+		goto out;
+	}
 	if (!s->cfg_ok) {
 		snprintf(s->nft_detail, sizeof(s->nft_detail), "not compared: %s",
 			 s->cfg_err);
@@ -284,6 +294,22 @@ static void addr_use(struct status *s)
 		      sizeof(struct nat_endpoint), NULL, port_count, s->mappings);
 }
 
+/* The config did not resolve: without its LAN ports that are gone, does
+ * it? That is what the router runs (cmd_up.c, cmd_run.c). */
+static void resolve_without_gone(struct status *s)
+{
+	struct config cfg = s->cfg;
+	char err[CONFIG_ERR_LEN];
+
+	if (!config_drop_gone_lan(&cfg, s->gone) || !cfg.n_lan ||
+	    config_resolve(&cfg, err)) {
+		s->gone[0] = 0;
+		return;
+	}
+	s->cfg = cfg;
+	s->cfg_ok = true;
+}
+
 static void gather(struct status *s)
 {
 	unsigned long long hash;
@@ -297,6 +323,8 @@ static void gather(struct status *s)
 		s->cfg.wan.name[0] = 0;
 	} else {
 		s->cfg_ok = !config_resolve(&s->cfg, s->cfg_err);
+		if (!s->cfg_ok)
+			resolve_without_gone(s);
 		/* The kernel's ranges follow from the loaded config only. */
 		if (s->cfg.mode == MODE_XDP && !s->config_changed &&
 		    !config_kernel_ranges(&s->cfg, s->local, s->knat, err))
@@ -431,6 +459,19 @@ static void json_tables(const struct status *s)
 	json_arr_end();
 }
 
+/* "ports_gone": the config's LAN ports the router runs without. */
+static void json_ports_gone(const char *gone)
+{
+	char list[CONFIG_GONE_LEN], *name, *save = NULL;
+
+	snprintf(list, sizeof(list), "%s", gone);
+	json_arr_begin("ports_gone");
+	for (name = strtok_r(list, ", ", &save); name;
+	     name = strtok_r(NULL, ", ", &save))
+		json_str(NULL, name);
+	json_arr_end();
+}
+
 static void print_json(const struct status *s)
 {
 	const struct xnat_state *st = &s->st;
@@ -441,6 +482,7 @@ static void print_json(const struct status *s)
 	json_str("mode", mode_name(st->mode));
 	json_str("config", st->config_path);
 	json_bool("config_changed", s->config_changed);
+	json_ports_gone(s->gone);
 	if (st->up_since) {
 		json_i64("up_since", st->up_since);
 		json_i64("uptime_s", now - st->up_since);
@@ -499,6 +541,9 @@ static void print_text(const struct status *s)
 	printf("mode:    %s\nconfig:  %s%s\n", mode_name(st->mode),
 	       st->config_path,
 	       s->config_changed ? " (changed since loaded: xnat up applies it)" : "");
+	if (s->gone[0])
+		printf("gone:    %s (deleted since: the router runs without %s)\n",
+		       s->gone, strchr(s->gone, ',') ? "them" : "it");
 	if (st->up_since) {
 		printf("up:      since ");
 		print_time(st->up_since);

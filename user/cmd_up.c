@@ -131,41 +131,15 @@ static int take_down(struct xnat_state *st, char *err)
 	return ret;
 }
 
-/* How long the list of a running config's ports that are gone may be. */
-#define GONE_LEN (CONFIG_MAX_LAN * IF_NAMESIZE)
-
-/* Take the LAN ports that are gone from the system out of CFG, their
- * names into GONE (GONE_LEN); how many. */
-static int drop_gone_lan(struct config *cfg, char *gone)
-{
-	int i = 0, n = 0;
-	size_t len;
-
-	gone[0] = 0;
-	while (i < cfg->n_lan) {
-		if (if_nametoindex(cfg->lan[i].name) || errno != ENODEV) {
-			i++;
-			continue;
-		}
-		len = strlen(gone);
-		snprintf(gone + len, GONE_LEN - len, "%s%s", n ? ", " : "",
-			 cfg->lan[i].name);
-		memmove(&cfg->lan[i], &cfg->lan[i + 1],
-			(cfg->n_lan - i - 1) * sizeof(cfg->lan[0]));
-		cfg->n_lan--;
-		n++;
-	}
-	return n;
-}
-
 /*
  * The running router's plan, from the config recorded when it was
  * applied: what a reload applies over and goes back to. A LAN port of it
  * that is gone (deleted since: an adapter unplugged) took its XDP program
  * with it, and the router runs the rest of the config: that is its plan,
- * and GONE (GONE_LEN) names those ports ("" for none). -errno with ERR if
- * it cannot be rebuilt even so (its WAN gone, a copy this binary cannot
- * read): then there is nothing to reload in place nor to go back to.
+ * and GONE (CONFIG_GONE_LEN) names those ports ("" for none). -errno with
+ * ERR if it cannot be rebuilt even so (its WAN gone, a copy this binary
+ * cannot read): then there is nothing to reload in place nor to go back
+ * to.
  */
 static int running_plan(struct plan *old, char *gone, char *err)
 {
@@ -181,7 +155,7 @@ static int running_plan(struct plan *old, char *gone, char *err)
 	if (config_parse(&cfg, path, again))
 		return -EINVAL;
 	cfg.nat_addr_wait = 1;
-	if (!drop_gone_lan(&cfg, gone) || !cfg.n_lan ||
+	if (!config_drop_gone_lan(&cfg, gone) || !cfg.n_lan ||
 	    plan_parsed(&cfg, old, again)) {
 		gone[0] = 0;
 		return -EINVAL;
@@ -401,7 +375,7 @@ static int restart(const struct opts *o, const struct plan *plan,
 /* With the lock held: bring PLAN up, or reload the running router to it. */
 static int bring_up(const struct opts *o, const struct plan *plan)
 {
-	char err[CONFIG_ERR_LEN], gone[GONE_LEN];
+	char err[CONFIG_ERR_LEN], gone[CONFIG_GONE_LEN];
 	struct xnat_state st;
 	struct plan old;
 	int rc;

@@ -165,6 +165,16 @@ int config_parse(struct config *cfg, const char *path, char err[CONFIG_ERR_LEN])
  */
 int config_resolve(struct config *cfg, char err[CONFIG_ERR_LEN]);
 
+/* How long the list of a config's LAN ports that are gone may be. */
+#define CONFIG_GONE_LEN (CONFIG_MAX_LAN * IF_NAMESIZE)
+
+/*
+ * Take the LAN ports that are gone from the system (deleted: an adapter
+ * unplugged) out of CFG, their names into GONE (CONFIG_GONE_LEN, ", "
+ * between them); how many. What a running router whose port went runs.
+ */
+int config_drop_gone_lan(struct config *cfg, char *gone);
+
 /* The same two, reporting every error into ERRS instead of the first. */
 int config_parse_all(struct config *cfg, const char *path,
 		     struct config_errors *errs);

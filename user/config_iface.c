@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,6 +119,28 @@ static int resolve_iface(const struct config *cfg, struct config_iface *ifc,
 		errs_add(errs, cfg->path, ifc->line, "interface %s: %s",
 			 ifc->name, strerror(errno));
 	return -1;
+}
+
+int config_drop_gone_lan(struct config *cfg, char *gone)
+{
+	int i = 0, n = 0;
+	size_t len;
+
+	gone[0] = 0;
+	while (i < cfg->n_lan) {
+		if (if_nametoindex(cfg->lan[i].name) || errno != ENODEV) {
+			i++;
+			continue;
+		}
+		len = strlen(gone);
+		snprintf(gone + len, CONFIG_GONE_LEN - len, "%s%s",
+			 n ? ", " : "", cfg->lan[i].name);
+		memmove(&cfg->lan[i], &cfg->lan[i + 1],
+			(cfg->n_lan - i - 1) * sizeof(cfg->lan[0]));
+		cfg->n_lan--;
+		n++;
+	}
+	return n;
 }
 
 /* The first IPv4 address the kernel lists for the WAN is its primary. */

@@ -171,14 +171,17 @@ int plan_has_port(const struct plan *plan, __u32 ifindex)
 	return 0;
 }
 
-int plan_same_ports(const struct plan *a, const struct plan *b)
+int plan_ports_within(const struct plan *a, const struct plan *b)
 {
-	if (a->n_ports != b->n_ports)
-		return 0;
 	for (int i = 0; i < a->n_ports; i++)
 		if (!plan_has_port(b, a->ports[i].ifindex))
 			return 0;
 	return 1;
+}
+
+int plan_same_ports(const struct plan *a, const struct plan *b)
+{
+	return a->n_ports == b->n_ports && plan_ports_within(a, b);
 }
 
 int plan_same(const struct plan *a, const struct plan *b)

@@ -75,5 +75,7 @@ int plan_has_port(const struct plan *plan, __u32 ifindex);
 /* Do A and B attach to the same interfaces (ifindexes)? Not when a port
  * was deleted and made again under its name. */
 int plan_same_ports(const struct plan *a, const struct plan *b);
+/* Is every interface A attaches to one B attaches to? */
+int plan_ports_within(const struct plan *a, const struct plan *b);
 
 #endif /* XNAT_PLAN_H */

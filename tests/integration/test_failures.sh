@@ -1430,6 +1430,47 @@ test_wan_address_change() {
 	stop_run
 }
 
+# A LAN port of the running config is deleted (an adapter unplugged)
+# under `xnat run`: run says so once and keeps the rest in step. Here the
+# WAN address changes after it: the nft table follows it and a new
+# exchange from the LAN host is NATed to it (in xdp mode by XDP).
+TEST_MODES[run_port_gone]="xdp offload kernel"
+test_run_port_gone() {
+	local new=198.19.0.5 two said
+	check xnat down
+	testbed_add_lan_port || fail "no second LAN port"
+	two=$(config_edit two 's/^lan( *)= lan0/lan\1= lan0, lan1/') || fail "config"
+	start_run "$two"
+	udp_echo_wan || fail "no server"
+	check udp_from "$NS_LAN" 40071 before
+	check ip -n "$NS_RTR" link del "$RTR_LAN1_IF"
+	wait_until 10 grep -q "lan1, in the running config, is gone" \
+		"$TB_WORK/run.log" || fail "run does not say lan1 is gone"
+	check ip -n "$NS_RTR" addr del "$RTR_WAN4/24" dev "$RTR_WAN_IF"
+	check ip -n "$NS_RTR" addr add "$new/24" dev "$RTR_WAN_IF"
+	tb_resolve "$NS_RTR" "$WAN_HOST4" || fail "WAN host unreachable"
+	wait_until 10 grep -q "NAT now uses the new one" "$TB_WORK/run.log" ||
+		fail "run did not take up the new address while lan1 is gone: $(cat "$TB_WORK/run.log")"
+	wait_until 10 hairpin_names "$new" || fail "the nft table has not the new address"
+	check xnat status
+	grep -q "^gone: *lan1 " <<<"$CHECK_OUT" || fail "status does not say lan1 is gone"
+	grep -q "^nat: *$new " <<<"$CHECK_OUT" || fail "status does not show the NAT address"
+	check udp_from "$NS_LAN" 40072 after
+	[ "$CHECK_OUT" = after ] || fail "no reply after the address change"
+	if [ "$TB_MODE" = xdp ]; then
+		[ "$(flow_count "f['new_src'].startswith('$new:')")" -ge 1 ] ||
+			fail "new flow not NATed to $new by XDP: $(xnat flows)"
+	fi
+	# Said once, not at every refresh (an event or 5 s each).
+	sleep 6
+	said=$(grep -c "lan1, in the running config, is gone" "$TB_WORK/run.log")
+	[ "$said" = 1 ] || fail "run said lan1 is gone $said times"
+	grep -q "interface lan1 not found" "$TB_WORK/run.log" &&
+		fail "run warned that lan1 is not found: $(cat "$TB_WORK/run.log")"
+	stop_run
+	nothing_left
+}
+
 # `xnat run` starts while the WAN has no address yet: NAT waits (counted as
 # pass_no_nat_addr), and works once the address comes.
 TEST_MODES[wan_address_late]=xdp
