@@ -533,10 +533,10 @@ static void print_filter(const struct offloaded_epoch *f)
 		       f->set, OFFLOADED_BITS, f->resets);
 }
 
-static void print_text(const struct status *s)
+/* Mode, config and since when. */
+static void print_head(const struct status *s)
 {
 	const struct xnat_state *st = &s->st;
-	int i;
 
 	printf("mode:    %s\nconfig:  %s%s\n", mode_name(st->mode),
 	       st->config_path,
@@ -556,6 +556,14 @@ static void print_text(const struct status *s)
 		}
 		printf("\n");
 	}
+}
+
+static void print_text(const struct status *s)
+{
+	const struct xnat_state *st = &s->st;
+	int i;
+
+	print_head(s);
 	printf("nat:     %s", s->nat_addr[0] ? s->nat_addr : "-");
 	if (!s->cfg.wan.name[0])
 		printf(" (the config does not parse: %s)\n", s->cfg_err);
