@@ -294,8 +294,9 @@ static void addr_use(struct status *s)
 		      sizeof(struct nat_endpoint), NULL, port_count, s->mappings);
 }
 
-/* The config did not resolve: without its LAN ports that are gone, does
- * it? That is what the router runs (cmd_up.c, cmd_run.c). */
+/* The config, as loaded, did not resolve: without its LAN ports that are
+ * gone, does it? That is what the router runs (cmd_up.c, cmd_run.c). An
+ * edited file does not say what runs: its ports may never have been. */
 static void resolve_without_gone(struct status *s)
 {
 	struct config cfg = s->cfg;
@@ -323,7 +324,7 @@ static void gather(struct status *s)
 		s->cfg.wan.name[0] = 0;
 	} else {
 		s->cfg_ok = !config_resolve(&s->cfg, s->cfg_err);
-		if (!s->cfg_ok)
+		if (!s->cfg_ok && !s->config_changed)
 			resolve_without_gone(s);
 		/* The kernel's ranges follow from the loaded config only. */
 		if (s->cfg.mode == MODE_XDP && !s->config_changed &&
