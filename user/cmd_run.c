@@ -38,7 +38,7 @@
 struct runner {
 	struct plan plan;
 	struct config cfg;
-	char gone[CONFIG_GONE_LEN];
+	struct config_gone gone;
 	unsigned long long instance;
 	unsigned long generation;
 };
@@ -49,7 +49,7 @@ static void runner_plan(struct runner *r, struct plan *next)
 	plan_free(&r->plan);
 	r->plan = *next;
 	r->cfg = next->cfg;
-	r->gone[0] = 0;
+	memset(&r->gone, 0, sizeof(r->gone));
 }
 
 /* The commit REC is ours now (run applied it, or follows it). */
@@ -94,28 +94,20 @@ static void follow(struct runner *r, const struct xnat_state *rec)
  * gone (an adapter unplugged: its XDP program went with it) if any is,
  * their names into GONE; said when they change. 0, or -1 said.
  */
-static int refresh_resolve(struct runner *r, struct config *cfg, char *gone)
+static int refresh_resolve(struct runner *r, struct config *cfg,
+			   struct config_gone *gone)
 {
 	char err[CONFIG_ERR_LEN];
 
-	gone[0] = 0;
 	*cfg = r->cfg;
-	if (config_resolve(cfg, err)) {
-		*cfg = r->cfg;
-		if (!config_drop_gone_lan(cfg, gone) || !cfg->n_lan ||
-		    config_resolve(cfg, err)) {
-			pr_warn("xnat: %s\n", err);
-			return -1;
-		}
+	if (config_resolve_running(cfg, gone, err)) {
+		pr_warn("xnat: %s\n", err);
+		return -1;
 	}
-	if (strcmp(gone, r->gone)) {
-		if (gone[0])
-			pr_warn("xnat: %s, in the running config, %s gone: "
-				"the router runs without %s until %s back\n",
-				gone, strchr(gone, ',') ? "are" : "is",
-				strchr(gone, ',') ? "them" : "it",
-				strchr(gone, ',') ? "they are" : "it is");
-		snprintf(r->gone, sizeof(r->gone), "%s", gone);
+	if (memcmp(gone, &r->gone, sizeof(*gone))) {
+		if (gone->n)
+			pr_warn("xnat: %s\n", config_gone_say(gone, true, err));
+		r->gone = *gone;
 	}
 	return 0;
 }
@@ -129,20 +121,21 @@ static int refresh_resolve(struct runner *r, struct config *cfg, char *gone)
  * again (the caller's, after the lock). */
 static int refresh_plan(struct runner *r)
 {
-	char err[CONFIG_ERR_LEN], gone[CONFIG_GONE_LEN];
+	char err[CONFIG_ERR_LEN];
 	__u32 old_addr = r->plan.cfg.nat_addr;
+	struct config_gone gone;
 	struct config cfg;
 	struct plan now;
 	int table = kernel_table_present();
 
-	if (refresh_resolve(r, &cfg, gone))
+	if (refresh_resolve(r, &cfg, &gone))
 		return 0;
 	if (plan_build(&cfg, &now, err)) {
 		pr_warn("xnat: %s\n", err);
 		return 0;
 	}
 	/* Ports gone from the plan are no new interface to attach to. */
-	if (gone[0] ? !plan_ports_within(&now, &r->plan) :
+	if (gone.n ? !plan_ports_within(&now, &r->plan) :
 		      !plan_same_ports(&now, &r->plan)) {
 		plan_free(&now);
 		return 1;

@@ -52,7 +52,7 @@ struct status {
 	bool cfg_ok;            /* the config parsed and resolved */
 	/* Its LAN ports that are gone (deleted, an adapter unplugged), which
 	 * the router runs without; cfg is resolved without them. */
-	char gone[CONFIG_GONE_LEN];
+	struct config_gone gone;
 	bool config_changed;    /* the file differs from what was loaded */
 	char cfg_err[CONFIG_ERR_LEN];
 	struct table_fill fill;
@@ -203,7 +203,7 @@ static void nft_health(struct status *s)
 	const char *ports[CONFIG_MAX_LAN + 1];
 	char *actual = NULL, *expected = NULL, *cmds;
 	int n_ports = 0;
-	char err[CONFIG_ERR_LEN];
+	char err[CONFIG_ERR_LEN], list[CONFIG_GONE_LEN];
 	int ret;
 
 	ret = nft_table_list(true, &actual);
@@ -227,9 +227,9 @@ static void nft_health(struct status *s)
 	}
 	/* Loaded with the port, refreshed without it by `xnat run`: either
 	 * may be there. */
-	if (s->gone[0]) {
+	if (s->gone.n) {
 		snprintf(s->nft_detail, sizeof(s->nft_detail),
-			 "not compared: %s gone", s->gone);
+			 "not compared: %s gone", config_gone_list(&s->gone, list));
 		goto out;
 	}
 	if (!s->cfg_ok) {
@@ -294,23 +294,6 @@ static void addr_use(struct status *s)
 		      sizeof(struct nat_endpoint), NULL, port_count, s->mappings);
 }
 
-/* The config, as loaded, did not resolve: without its LAN ports that are
- * gone, does it? That is what the router runs (cmd_up.c, cmd_run.c). An
- * edited file does not say what runs: its ports may never have been. */
-static void resolve_without_gone(struct status *s)
-{
-	struct config cfg = s->cfg;
-	char err[CONFIG_ERR_LEN];
-
-	if (!config_drop_gone_lan(&cfg, s->gone) || !cfg.n_lan ||
-	    config_resolve(&cfg, err)) {
-		s->gone[0] = 0;
-		return;
-	}
-	s->cfg = cfg;
-	s->cfg_ok = true;
-}
-
 static void gather(struct status *s)
 {
 	unsigned long long hash;
@@ -323,9 +306,14 @@ static void gather(struct status *s)
 	if (config_parse(&s->cfg, s->st.config_path, s->cfg_err)) {
 		s->cfg.wan.name[0] = 0;
 	} else {
-		s->cfg_ok = !config_resolve(&s->cfg, s->cfg_err);
-		if (!s->cfg_ok && !s->config_changed)
-			resolve_without_gone(s);
+		/* Without its LAN ports that are gone, the config as loaded
+		 * is what the router runs (cmd_up.c, cmd_run.c); an edited
+		 * file does not say what runs: its ports may never have
+		 * been. */
+		s->cfg_ok = s->config_changed ?
+			    !config_resolve(&s->cfg, s->cfg_err) :
+			    !config_resolve_running(&s->cfg, &s->gone,
+						    s->cfg_err);
 		/* The kernel's ranges follow from the loaded config only. */
 		if (s->cfg.mode == MODE_XDP && !s->config_changed &&
 		    !config_kernel_ranges(&s->cfg, s->local, s->knat, err))
@@ -461,15 +449,13 @@ static void json_tables(const struct status *s)
 }
 
 /* "ports_gone": the config's LAN ports the router runs without. */
-static void json_ports_gone(const char *gone)
+static void json_ports_gone(const struct config_gone *gone)
 {
-	char list[CONFIG_GONE_LEN], *name, *save = NULL;
+	int i;
 
-	snprintf(list, sizeof(list), "%s", gone);
 	json_arr_begin("ports_gone");
-	for (name = strtok_r(list, ", ", &save); name;
-	     name = strtok_r(NULL, ", ", &save))
-		json_str(NULL, name);
+	for (i = 0; i < gone->n; i++)
+		json_str(NULL, gone->name[i]);
 	json_arr_end();
 }
 
@@ -483,7 +469,7 @@ static void print_json(const struct status *s)
 	json_str("mode", mode_name(st->mode));
 	json_str("config", st->config_path);
 	json_bool("config_changed", s->config_changed);
-	json_ports_gone(s->gone);
+	json_ports_gone(&s->gone);
 	if (st->up_since) {
 		json_i64("up_since", st->up_since);
 		json_i64("uptime_s", now - st->up_since);
@@ -538,13 +524,15 @@ static void print_filter(const struct offloaded_epoch *f)
 static void print_head(const struct status *s)
 {
 	const struct xnat_state *st = &s->st;
+	char list[CONFIG_GONE_LEN];
 
 	printf("mode:    %s\nconfig:  %s%s\n", mode_name(st->mode),
 	       st->config_path,
 	       s->config_changed ? " (changed since loaded: xnat up applies it)" : "");
-	if (s->gone[0])
+	if (s->gone.n)
 		printf("gone:    %s (deleted since: the router runs without %s)\n",
-		       s->gone, strchr(s->gone, ',') ? "them" : "it");
+		       config_gone_list(&s->gone, list),
+		       s->gone.n > 1 ? "them" : "it");
 	if (st->up_since) {
 		printf("up:      since ");
 		print_time(st->up_since);

@@ -37,15 +37,11 @@ static const char *mode_name(int mode)
 	return config_mode_name(mode);
 }
 
-/* Resolve the parsed CFG against the system and plan it: up_plan_file's
- * second half. */
-static int plan_parsed(struct config *cfg, struct plan *plan, char *err)
+/* Plan the resolved CFG. */
+static int plan_resolved(struct config *cfg, struct plan *plan, char *err)
 {
-	int ret;
+	int ret = plan_build(cfg, plan, err);
 
-	if (config_resolve(cfg, err))
-		return -EINVAL;
-	ret = plan_build(cfg, plan, err);
 	/* A built plan holds its nft ruleset: a refused one frees it, or
 	 * each refused SIGHUP would leak one. */
 	if (!ret && plan->xdp && (ret = loader_check(plan, err)))
@@ -63,7 +59,9 @@ int up_plan_file(const char *path, int wait_addr, struct plan *plan,
 	if (config_parse(&cfg, path, err))
 		return -EINVAL;
 	cfg.nat_addr_wait = wait_addr;
-	return plan_parsed(&cfg, plan, err);
+	if (config_resolve(&cfg, err))
+		return -EINVAL;
+	return plan_resolved(&cfg, plan, err);
 }
 
 /* A take-down goes on past a failure: ERR keeps the first (RET, said as
@@ -136,18 +134,19 @@ static int take_down(struct xnat_state *st, char *err)
  * applied: what a reload applies over and goes back to. A LAN port of it
  * that is gone (deleted since: an adapter unplugged) took its XDP program
  * with it, and the router runs the rest of the config: that is its plan,
- * and GONE (CONFIG_GONE_LEN) names those ports ("" for none). -errno with
+ * and GONE names those ports (none: GONE->n is 0). -errno with
  * ERR if it cannot be rebuilt even so (its WAN gone, a copy this binary
  * cannot read): then there is nothing to reload in place nor to go back
  * to.
  */
-static int running_plan(struct plan *old, char *gone, char *err)
+static int running_plan(struct plan *old, struct config_gone *gone,
+			char *err)
 {
 	const char *path = state_applied_config();
 	char again[CONFIG_ERR_LEN];
 	struct config cfg;
 
-	gone[0] = 0;
+	gone->n = 0;
 	if (!up_plan_file(path, 1, old, err))
 		return 0;
 	memset(old, 0, sizeof(*old));
@@ -155,14 +154,12 @@ static int running_plan(struct plan *old, char *gone, char *err)
 	if (config_parse(&cfg, path, again))
 		return -EINVAL;
 	cfg.nat_addr_wait = 1;
-	if (!config_drop_gone_lan(&cfg, gone) || !cfg.n_lan ||
-	    plan_parsed(&cfg, old, again)) {
-		gone[0] = 0;
+	if (config_resolve_running(&cfg, gone, again) || !gone->n ||
+	    plan_resolved(&cfg, old, again)) {
+		gone->n = 0;
 		return -EINVAL;
 	}
-	pr_warn("xnat: %s, in the running config, %s gone: the router runs "
-		"without %s\n", gone, strchr(gone, ',') ? "are" : "is",
-		strchr(gone, ',') ? "them" : "it");
+	pr_warn("xnat: %s\n", config_gone_say(gone, false, again));
 	return 0;
 }
 
@@ -207,12 +204,14 @@ static int commit(struct xnat_state *st, const struct plan *plan,
 
 /* GONE: the running config's ports that are gone (running_plan()). */
 static int reload_failed(const struct opts *o, const struct xnat_state *st,
-			 const char *err, const char *gone)
+			 const char *err, const struct config_gone *gone)
 {
-	if (gone && gone[0])
+	char list[CONFIG_GONE_LEN];
+
+	if (gone && gone->n)
 		return fail(o, EXIT_SYSTEM, "%s; rolled back: the router runs "
 			    "%s as before, without %s (gone)", err,
-			    st->config_path, gone);
+			    st->config_path, config_gone_list(gone, list));
 	return fail(o, EXIT_SYSTEM, "%s; rolled back: the router runs %s as "
 		    "before", err, st->config_path);
 }
@@ -278,7 +277,7 @@ static int apply_record(const struct plan *plan, struct xnat_state *st,
 /* GONE: as reload_failed()'s. */
 static int apply_and_commit(const struct opts *o, const struct plan *plan,
 			    struct xnat_state *st, const struct plan *old,
-			    const char *gone)
+			    const struct config_gone *gone)
 {
 	char err[CONFIG_ERR_LEN];
 
@@ -375,7 +374,8 @@ static int restart(const struct opts *o, const struct plan *plan,
 /* With the lock held: bring PLAN up, or reload the running router to it. */
 static int bring_up(const struct opts *o, const struct plan *plan)
 {
-	char err[CONFIG_ERR_LEN], gone[CONFIG_GONE_LEN];
+	char err[CONFIG_ERR_LEN];
+	struct config_gone gone;
 	struct xnat_state st;
 	struct plan old;
 	int rc;
@@ -383,7 +383,7 @@ static int bring_up(const struct opts *o, const struct plan *plan)
 	/* Not up: ST is all zero. */
 	if (state_load(&st))
 		return apply_and_commit(o, plan, &st, NULL, NULL);
-	if (running_plan(&old, gone, err)) {
+	if (running_plan(&old, &gone, err)) {
 		pr_warn("xnat: cannot rebuild the running config (%s): "
 			"restarting the router with the new one; if that "
 			"fails, it is left down\n", err);
@@ -392,7 +392,7 @@ static int bring_up(const struct opts *o, const struct plan *plan)
 	if (st.mode != (int)plan->cfg.mode)
 		rc = restart(o, plan, &st, &old);
 	else
-		rc = apply_and_commit(o, plan, &st, &old, gone);
+		rc = apply_and_commit(o, plan, &st, &old, &gone);
 	plan_free(&old);
 	return rc;
 }

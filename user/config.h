@@ -8,6 +8,7 @@
 #ifndef XNAT_CONFIG_H
 #define XNAT_CONFIG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <net/if.h>
 #include "../bpf/xnat_common.h"
@@ -165,15 +166,34 @@ int config_parse(struct config *cfg, const char *path, char err[CONFIG_ERR_LEN])
  */
 int config_resolve(struct config *cfg, char err[CONFIG_ERR_LEN]);
 
-/* How long the list of a config's LAN ports that are gone may be. */
-#define CONFIG_GONE_LEN (CONFIG_MAX_LAN * IF_NAMESIZE)
+/* A config's LAN ports that are gone from the system (deleted: an adapter
+ * unplugged): a running router whose port went runs without them. */
+struct config_gone {
+	int n;
+	char name[CONFIG_MAX_LAN][IF_NAMESIZE];
+};
+
+/* How long GONE's names, ", " between them, may be. */
+#define CONFIG_GONE_LEN (CONFIG_MAX_LAN * (IF_NAMESIZE + 2))
 
 /*
- * Take the LAN ports that are gone from the system (deleted: an adapter
- * unplugged) out of CFG, their names into GONE (CONFIG_GONE_LEN, ", "
- * between them); how many. What a running router whose port went runs.
+ * Resolve CFG as config_resolve() does; if it does not resolve, resolve it
+ * without its LAN ports that are gone, their names into GONE. 0 when CFG
+ * is resolved (GONE->n says whether without some), or -1 with ERR (CFG as
+ * the whole config's attempt left it) when no port is gone, none would be
+ * left, or the rest does not resolve either.
  */
-int config_drop_gone_lan(struct config *cfg, char *gone);
+int config_resolve_running(struct config *cfg, struct config_gone *gone,
+			   char err[CONFIG_ERR_LEN]);
+
+/* GONE's names, ", " between them, in BUF (CONFIG_GONE_LEN); BUF. */
+const char *config_gone_list(const struct config_gone *gone, char *buf);
+
+/* "lan1, in the running config, is gone: the router runs without it"
+ * (one port) or "... are gone: ... without them" into BUF
+ * (CONFIG_ERR_LEN), with UNTIL_BACK "... until it is back"; BUF. */
+const char *config_gone_say(const struct config_gone *gone, bool until_back,
+			    char *buf);
 
 /* The same two, reporting every error into ERRS instead of the first. */
 int config_parse_all(struct config *cfg, const char *path,

@@ -121,26 +121,69 @@ static int resolve_iface(const struct config *cfg, struct config_iface *ifc,
 	return -1;
 }
 
-int config_drop_gone_lan(struct config *cfg, char *gone)
+/* Take the LAN ports that are gone out of CFG, their names into GONE;
+ * how many. */
+static int drop_gone_lan(struct config *cfg, struct config_gone *gone)
 {
-	int i = 0, n = 0;
-	size_t len;
+	int i = 0;
 
-	gone[0] = 0;
 	while (i < cfg->n_lan) {
 		if (if_nametoindex(cfg->lan[i].name) || errno != ENODEV) {
 			i++;
 			continue;
 		}
-		len = strlen(gone);
-		snprintf(gone + len, CONFIG_GONE_LEN - len, "%s%s",
-			 n ? ", " : "", cfg->lan[i].name);
+		snprintf(gone->name[gone->n++], IF_NAMESIZE, "%s",
+			 cfg->lan[i].name);
 		memmove(&cfg->lan[i], &cfg->lan[i + 1],
 			(cfg->n_lan - i - 1) * sizeof(cfg->lan[0]));
 		cfg->n_lan--;
-		n++;
 	}
-	return n;
+	return gone->n;
+}
+
+int config_resolve_running(struct config *cfg, struct config_gone *gone,
+			   char err[CONFIG_ERR_LEN])
+{
+	struct config rest = *cfg;
+
+	/* Zeroed whole, so that two lists compare with memcmp(). */
+	memset(gone, 0, sizeof(*gone));
+	if (!config_resolve(cfg, err))
+		return 0;
+	if (!drop_gone_lan(&rest, gone) || !rest.n_lan ||
+	    config_resolve(&rest, err)) {
+		memset(gone, 0, sizeof(*gone));
+		return -1;
+	}
+	*cfg = rest;
+	return 0;
+}
+
+const char *config_gone_list(const struct config_gone *gone, char *buf)
+{
+	size_t len = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < gone->n && len < CONFIG_GONE_LEN; i++)
+		len += snprintf(buf + len, CONFIG_GONE_LEN - len, "%s%s",
+				i ? ", " : "", gone->name[i]);
+	return buf;
+}
+
+const char *config_gone_say(const struct config_gone *gone, bool until_back,
+			    char *buf)
+{
+	char list[CONFIG_GONE_LEN];
+	bool many = gone->n > 1;
+
+	snprintf(buf, CONFIG_ERR_LEN,
+		 "%s, in the running config, %s gone: the router runs "
+		 "without %s%s%s", config_gone_list(gone, list),
+		 many ? "are" : "is", many ? "them" : "it",
+		 until_back ? " until " : "",
+		 !until_back ? "" : many ? "they are back" : "it is back");
+	return buf;
 }
 
 /* The first IPv4 address the kernel lists for the WAN is its primary. */

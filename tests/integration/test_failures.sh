@@ -1455,6 +1455,8 @@ test_run_port_gone() {
 	check xnat status
 	grep -q "^gone: *lan1 " <<<"$CHECK_OUT" || fail "status does not say lan1 is gone"
 	grep -q "^nat: *$new " <<<"$CHECK_OUT" || fail "status does not show the NAT address"
+	[ "$(xnat status --json 2>/dev/null | json_q "','.join(j['ports_gone'])")" = lan1 ] ||
+		fail "status --json ports_gone is not [lan1]"
 	check udp_from "$NS_LAN" 40072 after
 	[ "$CHECK_OUT" = after ] || fail "no reply after the address change"
 	if [ "$TB_MODE" = xdp ]; then

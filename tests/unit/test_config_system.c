@@ -146,6 +146,44 @@ static int test_resolve_fixed(void)
 	return 0;
 }
 
+/* All its LAN ports gone, a config is not one a router can run: the
+ * error is the whole config's, and no port is named gone. */
+static int test_resolve_running_none_left(void)
+{
+	char err[CONFIG_ERR_LEN], want[CONFIG_ERR_LEN + 64];
+	struct config_gone gone = { .n = 3 };
+	struct config cfg;
+
+	if (parse_ok("[router]\nwan = lo\nlan = xnat-nope0, xnat-nope1\n"
+		     "[nat]\naddress = 198.19.0.1\n", &cfg))
+		return 1;
+	snprintf(want, sizeof(want), "%s:3: interface xnat-nope0 not found",
+		 ini_path);
+	if (!config_resolve_running(&cfg, &gone, err))
+		return fail("resolved without any LAN port");
+	EXPECT_STR(err, want);
+	EXPECT_EQ(gone.n, 0);
+	return 0;
+}
+
+/* What run, up and status say of the ports gone: one, or several. */
+static int test_gone_say(void)
+{
+	struct config_gone gone = { .n = 1, .name = { "lan1", "usb0" } };
+	char buf[CONFIG_ERR_LEN], list[CONFIG_GONE_LEN];
+
+	EXPECT_STR(config_gone_list(&gone, list), "lan1");
+	EXPECT_STR(config_gone_say(&gone, false, buf),
+		   "lan1, in the running config, is gone: the router runs "
+		   "without it");
+	gone.n = 2;
+	EXPECT_STR(config_gone_list(&gone, list), "lan1, usb0");
+	EXPECT_STR(config_gone_say(&gone, true, buf),
+		   "lan1, usb0, in the running config, are gone: the router "
+		   "runs without them until they are back");
+	return 0;
+}
+
 static int check_example(const char *path, enum router_mode mode)
 {
 	char err[CONFIG_ERR_LEN];
@@ -184,6 +222,8 @@ static const struct config_test tests[] = {
 	TEST(resolve_missing),
 	TEST(resolve_auto),
 	TEST(resolve_fixed),
+	TEST(resolve_running_none_left),
+	TEST(gone_say),
 	TEST(example_xdp),
 	TEST(example_kernel),
 	TEST(example_offload),
