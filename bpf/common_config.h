@@ -69,6 +69,10 @@ _Static_assert(sizeof(struct iface_addrs) == 20, "iface_addrs layout");
 #define XNAT_F_MSS_PMTU (1U << 4)
 /* [ipv6] inbound = open: IPv6 from the WAN may open flows to LAN hosts. */
 #define XNAT_F_IPV6_OPEN (1U << 5)
+/* [router] source_check = feasible: a LAN port's new flow may come from
+ * any source routed out of a LAN port, not only out of its own (bpf/fib.h,
+ * fib_src_check): asymmetric LAN routing, ECMP towards the router. */
+#define XNAT_F_SRC_FEASIBLE (1U << 6)
 /* MSS = MTU less the option-less IP and TCP headers, as nft's "rt mtu". */
 #define XNAT_MSS_HDRS_V4 40
 #define XNAT_MSS_HDRS_V6 60

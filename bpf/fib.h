@@ -84,6 +84,14 @@ static __always_inline int fib_towards_source(const struct pkt *p,
 	return 0;
 }
 
+/* Is IFINDEX, a route's port, one of the router's LAN ports (or VLANs)? */
+static __always_inline int routed_out_of_lan(__u32 ifindex)
+{
+	__u32 *role = bpf_map_lookup_elem(&xnat_ifaces, &ifindex);
+
+	return role && *role == XNAT_ROLE_LAN;
+}
+
 /*
  * The reverse path check of a new flow's source (RFC 3704), with one FIB
  * lookup towards the source as if from its ingress port IN. 0 when the
@@ -100,7 +108,11 @@ static __always_inline int fib_towards_source(const struct pkt *p,
  *   to the MAC it came from: a host forging another port's or the WAN's
  *   address would make the entry of that host's own next connection, and
  *   get its packets un-NATed (docs/NAT.md). Hosts routed behind a LAN
- *   host are routed out of its port, and pass.
+ *   host are routed out of its port, and pass. With XNAT_F_SRC_FEASIBLE
+ *   ([router] source_check = feasible) a source routed out of any LAN
+ *   port passes: the LAN's routing is asymmetric, or ECMP, and the
+ *   operator trusts the LAN ports with each other's addresses (not the
+ *   WAN's).
  *
  * From the WAN a source with no route is left alone, as before: there is
  * nothing of ours it can stand for. With no route at all (no default
@@ -116,8 +128,7 @@ static __always_inline int fib_src_check(struct xdp_md *ctx, struct pkt *p,
 					 const struct iface_info *in)
 {
 	struct bpf_fib_lookup fib = {};
-	__u32 ifindex;
-	__u32 *role;
+	struct xnat_config *cfg;
 	int rc;
 
 	if (fib_towards_source(p, &fib))
@@ -135,13 +146,16 @@ static __always_inline int fib_src_check(struct xdp_md *ctx, struct pkt *p,
 		 * lookup meets too, and hands to the kernel. */
 		if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 			return 0;
-		return fib.ifindex == p->in_ifindex ? 0 : XNAT_DROP_SPOOFED;
+		if (fib.ifindex == p->in_ifindex)
+			return 0;
+		cfg = config_get();
+		if (!cfg || !(cfg->flags & XNAT_F_SRC_FEASIBLE))
+			return XNAT_DROP_SPOOFED;
+		return routed_out_of_lan(fib.ifindex) ? 0 : XNAT_DROP_SPOOFED;
 	}
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 		return 0;
-	ifindex = fib.ifindex;
-	role = bpf_map_lookup_elem(&xnat_ifaces, &ifindex);
-	return role && *role == XNAT_ROLE_LAN ? XNAT_DROP_SPOOFED : 0;
+	return routed_out_of_lan(fib.ifindex) ? XNAT_DROP_SPOOFED : 0;
 }
 
 #endif /* XNAT_FIB_H */

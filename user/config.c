@@ -281,6 +281,8 @@ static const struct key_def keys[] = {
 	WORD_KEY("router", "fastpath", fastpath, "on or off",
 		 { "on", 1 }, { "off", 0 }),
 	KEY("router", "mss_clamp", parse_mss_clamp),
+	WORD_KEY("router", "source_check", source_feasible,
+		 "strict or feasible", { "strict", 0 }, { "feasible", 1 }),
 	KEY("nat", "address", parse_address),
 	KEY("nat", "ports", parse_ports),
 	WORD_KEY("nat", "filtering", filter_eif,

@@ -104,6 +104,11 @@ struct config {
 	 * flow cache saves. */
 	int fastpath;
 
+	/* [router] source_check: 0 strict (default), a LAN port's new
+	 * connections need a source routed back out of that port; 1
+	 * feasible, out of any LAN port (XNAT_F_SRC_FEASIBLE). */
+	int source_feasible;
+
 	/* [router] mss_clamp: what the MSS option of forwarded SYNs and
 	 * SYN-ACKs is lowered to (see enum mss_clamp); mss_fixed is the
 	 * IPv4 MSS of MSS_CLAMP_FIXED (IPv6 gets 20 less: the same MTU). */

@@ -88,16 +88,24 @@ static int nft_run(const char *cmds, char *err)
  * sources are looked up on the arriving port only (nft's fib does so), so
  * the WAN's neighbour discovery is not caught.
  */
-static void emit_antispoof(FILE *f, const struct config *cfg)
+/* The config's LAN ports as an anonymous set: { "lan0", "lan1" }. */
+static void emit_lan_set(FILE *f, const struct config *cfg)
 {
 	int i;
 
-	fprintf(f, "\tchain antispoof {\n"
-		   "\t\ttype filter hook prerouting priority raw; policy accept;\n"
-		   "\t\tiifname \"%s\" fib saddr oifname {", cfg->wan.name);
+	fprintf(f, "{");
 	for (i = 0; i < cfg->n_lan; i++)
 		fprintf(f, "%s \"%s\"", i ? "," : "", cfg->lan[i].name);
-	fprintf(f, " } drop\n"
+	fprintf(f, " }");
+}
+
+static void emit_antispoof(FILE *f, const struct config *cfg)
+{
+	fprintf(f, "\tchain antispoof {\n"
+		   "\t\ttype filter hook prerouting priority raw; policy accept;\n"
+		   "\t\tiifname \"%s\" fib saddr oifname ", cfg->wan.name);
+	emit_lan_set(f, cfg);
+	fprintf(f, " drop\n"
 		   "\t}\n");
 }
 
@@ -219,11 +227,13 @@ static void emit_postrouting(FILE *f, const struct config *cfg,
  * out of that port (RFC 3704 strict, as XDP's fib_src_check in bpf/fib.h
  * holds its own new flows to): a host forging another port's address, or
  * a WAN server's, would otherwise open a conntrack entry whose reply
- * direction is that address's next connection, and take it over. Only
- * new connections pay the lookup, after conntrack, so the dropped one
- * leaves no entry (an unconfirmed entry dies with its packet); what the
- * router itself receives (DHCP from 0.0.0.0, say) is not forwarded and
- * not checked.
+ * direction is that address's next connection, and take it over. With
+ * [router] source_check = feasible, out of any LAN port will do for a
+ * LAN port's (asymmetric LAN routing, ECMP); other ports xnat does not
+ * run on stay strict. Only new connections pay the lookup, after
+ * conntrack, so the dropped one leaves no entry (an unconfirmed entry
+ * dies with its packet); what the router itself receives (DHCP from
+ * 0.0.0.0, say) is not forwarded and not checked.
  */
 static void emit_forward(FILE *f, const struct config *cfg)
 {
@@ -234,9 +244,20 @@ static void emit_forward(FILE *f, const struct config *cfg)
 		   "\t\tct state established,related accept\n");
 	if (cfg->ipv6_inbound == IPV6_INBOUND_OPEN)
 		fprintf(f, "\t\tiifname \"%s\" meta nfproto ipv6 accept\n", wan);
-	fprintf(f, "\t\tct state invalid drop\n"
-		   "\t\tiifname != \"%s\" fib saddr . iif oif missing drop\n"
-		   "\t\tiifname \"%s\" ct status dnat accept\n", wan, wan);
+	fprintf(f, "\t\tct state invalid drop\n");
+	if (cfg->source_feasible) {
+		fprintf(f, "\t\tiifname ");
+		emit_lan_set(f, cfg);
+		fprintf(f, " fib saddr oifname != ");
+		emit_lan_set(f, cfg);
+		fprintf(f, " drop\n"
+			   "\t\tiifname != \"%s\" iifname != ", wan);
+		emit_lan_set(f, cfg);
+	} else {
+		fprintf(f, "\t\tiifname != \"%s\"", wan);
+	}
+	fprintf(f, " fib saddr . iif oif missing drop\n"
+		   "\t\tiifname \"%s\" ct status dnat accept\n", wan);
 	if (cfg->ipv6_inbound == IPV6_INBOUND_STATEFUL)
 		fprintf(f, "\t\tiifname \"%s\" icmpv6 type echo-request accept\n",
 			wan);

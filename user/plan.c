@@ -104,6 +104,8 @@ static void plan_config_value(struct plan *plan)
 		c->mss_mtu = cfg->mss_fixed + XNAT_MSS_HDRS_V4;
 	if (cfg->ipv6_inbound == IPV6_INBOUND_OPEN)
 		c->flags |= XNAT_F_IPV6_OPEN;
+	if (cfg->source_feasible)
+		c->flags |= XNAT_F_SRC_FEASIBLE;
 	c->nat_addr = cfg->nat_addr;
 	c->port_min = cfg->port_min;
 	c->port_max = cfg->port_max;

@@ -56,7 +56,7 @@ const struct reason_desc reasons[XNAT_REASON_MAX] = {
 	[XNAT_DROP_FLOW_UNHANDLED] = { "drop_flow_unhandled", "dropped: XDP flow packet the kernel cannot take (TCP reply, conntrack full)" },
 	[XNAT_DROP_FRAG_BAD] = { "drop_frag_bad", "dropped: fragment overlapping or repeating its datagram's" },
 	[XNAT_DROP_TCP_WINDOW] = { "drop_tcp_window", "dropped: TCP RST or FIN outside the receiver's window" },
-	[XNAT_DROP_SPOOFED] = { "drop_spoofed", "dropped: source not routed back out of its port (WAN: a LAN source)" },
+	[XNAT_DROP_SPOOFED] = { "drop_spoofed", "dropped: source not routed back out of its port (feasible: of a LAN port; WAN: a LAN source)" },
 	[XNAT_PASS_CT_FIRST] = { "pass_ct_first", "offload, to kernel: a flow's first packet, not looked up (the kernel sets it up)" },
 	[XNAT_PASS_ECHO_INBOUND] = { "pass_echo_inbound", "to kernel: IPv6 echo request from the WAN without a flow (its state is the kernel's, not the flow table's)" },
 };

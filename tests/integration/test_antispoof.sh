@@ -70,11 +70,13 @@ test_spoofed_lan_source() {
 # shows it.
 SPOOF_WAN4=198.19.0.77 # on the WAN's subnet, no host there
 
-# Packets counted by the forward chain's LAN source check.
+# Packets counted by the forward chain's LAN source checks: the strict
+# rule's and, with source_check = feasible, the LAN ports' own.
 lan_source_drops() {
 	local out
 	out=$(on_rtr nft list chain inet xnat forward) || return 1
-	sed -n 's/.*fib saddr . iif oif missing counter packets \([0-9]*\) bytes .*drop$/\1/p' <<<"$out"
+	sed -n -E 's/.*fib saddr (\. iif oif missing|oifname != \{[^}]*\}) counter packets ([0-9]+) bytes .*drop$/\2/p' <<<"$out" |
+		awk '{ n += $1 } END { if (NR) print n }'
 }
 
 # The count of LAN-side spoofed drops: XDP's, or the forward chain's.
@@ -109,6 +111,50 @@ test_lan_spoofed_wan_source() {
 	fi
 	[ "$(lan_spoofed_drops)" -gt "$before" ] ||
 		fail "the spoofed datagram was not counted: $(xnat stats)"
+}
+
+# [router] source_check = feasible, in every mode. The LAN's routing is
+# asymmetric: the router routes 198.18.60.0/24 out of lan1 (behind its
+# host), while a host of it sends through lan0. Strict (the default) drops
+# its datagram as spoofed; feasible lets it out, NATed, and still drops a
+# source the router routes out of the WAN.
+SRC_BEHIND_LAN1=198.18.60.7
+test_lan_feasible_source() {
+	local got=$TB_WORK/wan.recv tok=feas-$RANDOM before
+
+	testbed_add_lan_port || fail "no second LAN port"
+	check on_rtr ip route add 198.18.60.0/24 via "$LAN1_HOST4" dev "$RTR_LAN1_IF"
+	check on_lan ip addr add "$SRC_BEHIND_LAN1/32" dev "$HOST_IF"
+	check on_lan ip addr add "$SPOOF_WAN4/32" dev "$HOST_IF"
+	bg_ns 30 "$NS_WAN" socat -u UDP4-RECV:5300 "OPEN:$got,creat,append"
+	wait_listen "$NS_WAN" udp 5300 || fail "no receiver on the WAN host"
+
+	reload_with two-lans "router.lan=lan0, lan1"
+	before=$(lan_spoofed_drops)
+	check send_lan_from "$SRC_BEHIND_LAN1" "strict-$tok"
+	check send_lan_from "$LAN_HOST4" "genuine-$tok"
+	wait_log "$got" "genuine-$tok" || fail "the genuine datagram did not arrive"
+	grep -q "strict-$tok" "$got" &&
+		fail "strict: a source routed out of lan1 got out through lan0"
+	[ "$(lan_spoofed_drops)" -gt "$before" ] ||
+		fail "strict: the datagram was not counted: $(xnat stats)"
+
+	reload_with feasible "router.lan=lan0, lan1" "router.source_check=feasible"
+	before=$(lan_spoofed_drops)
+	check send_lan_from "$SRC_BEHIND_LAN1" "feasible-$tok"
+	check send_lan_from "$SPOOF_WAN4" "spoofed-$tok"
+	wait_log "$got" "feasible-$tok" ||
+		fail "feasible: a source routed out of lan1 did not get out through lan0"
+	if [ "$TB_MODE" = xdp ]; then
+		[ "$(flow_count "f['src'].startswith('$SRC_BEHIND_LAN1:') and f['new_src'].startswith('$RTR_WAN4:')")" -ge 1 ] ||
+			fail "feasible: not NATed by XDP: $(xnat flows)"
+	fi
+	check send_lan_from "$LAN_HOST4" "genuine2-$tok"
+	wait_log "$got" "genuine2-$tok" || fail "the second genuine datagram did not arrive"
+	grep -q "spoofed-$tok" "$got" &&
+		fail "feasible: a WAN-routed source from the LAN reached the WAN host"
+	[ "$(lan_spoofed_drops)" -gt "$before" ] ||
+		fail "feasible: the WAN-routed source was not counted: $(xnat stats)"
 }
 
 run_tests "$@"

@@ -236,6 +236,27 @@ static int test_fastpath(void)
 			 "unknown key 'fastpath' in [nat]");
 }
 
+/* [router] source_check: strict by default, strict/feasible, nothing
+ * else. */
+static long long get_source_feasible(const struct config *cfg)
+{
+	return cfg->source_feasible;
+}
+
+static int test_source_check(void)
+{
+	static const struct value_case ok[] = {
+		{ MINIMAL, 0 },
+		{ MINIMAL "source_check = feasible\n", 1 },
+		{ MINIMAL "source_check = strict\n", 0 },
+	};
+
+	return parse_values(ok, sizeof(ok) / sizeof(ok[0]),
+			    get_source_feasible) ||
+	       parse_bad(NULL, "source_check", "loose",
+			 "expected strict or feasible");
+}
+
 /* [router] mss_clamp: pmtu by default, off, or an IPv4 MSS in range. */
 /* The clamp, and for a fixed one its MSS: FIXED_MSS(n) for an MSS of n. */
 #define FIXED_MSS(n) (MSS_CLAMP_FIXED * 100000LL + (n))
@@ -478,6 +499,7 @@ static const struct config_test tests[] = {
 	TEST(duplicate_key),
 	TEST(bad_value),
 	TEST(fastpath),
+	TEST(source_check),
 	TEST(offload),
 	TEST(bad_ports),
 	TEST(bad_address),

@@ -196,6 +196,73 @@ static bool test_vlan_spoofed_source(void)
 }
 
 /*
+ * [router] source_check = feasible (XNAT_F_SRC_FEASIBLE): the LAN ports
+ * trust each other's sources. The two forgeries across lan0 and VLAN 100
+ * that strict drops above now open flows, NATed; a source routed out of
+ * the WAN, out of a port xnat does not run on (ext0) or nowhere is still
+ * dropped.
+ */
+static bool test_vlan_feasible_source(void)
+{
+	struct pkt_spec as_vlan_host = { FROM_LAN2, .saddr = VLAN_HOST,
+					 .daddr = WAN_GW, .proto = IPPROTO_UDP,
+					 .sport = 45011, .dport = 53, .ttl = 64 };
+	struct pkt_spec as_lan_host = { .smac = MAC_VLAN_HOST, .dmac = MAC_LAN0,
+					.saddr = LAN_HOST, .daddr = WAN_GW,
+					.proto = IPPROTO_UDP, .sport = 45012,
+					.dport = 53, .ttl = 64 };
+	struct pkt_spec nat_of_vlan_host = { TO_WAN, .saddr = NAT_ADDR,
+					     .daddr = WAN_GW,
+					     .proto = IPPROTO_UDP,
+					     .sport = 45011, .dport = 53,
+					     .ttl = 63 };
+	struct pkt_spec nat_of_lan_host = nat_of_vlan_host;
+	struct pkt_spec still_spoofed[] = {
+		{ FROM_LAN2, .saddr = WAN_GW, .daddr = VLAN_HOST,
+		  .proto = IPPROTO_UDP, .sport = 53, .dport = 45011, .ttl = 64 },
+		{ FROM_LAN2, .saddr = "198.18.100.7", .daddr = WAN_GW,
+		  .proto = IPPROTO_UDP, .sport = 45013, .dport = 53, .ttl = 64 },
+		{ FROM_LAN2, .saddr = "198.18.200.7", .daddr = WAN_GW,
+		  .proto = IPPROTO_UDP, .sport = 45014, .dport = 53, .ttl = 64 },
+	};
+	static const char *const still_names[] = {
+		"WAN_GW:53 forged on lan0", "ext0's source on lan0",
+		"an unrouted source on lan0",
+	};
+	uint8_t frame[PKT_MAX], want[PKT_MAX];
+	struct xnat_config c, saved;
+	size_t len, want_len, i;
+	bool ok = true;
+	__u32 vdev;
+
+	if (!config_get(&saved) || !vlan_add("vl100", VLAN_ID, &vdev))
+		return false;
+	c = saved;
+	c.flags |= XNAT_F_SRC_FEASIBLE;
+	ok &= config_set(&c);
+
+	len = pkt_build(frame, &as_vlan_host);
+	want_len = pkt_build(want, &nat_of_vlan_host);
+	ok &= vlan_step("VLAN 100's source untagged on lan0: NATed", if_lan,
+			frame, len, XDP_REDIRECT, XNAT_FWD_SLOW, want,
+			want_len);
+	nat_of_lan_host.sport = 45012;
+	len = vlan_tag(frame, pkt_build(frame, &as_lan_host), VLAN_ID);
+	want_len = pkt_build(want, &nat_of_lan_host);
+	ok &= vlan_step("lan0's source on VLAN 100: NATed", if_lan, frame,
+			len, XDP_REDIRECT, XNAT_FWD_SLOW, want, want_len);
+	for (i = 0; i < ARRAY_SIZE(still_spoofed); i++) {
+		len = pkt_build(frame, &still_spoofed[i]);
+		ok &= vlan_step(still_names[i], if_lan, frame, len, XDP_DROP,
+				XNAT_DROP_SPOOFED, NULL, 0);
+	}
+
+	ok &= config_set(&saved);
+	vlan_del(VLAN_ID, vdev);
+	return ok;
+}
+
+/*
  * Routed between two VLANs of the same port: the tag rewritten in place
  * (100 -> 200, the priority bits kept), byte for byte. (The tag kept,
  * in_vid == out_vid, needs the same VID on two ports: the fixture has one
@@ -234,6 +301,7 @@ static bool test_vlan_tag_change(void)
 static const struct test tests[] = {
 	{ "vlan_tags", true, .fn = test_vlan },
 	{ "vlan_spoofed_source", true, .fn = test_vlan_spoofed_source },
+	{ "vlan_feasible_source", true, .fn = test_vlan_feasible_source },
 	{ "vlan_tag_change", true, .fn = test_vlan_tag_change },
 };
 
