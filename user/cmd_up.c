@@ -202,18 +202,28 @@ static int commit(struct xnat_state *st, const struct plan *plan,
 	return ret;
 }
 
+/* ", without lan1 (gone)" in BUF (CONFIG_ERR_LEN) for the running
+ * config's ports that are gone (running_plan()), or "". */
+static const char *without_gone(const struct config_gone *gone, char *buf)
+{
+	char list[CONFIG_GONE_LEN];
+
+	buf[0] = 0;
+	if (gone && gone->n)
+		snprintf(buf, CONFIG_ERR_LEN, ", without %s (gone)",
+			 config_gone_list(gone, list));
+	return buf;
+}
+
 /* GONE: the running config's ports that are gone (running_plan()). */
 static int reload_failed(const struct opts *o, const struct xnat_state *st,
 			 const char *err, const struct config_gone *gone)
 {
-	char list[CONFIG_GONE_LEN];
+	char without[CONFIG_ERR_LEN];
 
-	if (gone && gone->n)
-		return fail(o, EXIT_SYSTEM, "%s; rolled back: the router runs "
-			    "%s as before, without %s (gone)", err,
-			    st->config_path, config_gone_list(gone, list));
 	return fail(o, EXIT_SYSTEM, "%s; rolled back: the router runs %s as "
-		    "before", err, st->config_path);
+		    "before%s", err, st->config_path,
+		    without_gone(gone, without));
 }
 
 /* A router started anew (ERR failed it) is taken down again, and the
@@ -310,22 +320,25 @@ static void state_restart(struct xnat_state *st)
  * The switch to another mode failed (ERR), the old mode already taken
  * down: apply OLD, the running config that PREV recorded, again as a
  * fresh start and commit it (the generation still grows). Its flows are
- * gone, but the router runs what it ran, in its mode. Only if that fails
- * too is everything taken down, and said so.
+ * gone, but the router runs what it ran, in its mode (without the ports
+ * GONE names, as before). Only if that fails too is everything taken
+ * down, and said so.
  */
 static int switch_back(const struct opts *o, const struct plan *old,
+		       const struct config_gone *gone,
 		       const struct xnat_state *prev, struct xnat_state *st,
 		       const char *err)
 {
-	char again[CONFIG_ERR_LEN], both[2048];
+	char again[CONFIG_ERR_LEN], both[2048], without[CONFIG_ERR_LEN];
 
 	state_restart(st);
 	snprintf(st->config_path, sizeof(st->config_path), "%s",
 		 prev->config_path);
 	if (!apply_record(old, st, NULL, again))
 		return fail(o, EXIT_SYSTEM, "%s; rolled back: the router runs "
-			    "%s in %s mode again (its connections were reset)",
-			    err, prev->config_path, mode_name(prev->mode));
+			    "%s in %s mode again%s (its connections were "
+			    "reset)", err, prev->config_path,
+			    mode_name(prev->mode), without_gone(gone, without));
 	snprintf(both, sizeof(both), "%s; rolling back to %s in %s mode "
 		 "failed too: %s", err, prev->config_path,
 		 mode_name(prev->mode), again);
@@ -338,12 +351,14 @@ static int switch_back(const struct opts *o, const struct plan *old,
  * hitless (the flows of one mode mean nothing to the other), and for a
  * reload whose running config cannot be rebuilt: without it apply_plan()
  * can neither reload in place nor go back. OLD, the running plan (NULL:
- * none), was rebuilt while its record was whole, so that a PLAN that
- * fails puts it back in its mode (switch_back()); without it the router
- * is left down, and the command says so.
+ * none), was rebuilt while its record was whole (without the ports GONE
+ * names), so that a PLAN that fails puts it back in its mode
+ * (switch_back()); without it the router is left down, and the command
+ * says so.
  */
 static int restart(const struct opts *o, const struct plan *plan,
-		   struct xnat_state *st, const struct plan *old)
+		   struct xnat_state *st, const struct plan *old,
+		   const struct config_gone *gone)
 {
 	char err[CONFIG_ERR_LEN + 64], down[CONFIG_ERR_LEN];
 	struct xnat_state prev = *st;
@@ -365,7 +380,7 @@ static int restart(const struct opts *o, const struct plan *plan,
 		}
 	}
 	if (old)
-		return switch_back(o, old, &prev, st, err);
+		return switch_back(o, old, gone, &prev, st, err);
 	return up_failed(o, st, err, "the router is down: its running config "
 			 "could not be rebuilt, so there was none to go back "
 			 "to");
@@ -387,10 +402,10 @@ static int bring_up(const struct opts *o, const struct plan *plan)
 		pr_warn("xnat: cannot rebuild the running config (%s): "
 			"restarting the router with the new one; if that "
 			"fails, it is left down\n", err);
-		return restart(o, plan, &st, NULL);
+		return restart(o, plan, &st, NULL, NULL);
 	}
 	if (st.mode != (int)plan->cfg.mode)
-		rc = restart(o, plan, &st, &old);
+		rc = restart(o, plan, &st, &old, &gone);
 	else
 		rc = apply_and_commit(o, plan, &st, &old, &gone);
 	plan_free(&old);

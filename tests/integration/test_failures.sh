@@ -1331,6 +1331,29 @@ test_mode_switch_fails_back() {
 	nothing_left
 }
 
+# The same failed switch while a LAN port of the running config is gone
+# (lan1_gone): the old mode goes back without it, and the command says so
+# in its error, not only in a warning before it. The router NATs.
+TEST_MODES[mode_switch_fails_port_gone]="xdp offload kernel"
+test_mode_switch_fails_port_gone() {
+	local other cfg tok=xnat-swg-$RANDOM
+	other=$(other_mode)
+	lan1_gone
+	ifb0_add
+	cfg=$(config_variant "switch-fails-$other" "router.mode=$other" \
+		"router.xdp=native" "router.lan=$RTR_LAN_IF, ifb0") || fail "config"
+	xnat_rc up -c "$cfg"
+	[ "$RC" = 2 ] || fail "expected exit 2, got $RC"
+	grep -qF "; rolled back: the router runs $(realpath "$TB_WORK/two.ini") in $TB_MODE mode again, without lan1 (gone) (its connections were reset)" \
+		<<<"$OUT" || fail "does not say it rolled back without lan1: $OUT"
+	router_in_mode "$TB_MODE"
+	udp_echo_wan || fail "no server"
+	check udp_from "$NS_LAN" 40052 "$tok"
+	[ "$CHECK_OUT" = "$tok" ] || fail "no NAT after the rollback"
+	check xnat down
+	nothing_left
+}
+
 # ---- signals ----------------------------------------------------------------------
 
 # After `up` from a down router ended by a signal, the router is either
