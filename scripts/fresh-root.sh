@@ -71,6 +71,7 @@ git -C "$top" ls-files -z --cached --others --exclude-standard |
 
 echo "fresh-root: running '$cmd' in a fresh Debian 12 root"
 # The only thing installed before the command is make, as the README says.
+# shellcheck disable=SC2016 # the inner script expands its own arguments
 unshare --mount --propagation private bash -c '
 	set -e
 	w=$1; shift

@@ -133,6 +133,7 @@ if [ "$kind" != unit ]; then
 fi
 
 echo "===="
+# shellcheck disable=SC2016 # the quotes are printed around the filter
 [ $suites -eq 0 ] && echo "run.sh: no tests matched${filter:+ '$filter'} (did make build them?)"
 for r in "${results[@]}"; do
 	echo "$r"

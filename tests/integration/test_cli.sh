@@ -100,6 +100,7 @@ test_bench_profiles() {
 	done
 	man=$(sed -n '/^\\-\\-profiles filters/,/^\.TP/p' "$XNAT_ROOT/user/xnat.8")
 	[ -n "$man" ] || fail "xnat.8 does not describe --profiles"
+	# shellcheck disable=SC2013 # the list is comma-separated words, not lines
 	for tok in $(sed 's/,/ /g' <<<"$list"); do
 		out=$(timeout "$T_XNAT" setpriv --reuid=nobody --regid=nogroup \
 			--clear-groups "$XNAT" bench --profiles "$tok" 2>&1)

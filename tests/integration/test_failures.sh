@@ -894,6 +894,7 @@ routes_said() { grep -c "Routes changed" "$TB_WORK/run.log"; }
 routes_said_more() { [ "$(routes_said)" -gt "$1" ]; }
 routes_last() { grep "Routes changed" "$TB_WORK/run.log" | tail -1; }
 # UDP datagrams the namespace NS received.
+# shellcheck disable=SC2016 # awk's $2, not the shell's
 udp_received() { ip netns exec "$1" awk '/^Udp: [0-9]/ { print $2 }' /proc/net/snmp; }
 
 # Flows XDP carries to or from DST.

@@ -222,6 +222,7 @@ test_conntrack_kept_alive() {
 	gone0=$(counter pass_ct_gone)
 	fast0=$(xdp_forwarded)
 	touch "$flag"
+	# shellcheck disable=SC2016 # the inner script expands its own arguments
 	timeout 40 bash -c '
 		while [ -e "$1" ]; do cat "$2"; sleep 0.1; done |
 		ip netns exec "$3" socat -u - "TCP:$4"

@@ -98,6 +98,7 @@ print(sent, got, bad, " ".join(sorted(peers)))
 # exists; what was sent is kept to compare.
 tcp_soak_stream() {
 	local flag=$1
+	# shellcheck disable=SC2016 # the inner script expands its own arguments
 	timeout "$SOAK_GUARD" bash -c '
 		while [ -e "$1" ]; do cat "$2"; sleep 0.05; done | tee "$3" |
 		ip netns exec "$4" socat -u - "TCP:$5"
