@@ -1332,6 +1332,30 @@ test_mode_switch_fails_back() {
 	nothing_left
 }
 
+# A mode switch that fails and whose rollback fails too: the record
+# cannot be written, so neither the new mode's commit nor the old one's
+# goes through. Each apply is undone; the router is left wholly down
+# (exit 2), and the command gives both errors and says nothing is left.
+TEST_MODES[mode_switch_rollback_fails]="xdp offload kernel"
+test_mode_switch_rollback_fails() {
+	local run=/run/xnat/$TB_RTR_INO other cfg
+	other=$(other_mode)
+	cfg=$(config_variant "switch-$other" "router.mode=$other") || fail "config"
+	router_in_mode "$TB_MODE"
+	check mkdir "$run/state.tmp"
+	xnat_rc up -c "$cfg"
+	rmdir "$run/state.tmp"
+	# The record's directory stays only for what the test put in it.
+	rmdir "$run" 2>/dev/null
+	[ "$RC" = 2 ] || fail "expected exit 2, got $RC"
+	grep -qF "; rolling back to $(realpath "$TB_CONFIG") in $TB_MODE mode failed too: failed to save state" \
+		<<<"$OUT" || fail "does not give both errors: $OUT"
+	grep -q "nothing was left applied" <<<"$OUT" || fail "does not say the router is down: $OUT"
+	nothing_left
+	xnat_rc status
+	[ "$RC" = 3 ] || fail "status exits $RC, not 3 (not up)"
+}
+
 # The same failed switch while a LAN port of the running config is gone
 # (lan1_gone): the old mode goes back without it, and the command says so
 # in its error, not only in a warning before it. The router NATs.
