@@ -303,8 +303,7 @@ static int apply_and_commit(const struct opts *o, const struct plan *plan,
  * ST for a router started anew in place (restart()). The generation goes
  * on, as it only grows while the router is up (commit() draws a new
  * instance). So do the sysctls still remembered, with their values from
- * before xnat: one a take-down could not write back, or one the failed
- * apply before this one set (and its undo put back).
+ * before xnat: one a take-down could not write back.
  */
 static void state_restart(struct xnat_state *st)
 {
@@ -331,6 +330,11 @@ static int switch_back(const struct opts *o, const struct plan *old,
 {
 	char again[CONFIG_ERR_LEN], both[2048], without[CONFIG_ERR_LEN];
 
+	/* The failed apply's undo put its sysctls back; forget them (all
+	 * but one it could not write back), or the old mode's record would
+	 * keep the new mode's and `down` write them again, over whatever
+	 * the operator set since. */
+	state_sysctl_restore(st);
 	state_restart(st);
 	snprintf(st->config_path, sizeof(st->config_path), "%s",
 		 prev->config_path);

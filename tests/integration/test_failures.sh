@@ -1289,6 +1289,8 @@ test_mode_switch_under_run() {
 
 # The record's generation number.
 generation() { sed -n 's/^generation //p' "/run/xnat/$TB_RTR_INO/state"; }
+# The sysctls the record will write back at `down`, sorted.
+recorded_sysctls() { sed -n 's/^sysctl //p' "/run/xnat/$TB_RTR_INO/state" | sort; }
 
 # The other mode a switch goes to from the test's: xdp <-> offload,
 # kernel -> xdp.
@@ -1302,13 +1304,14 @@ other_mode() { case $TB_MODE in xdp) echo offload ;; *) echo xdp ;; esac; }
 # running the operator's file as recorded, and NATs; down leaves nothing.
 TEST_MODES[mode_switch_fails_back]="xdp offload kernel"
 test_mode_switch_fails_back() {
-	local other cfg gen0 gen1 tok=xnat-sw-$RANDOM cfg_path
+	local other cfg gen0 gen1 tok=xnat-sw-$RANDOM cfg_path sysctls0
 	other=$(other_mode)
 	ifb0_add
 	cfg=$(config_variant "switch-fails-$other" "router.mode=$other" \
 		"router.xdp=native" "router.lan=$RTR_LAN_IF, ifb0") || fail "config"
 	router_in_mode "$TB_MODE"
 	gen0=$(generation)
+	sysctls0=$(recorded_sysctls)
 	xnat_rc up -c "$cfg"
 	[ "$RC" = 2 ] || fail "expected exit 2, got $RC"
 	grep -q ifb0 <<<"$OUT" || fail "the error does not name ifb0"
@@ -1325,6 +1328,10 @@ test_mode_switch_fails_back() {
 	gen1=$(generation)
 	echo "generation: $gen0 before the switch, $gen1 after the rollback"
 	[ "$gen1" -gt "$gen0" ] || fail "the generation did not grow"
+	# The new mode's own sysctls were put back with its undo: the record
+	# must not keep them, or `down` would write them again later.
+	[ "$(recorded_sysctls)" = "$sysctls0" ] ||
+		fail "the record's sysctls are not the old mode's: $(recorded_sysctls) against $sysctls0"
 	udp_echo_wan || fail "no server"
 	check udp_from "$NS_LAN" 40051 "$tok"
 	[ "$CHECK_OUT" = "$tok" ] || fail "no NAT after the rollback"
