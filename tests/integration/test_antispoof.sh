@@ -140,6 +140,8 @@ test_lan_feasible_source() {
 		fail "strict: the datagram was not counted: $(xnat stats)"
 
 	reload_with feasible "router.lan=lan0, lan1" "router.source_check=feasible"
+	[ "$(xnat_json_q status "j['nft']['state']")" = ok ] ||
+		fail "status does not find the feasible table as loaded: $(xnat status)"
 	before=$(lan_spoofed_drops)
 	check send_lan_from "$SRC_BEHIND_LAN1" "feasible-$tok"
 	check send_lan_from "$SPOOF_WAN4" "spoofed-$tok"
