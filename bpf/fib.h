@@ -94,8 +94,8 @@ static __always_inline int routed_out_of_lan(__u32 ifindex)
 
 /*
  * The reverse path check of a new flow's source (RFC 3704), with one FIB
- * lookup towards the source as if from its ingress port IN. 0 when the
- * source may open a flow there, else the reason:
+ * lookup towards the source as if from its ingress port IN, under the
+ * router's CFG. 0 when the source may open a flow there, else the reason:
  *
  * - XNAT_PASS_MARTIAN: one of the router's own addresses (or a broadcast
  *   one); from outside that is spoofed (RFC 1812 5.3.7). The lookup says
@@ -125,10 +125,10 @@ static __always_inline int routed_out_of_lan(__u32 ifindex)
  * established flow is not found from another port.
  */
 static __always_inline int fib_src_check(struct xdp_md *ctx, struct pkt *p,
-					 const struct iface_info *in)
+					 const struct iface_info *in,
+					 const struct xnat_config *cfg)
 {
 	struct bpf_fib_lookup fib = {};
-	struct xnat_config *cfg;
 	int rc;
 
 	if (fib_towards_source(p, &fib))
@@ -148,8 +148,7 @@ static __always_inline int fib_src_check(struct xdp_md *ctx, struct pkt *p,
 			return 0;
 		if (fib.ifindex == p->in_ifindex)
 			return 0;
-		cfg = config_get();
-		if (!cfg || !(cfg->flags & XNAT_F_SRC_FEASIBLE))
+		if (!(cfg->flags & XNAT_F_SRC_FEASIBLE))
 			return XNAT_DROP_SPOOFED;
 		return routed_out_of_lan(fib.ifindex) ? 0 : XNAT_DROP_SPOOFED;
 	}

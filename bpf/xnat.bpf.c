@@ -217,7 +217,7 @@ static __always_inline int new_flow_path(struct xdp_md *ctx, struct pkt *p,
 	if (!mac_eq(p->eth->h_dest, in->mac))
 		return count(p, XNAT_PASS_OTHERHOST, XDP_PASS);
 	/* The source's reverse path (RFC 3704), on every port: fib.h. */
-	rc = fib_src_check(ctx, p, in);
+	rc = fib_src_check(ctx, p, in, cfg);
 	if (rc)
 		return count(p, rc, rc == XNAT_DROP_SPOOFED ? XDP_DROP :
 							      XDP_PASS);
