@@ -76,6 +76,17 @@ static int nft_run(const char *cmds, char *err)
 	return nft_exec(cmds, false, err);
 }
 
+/* The config's LAN ports as an anonymous set: { "lan0", "lan1" }. */
+static void emit_lan_set(FILE *f, const struct config *cfg)
+{
+	int i;
+
+	fprintf(f, "{");
+	for (i = 0; i < cfg->n_lan; i++)
+		fprintf(f, "%s \"%s\"", i ? "," : "", cfg->lan[i].name);
+	fprintf(f, " }");
+}
+
 /*
  * RFC 3704 strict reverse path on the WAN port: a packet arriving there
  * whose source the router routes out of a LAN port is spoofed, and would
@@ -88,17 +99,6 @@ static int nft_run(const char *cmds, char *err)
  * sources are looked up on the arriving port only (nft's fib does so), so
  * the WAN's neighbour discovery is not caught.
  */
-/* The config's LAN ports as an anonymous set: { "lan0", "lan1" }. */
-static void emit_lan_set(FILE *f, const struct config *cfg)
-{
-	int i;
-
-	fprintf(f, "{");
-	for (i = 0; i < cfg->n_lan; i++)
-		fprintf(f, "%s \"%s\"", i ? "," : "", cfg->lan[i].name);
-	fprintf(f, " }");
-}
-
 static void emit_antispoof(FILE *f, const struct config *cfg)
 {
 	fprintf(f, "\tchain antispoof {\n"
