@@ -137,29 +137,27 @@ static int take_down(struct xnat_state *st, char *err)
  * and GONE names those ports (none: GONE->n is 0). -errno with
  * ERR if it cannot be rebuilt even so (its WAN gone, a copy this binary
  * cannot read): then there is nothing to reload in place nor to go back
- * to.
+ * to. As up_plan_file(), parsed once and waiting for a WAN address.
  */
 static int running_plan(struct plan *old, struct config_gone *gone,
 			char *err)
 {
-	const char *path = state_applied_config();
-	char again[CONFIG_ERR_LEN];
+	char say[CONFIG_ERR_LEN];
 	struct config cfg;
 
-	gone->n = 0;
-	if (!up_plan_file(path, 1, old, err))
-		return 0;
 	memset(old, 0, sizeof(*old));
+	gone->n = 0;
 	config_init(&cfg);
-	if (config_parse(&cfg, path, again))
+	if (config_parse(&cfg, state_applied_config(), err))
 		return -EINVAL;
 	cfg.nat_addr_wait = 1;
-	if (config_resolve_running(&cfg, gone, again) || !gone->n ||
-	    plan_resolved(&cfg, old, again)) {
+	if (config_resolve_running(&cfg, gone, err) ||
+	    plan_resolved(&cfg, old, err)) {
 		gone->n = 0;
 		return -EINVAL;
 	}
-	pr_warn("xnat: %s\n", config_gone_say(gone, false, again));
+	if (gone->n)
+		pr_warn("xnat: %s\n", config_gone_say(gone, false, say));
 	return 0;
 }
 
