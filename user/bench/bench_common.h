@@ -291,6 +291,10 @@ struct bench_newflow {
 enum bench_tcp_test { BT_DOWN = 0, BT_UP, BT_RRUL, BT_MAX };
 extern const char *const bench_tcp_names[BT_MAX];
 
+/* Round trips a latency probe of one TCP test keeps, at most: a probe
+ * every 0.2 s for 100 s. */
+#define BENCH_PROBES_MAX 512
+
 struct bench_tcp {
 	int rep;
 	enum bench_mode mode;
@@ -301,6 +305,9 @@ struct bench_tcp {
 	int ping_sent, ping_recv;
 	double udp_median_ms;              /* RRUL's UDP probe, -1: none */
 	int udp_sent, udp_recv;
+	/* Every round trip the probes measured, in ms (ping_recv and
+	 * udp_recv of them), for the percentiles of the report. */
+	double ping_rtt_ms[BENCH_PROBES_MAX], udp_rtt_ms[BENCH_PROBES_MAX];
 	/* Loss, for the goodput beside it: segments the senders sent again
 	 * (iperf3's count); frames the hosts could not hand to the router
 	 * and the router could not hand on to the hosts during the test

@@ -326,6 +326,52 @@ static void tcp_speed_cell(char *cell, size_t len, struct bench_results *r,
 	}
 }
 
+/* "p50/p90/p99 (n)" of a probe's round trips, every repetition's. */
+static void tcp_probe_cell(char *cell, size_t len, struct bench_results *r,
+			   enum bench_mode m, enum bench_tcp_test t,
+			   enum tcp_what which)
+{
+	struct pctl s = tcp_probe_pctl(r, m, t, which);
+	char a[16], b[16], c[16];
+
+	if (!s.n) {
+		snprintf(cell, len, "-");
+		return;
+	}
+	ms_fmt(a, sizeof(a), s.p50);
+	ms_fmt(b, sizeof(b), s.p90);
+	ms_fmt(c, sizeof(c), s.p99);
+	snprintf(cell, len, "%s/%s/%s (%d)", a, b, c, s.n);
+}
+
+static void tcp_ping_cell(char *cell, size_t len, struct bench_results *r,
+			  enum bench_mode m, enum bench_tcp_test t)
+{
+	tcp_probe_cell(cell, len, r, m, t, TCP_PING_MS);
+}
+
+static void tcp_udp_cell(char *cell, size_t len, struct bench_results *r,
+			 enum bench_mode m, enum bench_tcp_test t)
+{
+	tcp_probe_cell(cell, len, r, m, t, TCP_UDP_MS);
+}
+
+/* Latency under load: the probes' percentiles, not the median alone. */
+static void tcp_latency_tables(FILE *f, struct bench_results *r)
+{
+	bool udp = false;
+
+	fprintf(f, "\nTCP latency under load, ping round trip ms: p50/p90/p99 of every probe of the\n"
+		   "repetitions (probes answered)\n");
+	tcp_grid(f, r, tcp_ping_cell);
+	for (int i = 0; i < r->n_tcp; i++)
+		udp |= r->tcp[i].udp_recv > 0;
+	if (!udp)
+		return;
+	fprintf(f, "\nThe same of the UDP probe (RRUL)\n");
+	tcp_grid(f, r, tcp_udp_cell);
+}
+
 static void tcp_table(FILE *f, const struct bench_plan *p,
 		      struct bench_results *r)
 {
@@ -335,6 +381,7 @@ static void tcp_table(FILE *f, const struct bench_plan *p,
 		   "RRUL: 4 up + 4 down at once, its UDP probe's median round trip after the slash\n",
 		p->tcp_s);
 	tcp_grid(f, r, tcp_speed_cell);
+	tcp_latency_tables(f, r);
 	tcp_loss_table(f, r);
 }
 

@@ -247,6 +247,26 @@ static void json_newflow(struct json_writer *w, const struct bench_plan *p,
 	jsonw_obj_end(w);
 }
 
+/* A probe's round trips: percentiles of the N received (SENT sent, -1:
+ * not told), null without any. */
+static void json_pctl(struct json_writer *w, const char *key, struct pctl s,
+		      int sent)
+{
+	if (!s.n) {
+		jsonw_null(w, key);
+		return;
+	}
+	jsonw_obj_begin(w, key);
+	jsonw_i64(w, "n", s.n);
+	if (sent >= 0)
+		jsonw_i64(w, "sent", sent);
+	jsonw_double(w, "p50_ms", s.p50);
+	jsonw_double(w, "p90_ms", s.p90);
+	jsonw_double(w, "p99_ms", s.p99);
+	jsonw_double(w, "max_ms", s.max);
+	jsonw_obj_end(w);
+}
+
 static void json_tcp(struct json_writer *w, const struct bench_plan *p,
 		     struct bench_results *r)
 {
@@ -271,6 +291,8 @@ static void json_tcp(struct json_writer *w, const struct bench_plan *p,
 		json_count_or_null(w, "retransmits", t->retransmits);
 		json_count_or_null(w, "host_drops", t->host_drops);
 		json_count_or_null(w, "router_drops", t->router_drops);
+		json_pctl(w, "ping", tcp_sample_pctl(t, TCP_PING_MS), t->ping_sent);
+		json_pctl(w, "udp_probe", tcp_sample_pctl(t, TCP_UDP_MS), t->udp_sent);
 		json_sample_end(w, "ok", t->ok, t->note);
 	}
 	jsonw_arr_end(w);
@@ -292,6 +314,8 @@ static void json_tcp(struct json_writer *w, const struct bench_plan *p,
 			json_agg(w, "host_drops", tcp_agg(r, m, t, TCP_HOST_DROPS));
 			json_agg(w, "router_drops",
 				 tcp_agg(r, m, t, TCP_ROUTER_DROPS));
+			json_pctl(w, "ping", tcp_probe_pctl(r, m, t, TCP_PING_MS), -1);
+			json_pctl(w, "udp_probe", tcp_probe_pctl(r, m, t, TCP_UDP_MS), -1);
 			jsonw_obj_end(w);
 		}
 	jsonw_arr_end(w);
