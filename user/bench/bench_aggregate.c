@@ -22,6 +22,15 @@ double line_pps(double bps, double wire)
 	return bps / ((wire + WIRE_OVERHEAD) * 8);
 }
 
+double search_resolution(const struct bench_plan *p)
+{
+	double r = 1;
+
+	for (int i = 1; i < p->search_steps; i++)
+		r /= 2;
+	return r;
+}
+
 struct agg agg_of(double *v, int n)
 {
 	struct agg a = { .n = n };

@@ -50,6 +50,11 @@ enum tcp_what {
 struct agg tcp_agg(struct bench_results *r, enum bench_mode m,
 		   enum bench_tcp_test t, enum tcp_what what);
 
+/* The loss search's resolution, as a fraction of the saturation rate:
+ * its first step tries the full rate, each later one halves the
+ * interval. */
+double search_resolution(const struct bench_plan *p);
+
 /* The round trips of TCP test T's probe WHICH (TCP_PING_MS or
  * TCP_UDP_MS) in mode M, every repetition's pooled: their percentiles. */
 struct pctl tcp_probe_pctl(struct bench_results *r, enum bench_mode m,

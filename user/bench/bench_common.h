@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "bench_provenance.h"
 #include "gen.h"
 #include "sink.h"
 #include "xnat_common.h"
@@ -94,7 +95,7 @@ struct bench_plan {
 	bool tcp_all;             /* 8 down, 8 up and RRUL; else 8 up only */
 	int cpu_lan_gen, cpu_wan_gen;
 	const char *out_dir;
-	char command[256];        /* as typed, for the report */
+	char command[512];        /* as typed, for the report */
 };
 
 /* Parse --modes/--profiles lists into PLAN; -1 with ERR set on a bad name. */
@@ -291,8 +292,10 @@ struct bench_newflow {
 enum bench_tcp_test { BT_DOWN = 0, BT_UP, BT_RRUL, BT_MAX };
 extern const char *const bench_tcp_names[BT_MAX];
 
-/* Round trips a latency probe of one TCP test keeps, at most: a probe
- * every 0.2 s for 100 s. */
+/* The TCP tests' latency probes (ping and the UDP probe) send one every
+ * BENCH_PROBE_INTERVAL_S seconds, and keep the round trips of
+ * BENCH_PROBES_MAX at most (100 s). */
+#define BENCH_PROBE_INTERVAL_S 0.2
 #define BENCH_PROBES_MAX 512
 
 struct bench_tcp {
@@ -346,6 +349,8 @@ struct bench_results {
 	char cpu_model[96];   /* /proc/cpuinfo's first "model name" */
 	char xnat_version[64]; /* scripts/version.sh: tag or commit, -dirty */
 	int ncpus;
+	/* The tester machine and its ports (bench_provenance.h). */
+	struct bench_provenance prov;
 	double elapsed_s;
 	bool interrupted;
 };

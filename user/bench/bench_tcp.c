@@ -32,7 +32,6 @@ const char *const bench_tcp_names[BT_MAX] = {
 
 #define IPERF_PORT 5201
 #define PROBE_PORT 7      /* echo */
-#define PROBE_INTERVAL 0.2
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -116,7 +115,7 @@ static void *probe_client(void *arg)
 	end = bench_now() + p->secs;
 	for (next = bench_now(); next < end && !bench_stop &&
 	     p->sent < (int)(sizeof(p->rtt_ms) / sizeof(p->rtt_ms[0]));
-	     next += PROBE_INTERVAL) {
+	     next += BENCH_PROBE_INTERVAL_S) {
 		double t0 = bench_now(), echo;
 
 		if (send(fd, &t0, sizeof(t0), 0) == sizeof(t0))
@@ -124,7 +123,7 @@ static void *probe_client(void *arg)
 		/* Wait for the answer until the next probe is due; a late
 		 * answer to an earlier probe is recognised by its stamp. */
 		for (;;) {
-			double left = next + PROBE_INTERVAL - bench_now();
+			double left = next + BENCH_PROBE_INTERVAL_S - bench_now();
 			struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
 			if (left <= 0 || poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
@@ -287,10 +286,12 @@ static int servers_start(struct tcp_run *x)
 static void probes_start(struct tcp_run *x)
 {
 	struct probe *pr = &x->pr;
-	const char *argv[] = { "ping", "-n", "-i", "0.2", "-W", "1", "-w",
+	char interval[16];
+	const char *argv[] = { "ping", "-n", "-i", interval, "-W", "1", "-w",
 			       x->wsec, BENCH_WAN_HOST, NULL };
 	sigset_t all, old;
 
+	snprintf(interval, sizeof(interval), "%g", BENCH_PROBE_INTERVAL_S);
 	pr->ns_fd[0] = x->b->ns_fd[NS_LAN];
 	pr->ns_fd[1] = x->b->ns_fd[NS_WAN];
 	pthread_mutex_init(&pr->lock, NULL);
