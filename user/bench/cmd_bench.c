@@ -242,6 +242,14 @@ int cmd_bench(const struct opts *o)
 	int err, rc;
 	double t0;
 
+	if (o->nargs) {
+		if (strcmp(o->args[0], "compare"))
+			return fail(o, EXIT_USAGE, "bench: unexpected argument '%s' "
+				    "(xnat bench compare DIR...)", o->args[0]);
+		return cmd_bench_compare(o);
+	}
+	if (o->base)
+		return fail(o, EXIT_USAGE, "--base applies to bench compare only");
 	rc = prepare(o, &plan);
 	if (rc)
 		return rc;
