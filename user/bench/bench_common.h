@@ -180,6 +180,12 @@ int bench_sysctl(struct bench *b, enum bench_ns ns, const char *path,
 /* Read an unsigned /proc/sys/PATH inside NS; -1 when missing. */
 long long bench_sysctl_read(struct bench *b, enum bench_ns ns,
 			    const char *path);
+/* GRO on the router's two ports, or off (a veth's default). On, a veth
+ * takes its peer's frames through its NAPI ring, which pushes back on a
+ * sender whose queue is full, and the kernel forwards GRO's aggregates;
+ * off (no XDP program either), it takes them into the CPU's backlog,
+ * which never pushes back (docs/BENCHMARKS.md "TCP"). 0 or -errno. */
+int bench_router_gro(struct bench *b, bool on);
 /* Frames the ports of NS could not hand to the other end of their veth so
  * far (the kernel's per-device tx_dropped); -1 when unreadable. */
 long long bench_port_drops(struct bench *b, enum bench_ns ns);

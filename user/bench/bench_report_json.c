@@ -173,6 +173,7 @@ static void json_procedure(struct json_writer *w, const struct bench_plan *p)
 	if (p->kinds & BK_TCP) {
 		jsonw_double(w, "tcp_s", p->tcp_s);
 		jsonw_double(w, "probe_interval_s", BENCH_PROBE_INTERVAL_S);
+		jsonw_bool(w, "tcp_router_gro", true);
 		jsonw_arr_begin(w, "tcp_tests");
 		for (int t = 0; t < BT_MAX; t++)
 			if (p->tcp_all || t == BT_UP)
