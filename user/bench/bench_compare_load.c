@@ -189,8 +189,12 @@ int cmp_extract(struct cmp_table *t, int run, json_t *doc, char *err,
 	}
 	if (!json_is_integer(fmt) || json_integer_value(fmt) < 1 ||
 	    json_integer_value(fmt) > CMP_FORMAT_MAX) {
-		snprintf(err, errlen, "bench.json format %s is not one this xnat reads (1 to %d)",
-			 json_is_integer(fmt) ? "newer" : "missing", CMP_FORMAT_MAX);
+		if (json_is_integer(fmt))
+			snprintf(err, errlen, "bench.json format %lld is not one this xnat "
+				 "reads (1 to %d)", (long long)json_integer_value(fmt),
+				 CMP_FORMAT_MAX);
+		else
+			snprintf(err, errlen, "no bench.json format number");
 		return 1;
 	}
 	r->tester = json_is_object(tester) ? json_incref(tester) : tester_of_top(doc);

@@ -440,8 +440,8 @@ static void provenance_header(FILE *f, const struct bench_plan *p,
 			p->search_steps, p->step_s, 100 * search_resolution(p),
 			100 * p->loss_max);
 	if (p->kinds & BK_TCP)
-		fprintf(f, "; TCP %g s, probes every %g s", p->tcp_s,
-			BENCH_PROBE_INTERVAL_S);
+		fprintf(f, "; TCP %g s with GRO on the router's ports, probes every %g s",
+			p->tcp_s, BENCH_PROBE_INTERVAL_S);
 	fprintf(f, "\n");
 }
 
