@@ -30,7 +30,7 @@ CFLAGS   ?= -g -O2
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -I$(OUTPUT) -Iuser -Iuser/lib -Ibpf \
 	    -D_GNU_SOURCE
 LDLIBS   := -lxdp -lbpf -linih -lnftables -lmicrohttpd -lsystemd \
-	    -lmnl -lnetfilter_conntrack -lelf -lz
+	    -lmnl -lnetfilter_conntrack -ljansson -lelf -lz
 
 # bpf/ is the router's data path, bpf/bench/ the bench's programs; their
 # objects and skeletons all go flat into $(OUTPUT)/.

@@ -14,6 +14,7 @@ pkgs=(
 	libmicrohttpd-dev                   # xnat metrics --listen
 	libsystemd-dev                      # sd_notify for Type=notify
 	libnetfilter-conntrack-dev          # flows in kernel mode, offload events
+	libjansson-dev                      # xnat bench compare reads bench.json
 	libmnl-dev                          # rtnetlink: links, address events, qdiscs
 	conntrack                           # offload tests: conntrack -L/-D/-F
 	systemd man-db                      # tests: systemd-analyze verify

@@ -40,6 +40,7 @@ struct opts {
 	int reps;             /* --reps N, 0 = default */
 	const char *modes;    /* --modes LIST */
 	const char *profiles; /* --profiles LIST */
+	const char *base;     /* bench compare: --base RUN:MODE */
 	/* trace, flows, stats, metrics, help */
 	int nargs;            /* words after the command (filters...) */
 	char **args;
@@ -58,6 +59,8 @@ int cmd_status(const struct opts *o);
 int cmd_flows(const struct opts *o);
 int cmd_stats(const struct opts *o);
 int cmd_bench(const struct opts *o);
+/* `xnat bench compare DIR...` (o->args[0] is "compare"). */
+int cmd_bench_compare(const struct opts *o);
 int cmd_trace(const struct opts *o);
 int cmd_metrics(const struct opts *o);
 

@@ -59,6 +59,7 @@ enum opt_id {
 	OPT_REPS,
 	OPT_MODES,
 	OPT_PROFILES,
+	OPT_BASE,
 	N_OPTS,
 };
 
@@ -130,6 +131,8 @@ static const struct opt_def options[N_OPTS] = {
 		"kernel-fwd,kernel-nat,xdp-nat,xdp-nat-slow,xdp-offload,xdp-fwd,drop (all)"),
 	[OPT_PROFILES] = STRING(0, "profiles", "LIST", profiles,
 		BENCH_PROFILES_HELP),
+	[OPT_BASE] = STRING(0, "base", "RUN:MODE", base,
+		"compare: the row ratios are to (first run's first mode)"),
 };
 
 #define CMD_MAX_OPTS 8
@@ -167,8 +170,11 @@ static const struct cmd commands[] = {
 	{ .name = "metrics", .fn = cmd_metrics, .opts = { OPT_LISTEN },
 	  .summary = "serve the counters on http://A:P/metrics (Prometheus)" },
 	{ .name = "bench", .fn = cmd_bench,
-	  .opts = { OPT_QUICK, OPT_OUT, OPT_REPS, OPT_MODES, OPT_PROFILES },
-	  .summary = "build a namespace testbed, measure every mode, print tables" },
+	  .opts = { OPT_QUICK, OPT_OUT, OPT_REPS, OPT_MODES, OPT_PROFILES, OPT_BASE },
+	  .args = "compare DIR...", .max_args = 65,
+	  .summary = "build a namespace testbed, measure every mode, print tables; "
+		     "bench compare DIR... puts saved runs in one table, with ratios "
+		     "and their provenance" },
 	{ .name = "help", .fn = cmd_help, .opts = { OPT_COMMANDS },
 	  .args = "COMMAND", .max_args = 1,
 	  .summary = "this text, or a command's options" },

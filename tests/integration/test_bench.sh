@@ -23,6 +23,7 @@ set -u
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-300}
 BENCH_TESTS="bench_ran json_keys all_modes_ran counters_consistent
 	forwarding_modes_forward modes_verified newflow_ran tcp_ran
+	provenance tcp_percentiles compare_own_run
 	outputs_written nothing_left sigint_cleanup nothing_left_after_sigint"
 
 # tests/run.sh asks each suite which of its tests a filter selects
@@ -241,6 +242,119 @@ t_tcp_ran() {
 	EOF
 }
 
+# Where and how the run was measured, as this machine and the plan say:
+# the tester (host name, CPUs, memory, kernel), its two ports (veth, in
+# the bench's namespaces), the command as typed, the procedure; and the
+# same three lines in bench.txt's header.
+t_provenance() {
+	jcheck <<-'EOF' || return 1
+	import os, socket, time, datetime
+	t = j.get("tester") or {}
+	u = os.uname()
+	want = {"hostname": socket.gethostname(), "cpus": os.sysconf("SC_NPROCESSORS_ONLN"),
+	        "kernel": u.release, "kernel_build": u.version}
+	for k, v in want.items():
+	    if t.get(k) != v:
+	        bad.append(f"tester.{k} is {t.get(k)!r}, this machine's {v!r}")
+	mem = [int(l.split()[1]) * 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal:")][0]
+	if t.get("memory_bytes") != mem:
+	    bad.append(f"tester.memory_bytes {t.get('memory_bytes')} != MemTotal {mem}")
+	models = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")]
+	if models and t.get("cpu_model") != models[0]:
+	    bad.append(f"tester.cpu_model {t.get('cpu_model')!r} != {models[0]!r}")
+	ports = t.get("ports", [])
+	if sorted(p.get("role") for p in ports) != ["lan", "wan"]:
+	    bad.append(f"tester.ports roles: {ports}")
+	for p in ports:
+	    if p.get("driver") != "veth" or p.get("ifname") != "eth0" or \
+	       not p.get("netns", "").startswith(f"xnat-bench-{p.get('role')}-"):
+	        bad.append(f"tester port {p}")
+	c = j.get("command", "")
+	if not (c.split(" ")[0].endswith("xnat") and " bench --quick --json --out " in c):
+	    bad.append(f"command {c!r} is not the one typed")
+	d = datetime.datetime.strptime(j["date"], "%Y-%m-%d %H:%M UTC")
+	age = time.time() - d.replace(tzinfo=datetime.timezone.utc).timestamp()
+	if not -120 < age < 3600:
+	    bad.append(f"date {j['date']} is not this run's")
+	pl, pr = j["plan"], j.get("procedure") or {}
+	for k, v in (("reps", pl["reps"]), ("trial_s", pl["max_s"]), ("search_trial_s", pl["step_s"]),
+	             ("search_steps", pl["search_steps"]), ("loss_max", pl["loss_max"]),
+	             ("tcp_s", pl["tcp_s"]), ("newflow_flows", pl["newflow_flows"]),
+	             ("search_resolution", 2.0 ** -(pl["search_steps"] - 1))):
+	    if pr.get(k) != v:
+	        bad.append(f"procedure.{k} is {pr.get(k)!r}, the plan's {v!r}")
+	sizes = list(dict.fromkeys(p["size"] for p in pl["profiles"]))
+	flows = list(dict.fromkeys(p["flows"] for p in pl["profiles"]))
+	if pr.get("frame_sizes") != sizes or pr.get("flows") != flows:
+	    bad.append(f"procedure sizes/flows {pr.get('frame_sizes')}/{pr.get('flows')}, plan {sizes}/{flows}")
+	if not (pr.get("probe_interval_s") or 0) > 0 or pr.get("tcp_tests") != ["tcp-8-up"] or \
+	   pr.get("tcp_router_gro") is not True:
+	    bad.append(f"procedure TCP: {pr.get('probe_interval_s')}, {pr.get('tcp_tests')}")
+	EOF
+	grep -q "^tester: $(hostname), " "$OUT/res/bench.txt" &&
+	grep -q '^ports: lan eth0 (veth 1.0), wan eth0 (veth 1.0)$' "$OUT/res/bench.txt" &&
+	grep -q '^procedure: 1 repetition, modes interleaved; UDP: saturation trial' \
+		"$OUT/res/bench.txt" ||
+		{ echo "bench.txt's header lacks the tester, ports or procedure line"; return 1; }
+}
+
+# The TCP probes' percentiles: per sample over its answered probes, per
+# result over every repetition's; ordered, and n counted.
+t_tcp_percentiles() {
+	jcheck <<-'EOF' || return 1
+	def ordered(p, what):
+	    if not (0 <= p["p50_ms"] <= p["p90_ms"] <= p["p99_ms"] <= p["max_ms"]):
+	        bad.append(f"{what}: not p50 <= p90 <= p99 <= max: {p}")
+	for s in j["tcp"]["samples"]:
+	    what = f"tcp {s['mode']} {s['test']} rep {s['rep']}"
+	    p = s.get("ping")
+	    if not p:
+	        bad.append(f"{what}: no ping percentiles")
+	        continue
+	    if p["n"] != s["ping_received"] or p["sent"] != s["ping_sent"]:
+	        bad.append(f"{what}: ping n {p['n']}/{p['sent']}, received/sent "
+	                   f"{s['ping_received']}/{s['ping_sent']}")
+	    ordered(p, what)
+	    if not p["p50_ms"] <= s["ping_median_ms"] <= p["p90_ms"]:
+	        bad.append(f"{what}: median {s['ping_median_ms']} outside p50..p90")
+	    u = s.get("udp_probe")
+	    if u is None or u["n"] != s["udp_received"]:
+	        bad.append(f"{what}: UDP probe {u}, received {s['udp_received']}")
+	    else:
+	        ordered(u, what + " udp")
+	for r in j["tcp"]["results"]:
+	    n = sum(s["ping_received"] for s in j["tcp"]["samples"]
+	            if s["mode"] == r["mode"] and s["test"] == r["test"] and s["ok"])
+	    if not r.get("ping") or r["ping"]["n"] != n:
+	        bad.append(f"result {r['mode']} {r['test']}: ping {r.get('ping')}, {n} probes answered")
+	    else:
+	        ordered(r["ping"], f"result {r['mode']} {r['test']}")
+	EOF
+	grep -q '^TCP latency under load, ping round trip ms: p50/p90/p99' "$OUT/res/bench.txt" ||
+		{ echo "bench.txt has no TCP latency table"; return 1; }
+}
+
+# This run compared with itself: exit 0, no warning, and each row's
+# ratios the same in both copies.
+t_compare_own_run() {
+	local out
+	out=$("$XNAT" bench compare --json "$OUT/res" "$OUT/res" 2>"$OUT/compare.err") ||
+		{ echo "bench compare exited $?"; cat "$OUT/compare.err"; return 1; }
+	[ -s "$OUT/compare.err" ] && { echo "warnings:"; cat "$OUT/compare.err"; return 1; }
+	printf '%s' "$out" >"$OUT/compare.json"
+	JSON=$OUT/compare.json jcheck <<-'EOF'
+	modes = set()
+	for f in j["figures"]:
+	    rows = {(r["run"], r["mode"]): r for r in f["rows"]}
+	    for (run, mode), r in rows.items():
+	        modes.add(mode)
+	        if run == 1 and rows.get((2, mode), {}).get("ratio") != r["ratio"]:
+	            bad.append(f"{f['metric']} {f['profile']} {mode}: the copies' ratios differ")
+	if j["warnings"] or not {"kernel-nat", "xdp-nat"} <= modes:
+	    bad.append(f"warnings {j['warnings']}, modes {modes}")
+	EOF
+}
+
 t_outputs_written() {
 	local f
 	for f in bench.json bench.txt bench.png; do
@@ -303,10 +417,7 @@ t_sigint_cleanup() {
 
 skip_all() {
 	local t
-	for t in bench_ran json_keys all_modes_ran counters_consistent \
-		forwarding_modes_forward modes_verified newflow_ran tcp_ran \
-		outputs_written nothing_left sigint_cleanup \
-		nothing_left_after_sigint; do
+	for t in $BENCH_TESTS; do
 		N=$((N + 1))
 		SKIPPED=$((SKIPPED + 1))
 		echo "#$N $t:SKIP"
@@ -345,11 +456,14 @@ if [ "$(cat "$OUT/rc")" = 0 ] && [ -s "$JSON" ]; then
 	check_one modes_verified t_modes_verified
 	check_one newflow_ran t_newflow_ran
 	check_one tcp_ran t_tcp_ran
+	check_one provenance t_provenance
+	check_one tcp_percentiles t_tcp_percentiles
+	check_one compare_own_run t_compare_own_run
 	check_one outputs_written t_outputs_written
 else
 	for t in json_keys all_modes_ran counters_consistent \
 		forwarding_modes_forward modes_verified newflow_ran tcp_ran \
-		outputs_written; do
+		provenance tcp_percentiles compare_own_run outputs_written; do
 		N=$((N + 1))
 		FAILED=$((FAILED + 1))
 		echo "#$N $t:FAIL"

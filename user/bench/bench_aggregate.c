@@ -2,6 +2,8 @@
 /* The numbers behind every table, the JSON and the plot; see
  * bench_aggregate.h. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "bench_aggregate.h"
 
 const struct bench_ratio bench_ratios[BENCH_N_RATIOS] = {
@@ -18,6 +20,15 @@ const struct bench_ratio bench_ratios[BENCH_N_RATIOS] = {
 double line_pps(double bps, double wire)
 {
 	return bps / ((wire + WIRE_OVERHEAD) * 8);
+}
+
+double search_resolution(const struct bench_plan *p)
+{
+	double r = 1;
+
+	for (int i = 1; i < p->search_steps; i++)
+		r /= 2;
+	return r;
 }
 
 struct agg agg_of(double *v, int n)
@@ -123,6 +134,52 @@ struct agg tcp_agg(struct bench_results *r, enum bench_mode m,
 			v[n++] = (double)x->router_drops;
 	}
 	return agg_of(v, n);
+}
+
+/* Sample X's round trips of probe WHICH, and how many. */
+static const double *probe_rtts(const struct bench_tcp *x, enum tcp_what which,
+				int *n)
+{
+	*n = which == TCP_PING_MS ? x->ping_recv : x->udp_recv;
+	if (*n > BENCH_PROBES_MAX)
+		*n = BENCH_PROBES_MAX;
+	return which == TCP_PING_MS ? x->ping_rtt_ms : x->udp_rtt_ms;
+}
+
+struct pctl tcp_sample_pctl(const struct bench_tcp *x, enum tcp_what which)
+{
+	double v[BENCH_PROBES_MAX];
+	int n;
+	const double *rtt = probe_rtts(x, which, &n);
+
+	memcpy(v, rtt, n * sizeof(*v));
+	return pctl_of(v, n);
+}
+
+struct pctl tcp_probe_pctl(struct bench_results *r, enum bench_mode m,
+			   enum bench_tcp_test t, enum tcp_what which)
+{
+	struct pctl s;
+	double *v;
+	int n = 0;
+
+	v = malloc((size_t)(r->n_tcp ?: 1) * BENCH_PROBES_MAX * sizeof(*v));
+	if (!v)
+		return (struct pctl){ 0 };
+	for (int i = 0; i < r->n_tcp; i++) {
+		const struct bench_tcp *x = &r->tcp[i];
+		const double *rtt;
+		int k;
+
+		if (x->mode != m || x->test != t || !x->ok)
+			continue;
+		rtt = probe_rtts(x, which, &k);
+		memcpy(v + n, rtt, k * sizeof(*v));
+		n += k;
+	}
+	s = pctl_of(v, n);
+	free(v);
+	return s;
 }
 
 bool result_row(const struct bench_plan *p, struct bench_results *r,

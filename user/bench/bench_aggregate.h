@@ -10,6 +10,7 @@
 #define XNAT_BENCH_AGGREGATE_H
 
 #include "bench_common.h"
+#include "bench_pctl.h"
 
 #define LINE_1G 1e9
 #define LINE_10G 1e10
@@ -48,6 +49,18 @@ enum tcp_what {
 /* TCP test T in mode M: WHAT over its repetitions. */
 struct agg tcp_agg(struct bench_results *r, enum bench_mode m,
 		   enum bench_tcp_test t, enum tcp_what what);
+
+/* The loss search's resolution, as a fraction of the saturation rate:
+ * its first step tries the full rate, each later one halves the
+ * interval. */
+double search_resolution(const struct bench_plan *p);
+
+/* The round trips of TCP test T's probe WHICH (TCP_PING_MS or
+ * TCP_UDP_MS) in mode M, every repetition's pooled: their percentiles. */
+struct pctl tcp_probe_pctl(struct bench_results *r, enum bench_mode m,
+			   enum bench_tcp_test t, enum tcp_what which);
+/* The same of one test's sample. */
+struct pctl tcp_sample_pctl(const struct bench_tcp *x, enum tcp_what which);
 
 /* The profile whose per-packet costs the report's header and the JSON's
  * cost_ns sum up: the plan's first one-direction profile (one CPU's chain,

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "bench_provenance.h"
 #include "gen.h"
 #include "sink.h"
 #include "xnat_common.h"
@@ -94,7 +95,7 @@ struct bench_plan {
 	bool tcp_all;             /* 8 down, 8 up and RRUL; else 8 up only */
 	int cpu_lan_gen, cpu_wan_gen;
 	const char *out_dir;
-	char command[256];        /* as typed, for the report */
+	char command[512];        /* as typed, for the report */
 };
 
 /* Parse --modes/--profiles lists into PLAN; -1 with ERR set on a bad name. */
@@ -179,6 +180,12 @@ int bench_sysctl(struct bench *b, enum bench_ns ns, const char *path,
 /* Read an unsigned /proc/sys/PATH inside NS; -1 when missing. */
 long long bench_sysctl_read(struct bench *b, enum bench_ns ns,
 			    const char *path);
+/* GRO on the router's two ports, or off (a veth's default). On, a veth
+ * takes its peer's frames through its NAPI ring, which pushes back on a
+ * sender whose queue is full, and the kernel forwards GRO's aggregates;
+ * off (no XDP program either), it takes them into the CPU's backlog,
+ * which never pushes back (docs/BENCHMARKS.md "TCP"). 0 or -errno. */
+int bench_router_gro(struct bench *b, bool on);
 /* Frames the ports of NS could not hand to the other end of their veth so
  * far (the kernel's per-device tx_dropped); -1 when unreadable. */
 long long bench_port_drops(struct bench *b, enum bench_ns ns);
@@ -291,6 +298,12 @@ struct bench_newflow {
 enum bench_tcp_test { BT_DOWN = 0, BT_UP, BT_RRUL, BT_MAX };
 extern const char *const bench_tcp_names[BT_MAX];
 
+/* The TCP tests' latency probes (ping and the UDP probe) send one every
+ * BENCH_PROBE_INTERVAL_S seconds, and keep the round trips of
+ * BENCH_PROBES_MAX at most (100 s). */
+#define BENCH_PROBE_INTERVAL_S 0.2
+#define BENCH_PROBES_MAX 512
+
 struct bench_tcp {
 	int rep;
 	enum bench_mode mode;
@@ -301,6 +314,9 @@ struct bench_tcp {
 	int ping_sent, ping_recv;
 	double udp_median_ms;              /* RRUL's UDP probe, -1: none */
 	int udp_sent, udp_recv;
+	/* Every round trip the probes measured, in ms (ping_recv and
+	 * udp_recv of them), for the percentiles of the report. */
+	double ping_rtt_ms[BENCH_PROBES_MAX], udp_rtt_ms[BENCH_PROBES_MAX];
 	/* Loss, for the goodput beside it: segments the senders sent again
 	 * (iperf3's count); frames the hosts could not hand to the router
 	 * and the router could not hand on to the hosts during the test
@@ -339,6 +355,8 @@ struct bench_results {
 	char cpu_model[96];   /* /proc/cpuinfo's first "model name" */
 	char xnat_version[64]; /* scripts/version.sh: tag or commit, -dirty */
 	int ncpus;
+	/* The tester machine and its ports (bench_provenance.h). */
+	struct bench_provenance prov;
 	double elapsed_s;
 	bool interrupted;
 };

@@ -326,6 +326,52 @@ static void tcp_speed_cell(char *cell, size_t len, struct bench_results *r,
 	}
 }
 
+/* "p50/p90/p99 (n)" of a probe's round trips, every repetition's. */
+static void tcp_probe_cell(char *cell, size_t len, struct bench_results *r,
+			   enum bench_mode m, enum bench_tcp_test t,
+			   enum tcp_what which)
+{
+	struct pctl s = tcp_probe_pctl(r, m, t, which);
+	char a[16], b[16], c[16];
+
+	if (!s.n) {
+		snprintf(cell, len, "-");
+		return;
+	}
+	ms_fmt(a, sizeof(a), s.p50);
+	ms_fmt(b, sizeof(b), s.p90);
+	ms_fmt(c, sizeof(c), s.p99);
+	snprintf(cell, len, "%s/%s/%s (%d)", a, b, c, s.n);
+}
+
+static void tcp_ping_cell(char *cell, size_t len, struct bench_results *r,
+			  enum bench_mode m, enum bench_tcp_test t)
+{
+	tcp_probe_cell(cell, len, r, m, t, TCP_PING_MS);
+}
+
+static void tcp_udp_cell(char *cell, size_t len, struct bench_results *r,
+			 enum bench_mode m, enum bench_tcp_test t)
+{
+	tcp_probe_cell(cell, len, r, m, t, TCP_UDP_MS);
+}
+
+/* Latency under load: the probes' percentiles, not the median alone. */
+static void tcp_latency_tables(FILE *f, struct bench_results *r)
+{
+	bool udp = false;
+
+	fprintf(f, "\nTCP latency under load, ping round trip ms: p50/p90/p99 of every probe of the\n"
+		   "repetitions (probes answered)\n");
+	tcp_grid(f, r, tcp_ping_cell);
+	for (int i = 0; i < r->n_tcp; i++)
+		udp |= r->tcp[i].udp_recv > 0;
+	if (!udp)
+		return;
+	fprintf(f, "\nThe same of the UDP probe (a datagram to an echo thread on the WAN host)\n");
+	tcp_grid(f, r, tcp_udp_cell);
+}
+
 static void tcp_table(FILE *f, const struct bench_plan *p,
 		      struct bench_results *r)
 {
@@ -335,6 +381,7 @@ static void tcp_table(FILE *f, const struct bench_plan *p,
 		   "RRUL: 4 up + 4 down at once, its UDP probe's median round trip after the slash\n",
 		p->tcp_s);
 	tcp_grid(f, r, tcp_speed_cell);
+	tcp_latency_tables(f, r);
 	tcp_loss_table(f, r);
 }
 
@@ -365,6 +412,39 @@ static void cost_header(FILE *f, const struct bench_plan *p,
 	fprintf(f, "\n");
 }
 
+/* The tester machine, its ports and the procedure, as bench.json's
+ * "tester" and "procedure" have them. */
+static void provenance_header(FILE *f, const struct bench_plan *p,
+			      struct bench_results *r)
+{
+	const struct bench_provenance *v = &r->prov;
+
+	fprintf(f, "tester: %s, %s x %d, %.1f GiB, Linux %s %s\n", v->hostname,
+		v->cpu_model, v->cpus, v->mem_bytes / (1024.0 * 1024 * 1024),
+		v->kernel, v->kernel_build);
+	fprintf(f, "ports:");
+	for (int i = 0; i < v->n_ports; i++) {
+		const struct bench_port_info *pt = &v->ports[i];
+
+		fprintf(f, "%s %s %s (%s %s%s%s%s%s)", i ? "," : "", pt->role,
+			pt->ifname, pt->driver, pt->version,
+			pt->firmware[0] ? ", firmware " : "", pt->firmware,
+			pt->bus_info[0] ? ", " : "", pt->bus_info);
+	}
+	fprintf(f, "%s\n", v->n_ports ? "" : " unknown");
+	fprintf(f, "procedure: %d repetition%s, modes interleaved", p->reps,
+		p->reps == 1 ? "" : "s");
+	if (p->kinds & BK_UDP)
+		fprintf(f, "; UDP: saturation trial %g s, loss search of %d steps of %g s "
+			"(resolution %.1f %% of saturation), loss < %g %%", p->max_s,
+			p->search_steps, p->step_s, 100 * search_resolution(p),
+			100 * p->loss_max);
+	if (p->kinds & BK_TCP)
+		fprintf(f, "; TCP %g s with GRO on the router's ports, probes every %g s",
+			p->tcp_s, BENCH_PROBE_INTERVAL_S);
+	fprintf(f, "\n");
+}
+
 void bench_report_text(FILE *f, const struct bench_plan *p,
 		       struct bench_results *r)
 {
@@ -376,6 +456,7 @@ void bench_report_text(FILE *f, const struct bench_plan *p,
 	fprintf(f, "xnat %s on %s\n", r->xnat_version, r->cpu_model);
 	cost_header(f, p, r);
 	fprintf(f, "command: %s\n", p->command);
+	provenance_header(f, p, r);
 	fprintf(f, "CPUs: LAN->WAN generator on CPU %d, WAN->LAN generator on CPU %d; the router's\n"
 		   "  receive and forwarding run in softirq on the sending generator's CPU (veth);\n"
 		   "  the control thread is not pinned.\n",

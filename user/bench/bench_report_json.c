@@ -104,6 +104,85 @@ static void json_plan(struct json_writer *w, const struct bench_plan *p)
 	jsonw_obj_end(w);
 }
 
+/* The tester machine and its ports (bench_provenance.h). */
+static void json_tester(struct json_writer *w, const struct bench_provenance *v)
+{
+	jsonw_obj_begin(w, "tester");
+	jsonw_str(w, "hostname", v->hostname);
+	jsonw_str(w, "cpu_model", v->cpu_model);
+	jsonw_i64(w, "cpus", v->cpus);
+	jsonw_u64(w, "memory_bytes", v->mem_bytes);
+	jsonw_str(w, "kernel", v->kernel);
+	jsonw_str(w, "kernel_build", v->kernel_build);
+	jsonw_arr_begin(w, "ports");
+	for (int i = 0; i < v->n_ports; i++) {
+		const struct bench_port_info *pt = &v->ports[i];
+
+		jsonw_obj_begin(w, NULL);
+		jsonw_str(w, "role", pt->role);
+		jsonw_str(w, "netns", pt->netns);
+		jsonw_str(w, "ifname", pt->ifname);
+		jsonw_str(w, "driver", pt->driver);
+		jsonw_str(w, "version", pt->version);
+		jsonw_str(w, "firmware", pt->firmware);
+		jsonw_str(w, "bus_info", pt->bus_info);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_obj_end(w);
+}
+
+/* The procedure that made the figures, in the terms two runs are compared
+ * by (`xnat bench compare` warns where they differ): a test's keys only
+ * when the run measured it. */
+static void json_procedure(struct json_writer *w, const struct bench_plan *p)
+{
+	bool seen[BS_MAX] = { false };
+
+	jsonw_obj_begin(w, "procedure");
+	jsonw_str(w, "generator", "xnat's own: BPF_PROG_RUN live frames (bpf/bench/xnat_gen.bpf.c)");
+	jsonw_i64(w, "reps", p->reps);
+	jsonw_str(w, "order", "modes interleaved within each repetition");
+	if (p->kinds & BK_UDP) {
+		jsonw_double(w, "trial_s", p->max_s);
+		jsonw_str(w, "search", "bisection of the saturation rate, from the full rate");
+		jsonw_double(w, "search_trial_s", p->step_s);
+		jsonw_i64(w, "search_steps", p->search_steps);
+		jsonw_double(w, "search_resolution", search_resolution(p));
+		jsonw_double(w, "loss_max", p->loss_max);
+		jsonw_arr_begin(w, "frame_sizes");
+		for (int pi = 0; pi < p->n_profiles; pi++)
+			if (!seen[p->profiles[pi].size]) {
+				seen[p->profiles[pi].size] = true;
+				jsonw_str(w, NULL, bench_size_names[p->profiles[pi].size]);
+			}
+		jsonw_arr_end(w);
+		jsonw_arr_begin(w, "flows");
+		for (int pi = 0; pi < p->n_profiles; pi++) {
+			bool dup = false;
+
+			for (int pj = 0; pj < pi; pj++)
+				dup |= p->profiles[pj].flows == p->profiles[pi].flows;
+			if (!dup)
+				jsonw_u64(w, NULL, p->profiles[pi].flows);
+		}
+		jsonw_arr_end(w);
+	}
+	if (p->kinds & BK_NEWFLOW)
+		jsonw_i64(w, "newflow_flows", p->newflow_flows);
+	if (p->kinds & BK_TCP) {
+		jsonw_double(w, "tcp_s", p->tcp_s);
+		jsonw_double(w, "probe_interval_s", BENCH_PROBE_INTERVAL_S);
+		jsonw_bool(w, "tcp_router_gro", true);
+		jsonw_arr_begin(w, "tcp_tests");
+		for (int t = 0; t < BT_MAX; t++)
+			if (p->tcp_all || t == BT_UP)
+				jsonw_str(w, NULL, bench_tcp_names[t]);
+		jsonw_arr_end(w);
+	}
+	jsonw_obj_end(w);
+}
+
 static void json_samples(struct json_writer *w, const struct bench_plan *p,
 			 struct bench_results *r)
 {
@@ -247,6 +326,26 @@ static void json_newflow(struct json_writer *w, const struct bench_plan *p,
 	jsonw_obj_end(w);
 }
 
+/* A probe's round trips: percentiles of the N received (SENT sent, -1:
+ * not told), null without any. */
+static void json_pctl(struct json_writer *w, const char *key, struct pctl s,
+		      int sent)
+{
+	if (!s.n) {
+		jsonw_null(w, key);
+		return;
+	}
+	jsonw_obj_begin(w, key);
+	jsonw_i64(w, "n", s.n);
+	if (sent >= 0)
+		jsonw_i64(w, "sent", sent);
+	jsonw_double(w, "p50_ms", s.p50);
+	jsonw_double(w, "p90_ms", s.p90);
+	jsonw_double(w, "p99_ms", s.p99);
+	jsonw_double(w, "max_ms", s.max);
+	jsonw_obj_end(w);
+}
+
 static void json_tcp(struct json_writer *w, const struct bench_plan *p,
 		     struct bench_results *r)
 {
@@ -271,6 +370,8 @@ static void json_tcp(struct json_writer *w, const struct bench_plan *p,
 		json_count_or_null(w, "retransmits", t->retransmits);
 		json_count_or_null(w, "host_drops", t->host_drops);
 		json_count_or_null(w, "router_drops", t->router_drops);
+		json_pctl(w, "ping", tcp_sample_pctl(t, TCP_PING_MS), t->ping_sent);
+		json_pctl(w, "udp_probe", tcp_sample_pctl(t, TCP_UDP_MS), t->udp_sent);
 		json_sample_end(w, "ok", t->ok, t->note);
 	}
 	jsonw_arr_end(w);
@@ -292,6 +393,8 @@ static void json_tcp(struct json_writer *w, const struct bench_plan *p,
 			json_agg(w, "host_drops", tcp_agg(r, m, t, TCP_HOST_DROPS));
 			json_agg(w, "router_drops",
 				 tcp_agg(r, m, t, TCP_ROUTER_DROPS));
+			json_pctl(w, "ping", tcp_probe_pctl(r, m, t, TCP_PING_MS), -1);
+			json_pctl(w, "udp_probe", tcp_probe_pctl(r, m, t, TCP_UDP_MS), -1);
 			jsonw_obj_end(w);
 		}
 	jsonw_arr_end(w);
@@ -339,6 +442,8 @@ void bench_report_json(FILE *f, const struct bench_plan *p,
 	jsonw_bool(&w, "complete", !r->interrupted);
 	jsonw_double(&w, "elapsed_s", r->elapsed_s);
 	json_plan(&w, p);
+	json_tester(&w, &r->prov);
+	json_procedure(&w, p);
 	jsonw_obj_begin(&w, "cpu");
 	jsonw_i64(&w, "lan_generator", p->cpu_lan_gen);
 	jsonw_i64(&w, "wan_generator", p->cpu_wan_gen);

@@ -158,6 +158,13 @@ static int tcp_rep(struct bench *b, struct bench_results *r, int rep)
 
 	/* The sinks would swallow the TCP segments. */
 	bench_sinks_close(b);
+	/* The same receive path in every mode: with GRO on, the router's
+	 * ports take the hosts' segments through their NAPI ring in the
+	 * kernel modes as the XDP program makes them do in the XDP modes,
+	 * and a full ring makes the host's queue wait in both; the kernel
+	 * then forwards GRO's aggregates, as it does with a NIC's GRO on
+	 * (docs/BENCHMARKS.md "TCP"). */
+	err = bench_router_gro(b, true);
 	for (size_t i = 0; i < sizeof(modes) / sizeof(*modes) && !err &&
 			   !bench_stop; i++) {
 		if (!bench_plan_has_mode(p, modes[i]))
@@ -173,6 +180,9 @@ static int tcp_rep(struct bench *b, struct bench_results *r, int rep)
 		if (bench_mode_leave(b) && !err)
 			err = -EIO;
 	}
+	/* The UDP profiles of the next repetition as they always ran. */
+	if (bench_router_gro(b, false) && !err)
+		err = -EIO;
 	return err;
 }
 

@@ -6,7 +6,8 @@
  * alongside: ping (ICMP echo every 0.2 s) and a UDP round-trip probe of our
  * own (one datagram every 0.2 s to an echo thread on the WAN host). What
  * is reported is the aggregate goodput in Mbit/s and the median ping, as
- * "940 (2)" in the router test threads.
+ * "940 (2)" in the router test threads, and every round trip the probes
+ * measured (the report's percentiles).
  *
  * Every process is bounded: iperf3 by -t plus a margin, ping by -w, and
  * all of them killed by PID if they overstay.
@@ -31,7 +32,6 @@ const char *const bench_tcp_names[BT_MAX] = {
 
 #define IPERF_PORT 5201
 #define PROBE_PORT 7      /* echo */
-#define PROBE_INTERVAL 0.2
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -57,7 +57,7 @@ struct probe {
 	int ready;                  /* echo socket bound */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	double rtt_ms[512];
+	double rtt_ms[BENCH_PROBES_MAX];
 	int sent, recv;
 	int err;
 };
@@ -115,7 +115,7 @@ static void *probe_client(void *arg)
 	end = bench_now() + p->secs;
 	for (next = bench_now(); next < end && !bench_stop &&
 	     p->sent < (int)(sizeof(p->rtt_ms) / sizeof(p->rtt_ms[0]));
-	     next += PROBE_INTERVAL) {
+	     next += BENCH_PROBE_INTERVAL_S) {
 		double t0 = bench_now(), echo;
 
 		if (send(fd, &t0, sizeof(t0), 0) == sizeof(t0))
@@ -123,7 +123,7 @@ static void *probe_client(void *arg)
 		/* Wait for the answer until the next probe is due; a late
 		 * answer to an earlier probe is recognised by its stamp. */
 		for (;;) {
-			double left = next + PROBE_INTERVAL - bench_now();
+			double left = next + BENCH_PROBE_INTERVAL_S - bench_now();
 			struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
 			if (left <= 0 || poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
@@ -246,7 +246,6 @@ struct tcp_run {
 	struct probe pr;
 	pthread_t th[2];
 	bool probe_up;
-	double rtt[512];
 	long long drops0[2];       /* hosts', router's ports before the test */
 };
 
@@ -287,10 +286,12 @@ static int servers_start(struct tcp_run *x)
 static void probes_start(struct tcp_run *x)
 {
 	struct probe *pr = &x->pr;
-	const char *argv[] = { "ping", "-n", "-i", "0.2", "-W", "1", "-w",
+	char interval[16];
+	const char *argv[] = { "ping", "-n", "-i", interval, "-W", "1", "-w",
 			       x->wsec, BENCH_WAN_HOST, NULL };
 	sigset_t all, old;
 
+	snprintf(interval, sizeof(interval), "%g", BENCH_PROBE_INTERVAL_S);
 	pr->ns_fd[0] = x->b->ns_fd[NS_LAN];
 	pr->ns_fd[1] = x->b->ns_fd[NS_WAN];
 	pthread_mutex_init(&pr->lock, NULL);
@@ -398,7 +399,7 @@ static void port_drops(struct tcp_run *x, int after)
 			     rtr - x->drops0[1];
 }
 
-/* Stop the probes and keep their medians. */
+/* Stop the probes; keep every round trip (sorted) and the medians. */
 static void probes_collect(struct tcp_run *x)
 {
 	struct bench_tcp *t = x->t;
@@ -407,9 +408,11 @@ static void probes_collect(struct tcp_run *x)
 	if (x->ping) {
 		bench_reap(x->b, x->ping, bench_now() + 3);
 		x->ping = 0;
-		t->ping_recv = ping_rtts(x->plog, x->rtt, 512, &t->ping_sent);
+		t->ping_recv = ping_rtts(x->plog, t->ping_rtt_ms, BENCH_PROBES_MAX,
+					 &t->ping_sent);
 		if (t->ping_recv)
-			bench_stats(x->rtt, t->ping_recv, &t->ping_median_ms, &mn, &mx);
+			bench_stats(t->ping_rtt_ms, t->ping_recv, &t->ping_median_ms,
+				    &mn, &mx);
 	}
 	if (x->probe_up) {
 		pthread_join(x->th[0], NULL);
@@ -417,8 +420,10 @@ static void probes_collect(struct tcp_run *x)
 		pthread_join(x->th[1], NULL);
 		t->udp_sent = x->pr.sent;
 		t->udp_recv = x->pr.recv;
-		if (x->pr.recv)
-			bench_stats(x->pr.rtt_ms, x->pr.recv, &t->udp_median_ms, &mn, &mx);
+		memcpy(t->udp_rtt_ms, x->pr.rtt_ms, sizeof(t->udp_rtt_ms));
+		if (t->udp_recv)
+			bench_stats(t->udp_rtt_ms, t->udp_recv, &t->udp_median_ms,
+				    &mn, &mx);
 	}
 }
 

@@ -144,6 +144,20 @@ static int host_port(struct bench *b, enum bench_ns ns)
 	return err ? err : bench_run(b, ns, 10, NULL, qdisc);
 }
 
+int bench_router_gro(struct bench *b, bool on)
+{
+	static const char *const ports[] = { "lan0", "wan0" };
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]) && !err; i++) {
+		const char *argv[] = { "ethtool", "-K", ports[i], "gro",
+				       on ? "on" : "off", NULL };
+
+		err = bench_run(b, NS_RTR, 10, NULL, argv);
+	}
+	return err > 0 ? -EIO : err;
+}
+
 static int ifindex_in(struct bench *b, enum bench_ns ns, const char *name)
 {
 	int idx;

@@ -17,7 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include "bench_common.h"
 #include "cmd.h"
 #include "version.h"
@@ -48,32 +47,6 @@ static bool have_tool(const char *name)
 	}
 	free(copy);
 	return found;
-}
-
-static void command_line(struct bench_plan *plan, const struct opts *o)
-{
-	char *c = plan->command;
-	size_t len = sizeof(plan->command);
-	int n = snprintf(c, len, "xnat bench");
-
-#define ADD(...) \
-	do { \
-		if (n > 0 && (size_t)n < len) \
-			n += snprintf(c + n, len - n, __VA_ARGS__); \
-	} while (0)
-	if (o->quick)
-		ADD(" --quick");
-	if (o->reps)
-		ADD(" --reps %d", o->reps);
-	if (o->modes)
-		ADD(" --modes %s", o->modes);
-	if (o->profiles)
-		ADD(" --profiles %s", o->profiles);
-	if (o->out_dir)
-		ADD(" --out %s", o->out_dir);
-	if (o->json)
-		ADD(" --json");
-#undef ADD
 }
 
 static int write_outputs(const struct bench_plan *p, struct bench_results *r,
@@ -138,7 +111,7 @@ static int prepare(const struct opts *o, struct bench_plan *plan)
 	plan->out_dir = o->out_dir ? o->out_dir : DEFAULT_OUT;
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		plan->cpu_wan_gen = 0;
-	command_line(plan, o);
+	bench_command_typed(plan->command, sizeof(plan->command));
 	err = mkdir_p(plan->out_dir, 0755);
 	if (err)
 		return fail(o, EXIT_SYSTEM, "cannot create %s: %s", plan->out_dir,
@@ -179,38 +152,17 @@ static int bench_init(const struct opts *o, struct bench *b,
 	return EXIT_OK;
 }
 
-/* The CPU's model as /proc/cpuinfo names it, or "unknown". */
-static void cpu_model(char *buf, size_t len)
-{
-	char line[256], *colon;
-	FILE *f = fopen("/proc/cpuinfo", "r");
-
-	snprintf(buf, len, "unknown");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "model name", 10) || !(colon = strchr(line, ':')))
-			continue;
-		colon += 1 + (colon[1] == ' ');
-		colon[strcspn(colon, "\n")] = 0;
-		snprintf(buf, len, "%s", colon);
-		break;
-	}
-	fclose(f);
-}
-
 /* When, where and what runs, for the report's header. */
 static void stamp(struct bench_results *res)
 {
-	struct utsname un;
 	time_t now = time(NULL);
 
-	cpu_model(res->cpu_model, sizeof(res->cpu_model));
+	bench_provenance_host(&res->prov);
+	snprintf(res->cpu_model, sizeof(res->cpu_model), "%s", res->prov.cpu_model);
+	snprintf(res->kernel, sizeof(res->kernel), "%s", res->prov.kernel);
+	res->ncpus = res->prov.cpus;
 	snprintf(res->xnat_version, sizeof(res->xnat_version), "%s", XNAT_VERSION);
 	strftime(res->date, sizeof(res->date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
-	if (!uname(&un))
-		snprintf(res->kernel, sizeof(res->kernel), "%s", un.release);
-	res->ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 }
 
 /* Write what was measured and say how the run ended; the exit code. */
@@ -246,6 +198,23 @@ static int finish(const struct opts *o, const struct bench_plan *plan,
 	return fail(o, EXIT_SYSTEM, "%s", msg);
 }
 
+/* The tester's ports for the report: the LAN and WAN hosts' ports,
+ * where the generators send and the sinks count. */
+static void record_ports(struct bench *b, struct bench_results *res)
+{
+	static const struct { enum bench_ns ns; const char *role; } ports[] = {
+		{ NS_LAN, "lan" }, { NS_WAN, "wan" },
+	};
+
+	for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
+		if (bench_enter(b, ports[i].ns))
+			continue;
+		bench_provenance_port(&res->prov, ports[i].role,
+				      b->ns_name[ports[i].ns], "eth0");
+		bench_enter(b, NS_MAX);
+	}
+}
+
 /* The many-endpoint profiles and the new-flow test put up to a million
  * connections through the kernel's NAT: raise its limits for the run
  * (a failure only marks those samples unverified). */
@@ -273,6 +242,14 @@ int cmd_bench(const struct opts *o)
 	int err, rc;
 	double t0;
 
+	if (o->nargs) {
+		if (strcmp(o->args[0], "compare"))
+			return fail(o, EXIT_USAGE, "bench: unexpected argument '%s' "
+				    "(xnat bench compare DIR...)", o->args[0]);
+		return cmd_bench_compare(o);
+	}
+	if (o->base)
+		return fail(o, EXIT_USAGE, "--base applies to bench compare only");
 	rc = prepare(o, &plan);
 	if (rc)
 		return rc;
@@ -295,8 +272,10 @@ int cmd_bench(const struct opts *o)
 	err = bench_testbed_up(&b);
 	if (err)
 		bench_progress("testbed setup failed");
-	if (!err)
+	if (!err) {
+		record_ports(&b, &res);
 		raise_conntrack(&b, &plan);
+	}
 	if (!err && !bench_stop)
 		err = bench_measure(&b, &res);
 
