@@ -4,7 +4,11 @@
  * really is in the one it claims:
  *
  *   kernel-fwd    ip_forward only, no NAT, no conntrack
- *   kernel-nat    `xnat up` with mode = kernel (nftables masquerade)
+ *   kernel-masq   the kernel's NAT at its cheapest: ip_forward and one
+ *                 nftables masquerade rule, nothing else (MASQ_RULESET)
+ *   kernel-nat    `xnat up` with mode = kernel: the same router and policy
+ *                 as xdp-nat (source checks, forward filter, port
+ *                 forwards...) in nftables and conntrack
  *   xdp-nat       `xnat up` with mode = xdp
  *   xdp-nat-slow  the same with XNAT_F_FASTPATH_OFF in the pinned config
  *                 map: every packet of a known flow is routed again
@@ -39,6 +43,7 @@
 
 const char *const bench_mode_names[BM_MAX] = {
 	[BM_KERNEL_FWD] = "kernel-fwd",
+	[BM_KERNEL_MASQ] = "kernel-masq",
 	[BM_KERNEL_NAT] = "kernel-nat",
 	[BM_XDP_NAT] = "xdp-nat",
 	[BM_XDP_NAT_SLOW] = "xdp-nat-slow",
@@ -74,6 +79,52 @@ static int write_config(struct bench *b, enum bench_mode m, uint32_t flows_max,
 	if (fclose(f))
 		return -errno;
 	return 0;
+}
+
+/*
+ * kernel-masq's table: what a plain Linux box that masquerades its LAN
+ * would load, and not a rule more. Family ip, so only the IPv4 hooks
+ * (the testbed has no IPv6); the NAT chain alone (a filter chain on any
+ * hook would cost every packet); no counter. Connection tracking comes
+ * with the NAT chain.
+ */
+#define MASQ_FAMILY "ip"
+#define MASQ_NAME "xnat_bench_masq"
+#define MASQ_RULESET \
+	"table " MASQ_FAMILY " " MASQ_NAME " {\n" \
+	"\tchain postrouting {\n" \
+	"\t\ttype nat hook postrouting priority srcnat; policy accept;\n" \
+	"\t\toifname \"wan0\" masquerade\n" \
+	"\t}\n" \
+	"}\n"
+
+static int masq_nft(struct bench *b, bool add)
+{
+	const char *del[] = { "nft", "delete", "table", MASQ_FAMILY, MASQ_NAME,
+			      NULL };
+	const char *load[] = { "nft", "-f", NULL, NULL };
+	char path[128];
+	FILE *f;
+	int err;
+
+	if (!add)
+		return bench_run(b, NS_RTR, 10, NULL, del);
+	snprintf(path, sizeof(path), "%s/router-kernel-masq.nft", b->tmp_dir);
+	f = fopen(path, "we");
+	if (!f) {
+		err = -errno;
+		pr_warn("xnat bench: cannot write %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	fputs(MASQ_RULESET, f);
+	if (fclose(f))
+		return -errno;
+	load[2] = path;
+	err = bench_run(b, NS_RTR, 10, NULL, load);
+	if (err)
+		pr_warn("xnat bench: nft could not load %s's table (%s)\n",
+			bench_mode_names[BM_KERNEL_MASQ], path);
+	return err < 0 ? err : err ? -EIO : 0;
 }
 
 static int xnat_cmd(struct bench *b, const char *cmd, const char *config)
@@ -245,10 +296,15 @@ int bench_mode_enter(struct bench *b, enum bench_mode mode,
 		return err;
 	switch (mode) {
 	case BM_KERNEL_FWD:
+	case BM_KERNEL_MASQ:
 	case BM_XDP_FWD:
 		/* bpf_fib_lookup, like the kernel, forwards only where
 		 * forwarding is on. */
 		err = bench_sysctl(b, NS_RTR, "net/ipv4/ip_forward", "1");
+		if (!err && mode == BM_KERNEL_MASQ) {
+			b->masq_up = true;
+			err = masq_nft(b, true);
+		}
 		if (!err && mode == BM_XDP_FWD)
 			err = fwd_up(b);
 		else if (!err && xdp_pass)
@@ -301,7 +357,13 @@ int bench_mode_leave(struct bench *b)
 		xnat_fwd_bpf__destroy(b->fwd);
 		b->fwd = NULL;
 	}
-	if (b->mode == BM_KERNEL_FWD || b->mode == BM_XDP_FWD)
+	if (b->masq_up) {
+		if (masq_nft(b, false) && !err)
+			err = -EIO;
+		b->masq_up = false;
+	}
+	if (b->mode == BM_KERNEL_FWD || b->mode == BM_KERNEL_MASQ ||
+	    b->mode == BM_XDP_FWD)
 		bench_sysctl(b, NS_RTR, "net/ipv4/ip_forward", "0");
 	b->mode_up = false;
 	b->mode = BM_MAX;
@@ -360,7 +422,7 @@ int bench_router_read(struct bench *b, struct bench_router_counters *c)
 		err = read_xnat_stats(b, c);
 	if (b->mode == BM_DROP)
 		c->drop_seen = read_drop_seen(b);
-	if (b->mode == BM_KERNEL_NAT || b->mode == BM_XDP_OFFLOAD)
+	if (bench_mode_conntrack(b->mode))
 		c->conntrack = bench_sysctl_read(b, NS_RTR,
 						 "net/netfilter/nf_conntrack_count");
 	return err;
