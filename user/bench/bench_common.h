@@ -146,6 +146,7 @@ struct bench {
 	bool mode_up;
 	bool xnat_up;              /* `xnat up` ran: `xnat down` on cleanup */
 	bool masq_up;              /* kernel-masq's nft table is loaded */
+	long long masq_ct_saved[2]; /* its UDP timeouts as found, -1 none */
 	/* The host's conntrack limits before bench_conntrack_raise(), put
 	 * back by bench_conntrack_restore(); what was asked, and whether
 	 * it is in force. */
