@@ -116,25 +116,26 @@ static void emit_antispoof(FILE *f, const struct config *cfg)
  * for both of conntrack's UDP states (which the udp_timeout and
  * udp_timeout_stream sysctls set for the rest). "ct timeout set" acts on
  * the entry conntrack (priority -200) has just made, before it is
- * confirmed; before DNAT (-100) rewrites a forward's port, so the ports
- * are those the connection was opened with, as in XDP's flow key. One
- * policy serves both families (l3proto inet).
+ * confirmed, which is all the NAT chain below ever sees: it runs on a
+ * connection's first packet only, so these rules cost nothing per packet
+ * (a filter chain of their own did, on every packet, docs/BENCHMARKS.md
+ * "What kernel mode's ruleset costs"). First in the chain, before a DNAT
+ * rule rewrites a forward's port, so the ports are those the connection
+ * was opened with, as in XDP's flow key. One policy serves both families
+ * (l3proto inet).
  */
-static void emit_dns_timeout(FILE *f, const struct config *cfg)
+static void emit_dns_timeout(FILE *f)
 {
-	fprintf(f, "\tct timeout udp_dns { protocol udp; policy = { unreplied : %u, replied : %u }; }\n"
-		   "\tchain dns_timeout {\n"
-		   "\t\ttype filter hook prerouting priority -150; policy accept;\n"
-		   "\t\tudp dport %u ct timeout set \"udp_dns\"\n"
-		   "\t\tudp sport %u ct timeout set \"udp_dns\"\n"
-		   "\t}\n",
-		cfg->timeout_udp_dns, cfg->timeout_udp_dns, XNAT_DNS_PORT,
-		XNAT_DNS_PORT);
+	fprintf(f, "\t\tudp dport %u ct timeout set \"udp_dns\"\n"
+		   "\t\tudp sport %u ct timeout set \"udp_dns\"\n",
+		XNAT_DNS_PORT, XNAT_DNS_PORT);
 }
 
 /*
- * DNAT of the port forwards. With an auto address the WAN address may
- * change under us (DHCP), so match "addressed to this box" instead.
+ * DNAT of the port forwards, after the DNS timeouts. A NAT chain: the
+ * kernel runs it on a connection's first packet alone. With an auto
+ * address the WAN address may change under us (DHCP), so match
+ * "addressed to this box" instead.
  */
 static void emit_prerouting(FILE *f, const struct config *cfg)
 {
@@ -147,8 +148,11 @@ static void emit_prerouting(FILE *f, const struct config *cfg)
 	else
 		snprintf(nat, sizeof(nat), "ip daddr %s",
 			 inet_ntop(AF_INET, &cfg->nat_addr, to, sizeof(to)));
-	fprintf(f, "\tchain prerouting {\n"
-		   "\t\ttype nat hook prerouting priority dstnat; policy accept;\n");
+	fprintf(f, "\tct timeout udp_dns { protocol udp; policy = { unreplied : %u, replied : %u }; }\n"
+		   "\tchain prerouting {\n"
+		   "\t\ttype nat hook prerouting priority dstnat; policy accept;\n",
+		cfg->timeout_udp_dns, cfg->timeout_udp_dns);
+	emit_dns_timeout(f);
 	inet_ntop(AF_INET, &cfg->nat_addr, wan, sizeof(wan));
 	for (i = 0; i < cfg->n_fwd; i++) {
 		fw = &cfg->fwd[i];
@@ -218,6 +222,28 @@ static void emit_postrouting(FILE *f, const struct config *cfg,
 }
 
 /*
+ * [router] mss_clamp: forwarded SYNs and SYN-ACKs leave with an MSS that
+ * fits. "rt mtu" is the smaller MTU of the routes towards the destination
+ * and back to the source, less 40 (IPv4) or 60 (IPv6) bytes; the set only
+ * ever lowers the option. XDP does the same for what it forwards
+ * (bpf/mss.h). The forward chain's first rules, before it accepts
+ * SYN-ACKs as established: in a chain of its own it cost every forwarded
+ * packet a hook (docs/BENCHMARKS.md, "What kernel mode's ruleset costs").
+ */
+static void emit_mss(FILE *f, const struct config *cfg)
+{
+	const char *set = "tcp flags syn tcp option maxseg size set";
+
+	if (cfg->mss_clamp == MSS_CLAMP_PMTU)
+		fprintf(f, "\t\t%s rt mtu\n", set);
+	else if (cfg->mss_clamp == MSS_CLAMP_FIXED)
+		fprintf(f, "\t\tmeta nfproto ipv4 %s %u\n"
+			   "\t\tmeta nfproto ipv6 %s %u\n",
+			set, cfg->mss_fixed, set,
+			cfg->mss_fixed - (XNAT_MSS_HDRS_V6 - XNAT_MSS_HDRS_V4));
+}
+
+/*
  * Both families: from the WAN only replies and port forwards get in, and
  * for IPv6 ([ipv6] inbound, docs/NAT.md) echo requests (RFC 4890 4.3.1)
  * or, with "open", everything: the LAN's prefix is routed and its hosts
@@ -230,18 +256,29 @@ static void emit_postrouting(FILE *f, const struct config *cfg,
  * direction is that address's next connection, and take it over. With
  * [router] source_check = feasible, out of any LAN port will do for a
  * LAN port's (asymmetric LAN routing, ECMP); other ports xnat does not
- * run on stay strict. Only new connections pay the lookup, after
- * conntrack, so the dropped one leaves no entry (an unconfirmed entry
- * dies with its packet); what the router itself receives (DHCP from
+ * run on stay strict. What the router itself receives (DHCP from
  * 0.0.0.0, say) is not forwarded and not checked.
+ *
+ * Each of these is a connection's decision, taken on its first packet:
+ * the one whose conntrack entry is not confirmed yet. "ct state new"
+ * would not do: conntrack calls every packet new until the first reply,
+ * so each packet of a one-way stream (UDP, a SYN sent again) would pay
+ * the route look-up (docs/BENCHMARKS.md, "What kernel mode's ruleset
+ * costs"). A confirmed entry is one whose first packet this chain let
+ * through; a dropped packet's unconfirmed entry dies with it, so every
+ * packet of a refused connection is checked, dropped and counted again.
+ * Established, related and confirmed first: a connection's later packets
+ * pay two conntrack loads here and nothing more.
  */
 static void emit_forward(FILE *f, const struct config *cfg)
 {
 	const char *wan = cfg->wan.name;
 
 	fprintf(f, "\tchain forward {\n"
-		   "\t\ttype filter hook forward priority filter; policy accept;\n"
-		   "\t\tct state established,related accept\n");
+		   "\t\ttype filter hook forward priority filter; policy accept;\n");
+	emit_mss(f, cfg);
+	fprintf(f, "\t\tct state established,related accept\n"
+		   "\t\tct status confirmed accept\n");
 	if (cfg->ipv6_inbound == IPV6_INBOUND_OPEN)
 		fprintf(f, "\t\tiifname \"%s\" meta nfproto ipv6 accept\n", wan);
 	fprintf(f, "\t\tct state invalid drop\n");
@@ -263,31 +300,6 @@ static void emit_forward(FILE *f, const struct config *cfg)
 			wan);
 	fprintf(f, "\t\tiifname \"%s\" drop\n"
 		   "\t}\n", wan);
-}
-
-/*
- * [router] mss_clamp: forwarded SYNs and SYN-ACKs leave with an MSS that
- * fits. "rt mtu" is the smaller MTU of the routes towards the destination
- * and back to the source, less 40 (IPv4) or 60 (IPv6) bytes; the set only
- * ever lowers the option. Before the filter chain, which accepts SYN-ACKs
- * as established. XDP does the same for what it forwards (bpf/mss.h).
- */
-static void emit_mss(FILE *f, const struct config *cfg)
-{
-	const char *set = "tcp flags syn tcp option maxseg size set";
-
-	if (cfg->mss_clamp == MSS_CLAMP_OFF)
-		return;
-	fprintf(f, "\tchain mss_clamp {\n"
-		   "\t\ttype filter hook forward priority mangle; policy accept;\n");
-	if (cfg->mss_clamp == MSS_CLAMP_PMTU)
-		fprintf(f, "\t\t%s rt mtu\n", set);
-	else
-		fprintf(f, "\t\tmeta nfproto ipv4 %s %u\n"
-			   "\t\tmeta nfproto ipv6 %s %u\n",
-			set, cfg->mss_fixed, set,
-			cfg->mss_fixed - (XNAT_MSS_HDRS_V6 - XNAT_MSS_HDRS_V4));
-	fprintf(f, "\t}\n");
 }
 
 /*
@@ -350,11 +362,9 @@ static char *ruleset(const struct config *cfg, const uint16_t knat[2])
 		return NULL;
 	fprintf(f, NFT_DELETE_TABLE "table inet xnat {\n");
 	emit_antispoof(f, cfg);
-	emit_dns_timeout(f, cfg);
 	emit_prerouting(f, cfg);
 	emit_postrouting(f, cfg, knat);
 	emit_forward(f, cfg);
-	emit_mss(f, cfg);
 	if (cfg->mode == MODE_OFFLOAD)
 		offload_emit_nft(f, cfg);
 	fprintf(f, "}\n");

@@ -128,7 +128,7 @@ static const struct opt_def options[N_OPTS] = {
 	[OPT_REPS] = INT(0, "reps", "N", reps, 1, 50,
 		"repetitions (3; --quick 1)"),
 	[OPT_MODES] = STRING(0, "modes", "LIST", modes,
-		"kernel-fwd,kernel-nat,xdp-nat,xdp-nat-slow,xdp-offload,xdp-fwd,drop (all)"),
+		"kernel-fwd,kernel-masq,kernel-nat,xdp-nat,xdp-nat-slow,xdp-offload,xdp-fwd,drop (all)"),
 	[OPT_PROFILES] = STRING(0, "profiles", "LIST", profiles,
 		BENCH_PROFILES_HELP),
 	[OPT_BASE] = STRING(0, "base", "RUN:MODE", base,

@@ -35,7 +35,7 @@ if [ "${1:-}" = --list ]; then
 	done
 	exit 0
 fi
-MODES_ALL="kernel-fwd kernel-nat xdp-nat xdp-nat-slow xdp-offload xdp-fwd drop"
+MODES_ALL="kernel-fwd kernel-masq kernel-nat xdp-nat xdp-nat-slow xdp-offload xdp-fwd drop"
 OUT=
 JSON=
 N=0 PASS=0 FAILED=0 SKIPPED=0
@@ -77,7 +77,7 @@ jcheck() {
 		j = json.load(open(sys.argv[1]))
 		bad = []
 		def each_mode_sampled(samples, what):
-		    for m in ("kernel-nat", "xdp-nat", "xdp-offload"):
+		    for m in ("kernel-masq", "kernel-nat", "xdp-nat", "xdp-offload"):
 		        if not any(s["mode"] == m for s in samples):
 		            bad.append(f"{what}: no sample for {m}")
 		EOF
@@ -137,10 +137,19 @@ t_json_keys() {
 	need(j, ("xnat_version", "cpu_model", "cost_ns"), "the document")
 	cost = j.get("cost_ns") or {}
 	need(cost, ("profile", "method", "modes"), "cost_ns")
-	for m in ("xdp-nat", "kernel-nat"):
+	for m in ("xdp-nat", "kernel-nat", "kernel-masq"):
 	    c = cost.get("modes", {}).get(m)
 	    if not (c and c.get("n", 0) >= 1 and c.get("median", 0) > 0):
 	        bad.append(f"cost_ns has no positive cost for {m}")
+	# Both kernel baselines in every ratio the other modes have to one.
+	ratios = {(x["mode"], x["over"]) for x in j.get("ratios", [])}
+	for a, b in sorted(ratios):
+	    if b in ("kernel-masq", "kernel-nat"):
+	        other = "kernel-nat" if b == "kernel-masq" else "kernel-masq"
+	        if a != other and (a, other) not in ratios:
+	            bad.append(f"ratio {a}/{b} without {a}/{other}")
+	if ("kernel-nat", "kernel-masq") not in ratios:
+	    bad.append("no ratio kernel-nat/kernel-masq")
 	if j.get("complete") is not True:
 	    bad.append("complete is not true")
 	if j.get("plan", {}).get("quick") is not True:
@@ -204,7 +213,7 @@ t_modes_verified() {
 	        bad.append(f"{what}: no fwd_fast")
 	    if s["mode"] == "xdp-nat-slow" and not r["fwd_routed"] > 0:
 	        bad.append(f"{what}: no fwd_routed")
-	    if s["mode"] in ("kernel-nat", "xdp-offload") and not (r["conntrack"] or 0) > 0:
+	    if s["mode"] in ("kernel-masq", "kernel-nat", "xdp-offload") and not (r["conntrack"] or 0) > 0:
 	        bad.append(f"{what}: no conntrack entries")
 	    if s["mode"] == "xdp-offload" and not r["fwd_fast"] > 0:
 	        bad.append(f"{what}: no fwd_fast")

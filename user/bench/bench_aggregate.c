@@ -6,13 +6,18 @@
 #include <string.h>
 #include "bench_aggregate.h"
 
+/* Each mode against both kernel baselines, side by side: kernel-masq (the
+ * kernel's NAT alone) and kernel-nat (xnat's own policy in the kernel). */
 const struct bench_ratio bench_ratios[BENCH_N_RATIOS] = {
+	{ BM_XDP_NAT, BM_KERNEL_MASQ },
 	{ BM_XDP_NAT, BM_KERNEL_NAT },
 	{ BM_XDP_NAT, BM_KERNEL_FWD },
 	{ BM_XDP_NAT, BM_XDP_FWD },
 	{ BM_XDP_NAT, BM_XDP_NAT_SLOW },
+	{ BM_KERNEL_NAT, BM_KERNEL_MASQ },
 	{ BM_KERNEL_NAT, BM_KERNEL_FWD },
 	{ BM_XDP_OFFLOAD, BM_XDP_NAT },
+	{ BM_XDP_OFFLOAD, BM_KERNEL_MASQ },
 	{ BM_XDP_OFFLOAD, BM_KERNEL_NAT },
 };
 

@@ -79,7 +79,7 @@ bool result_row(const struct bench_plan *p, struct bench_results *r,
 		enum bench_mode m, int pi, struct result_row *row);
 
 /* The same-run ratios the report shows: mode A over mode B. */
-#define BENCH_N_RATIOS 7
+#define BENCH_N_RATIOS 10
 struct bench_ratio {
 	enum bench_mode a, b;
 };

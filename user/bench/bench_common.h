@@ -24,7 +24,8 @@
 
 enum bench_mode {
 	BM_KERNEL_FWD = 0, /* ip_forward, no NAT */
-	BM_KERNEL_NAT,     /* xnat mode = kernel: nftables masquerade */
+	BM_KERNEL_MASQ,    /* the kernel's NAT alone: one nft masquerade rule */
+	BM_KERNEL_NAT,     /* xnat mode = kernel: its whole ruleset in nft */
 	BM_XDP_NAT,        /* xnat mode = xdp, fast path on */
 	BM_XDP_NAT_SLOW,   /* xnat mode = xdp, XNAT_F_FASTPATH_OFF */
 	BM_XDP_OFFLOAD,    /* xnat mode = offload: nftables decide, XDP
@@ -35,6 +36,18 @@ enum bench_mode {
 };
 
 extern const char *const bench_mode_names[BM_MAX];
+
+/* Modes whose NAT is the kernel's (conntrack sets every connection up). */
+static inline bool bench_mode_conntrack(enum bench_mode m)
+{
+	return m == BM_KERNEL_MASQ || m == BM_KERNEL_NAT || m == BM_XDP_OFFLOAD;
+}
+
+/* Modes that translate addresses (the replies go to the router). */
+static inline bool bench_mode_nat(enum bench_mode m)
+{
+	return bench_mode_conntrack(m) || m == BM_XDP_NAT || m == BM_XDP_NAT_SLOW;
+}
 
 /* Frame size mixes; sizes on the wire include the 4 B FCS. */
 enum bench_size {
@@ -133,6 +146,8 @@ struct bench {
 	enum bench_mode mode;      /* current, or BM_MAX for none */
 	bool mode_up;
 	bool xnat_up;              /* `xnat up` ran: `xnat down` on cleanup */
+	bool masq_up;              /* kernel-masq's nft table is loaded */
+	long long masq_ct_saved[2]; /* its UDP timeouts as found, -1 none */
 	/* The host's conntrack limits before bench_conntrack_raise(), put
 	 * back by bench_conntrack_restore(); what was asked, and whether
 	 * it is in force. */

@@ -16,7 +16,7 @@
  * carries connections after that. */
 static bool kernel_sets_up(enum bench_mode m)
 {
-	return m == BM_KERNEL_NAT || m == BM_XDP_OFFLOAD;
+	return bench_mode_conntrack(m);
 }
 
 static struct bench_newflow *new_newflow(struct bench_results *r)

@@ -161,7 +161,7 @@ static int plan_modes(struct bench_plan *plan, const char *modes, char *err,
 		names[m] = bench_mode_names[m];
 	names[BM_MAX] = NULL;
 	if (tokens_known(modes, names, "--modes: unknown mode",
-			 "kernel-fwd, kernel-nat, xdp-nat, xdp-nat-slow, "
+			 "kernel-fwd, kernel-masq, kernel-nat, xdp-nat, xdp-nat-slow, "
 			 "xdp-offload, xdp-fwd, drop", err, errlen))
 		return -1;
 	for (int m = 0; m < BM_MAX; m++)

@@ -173,6 +173,13 @@ static void cost_table(FILE *f, const struct bench_plan *p,
 	}
 }
 
+/* Does the plan measure both modes of ratio I? */
+static bool ratio_planned(const struct bench_plan *p, size_t i)
+{
+	return bench_plan_has_mode(p, bench_ratios[i].a) &&
+	       bench_plan_has_mode(p, bench_ratios[i].b);
+}
+
 static void ratio_table(FILE *f, const struct bench_plan *p,
 			struct bench_results *r)
 {
@@ -181,6 +188,8 @@ static void ratio_table(FILE *f, const struct bench_plan *p,
 	fprintf(f, "\nSame-run ratios of forwarded pps (per repetition, then median (min-max))\n%-15s",
 		"profile");
 	for (size_t i = 0; i < BENCH_N_RATIOS; i++) {
+		if (!ratio_planned(p, i))
+			continue;
 		snprintf(head, sizeof(head), "%s/%s", bench_mode_names[bench_ratios[i].a],
 			 bench_mode_names[bench_ratios[i].b]);
 		fprintf(f, " %-24s", head);
@@ -189,6 +198,8 @@ static void ratio_table(FILE *f, const struct bench_plan *p,
 	for (int pi = 0; pi < p->n_profiles; pi++) {
 		fprintf(f, "%-15s", p->profiles[pi].name);
 		for (size_t i = 0; i < BENCH_N_RATIOS; i++) {
+			if (!ratio_planned(p, i))
+				continue;
 			cell_fmt(cell, sizeof(cell),
 				 ratio_agg(p, r, bench_ratios[i].a, bench_ratios[i].b, pi), 1, "%.2f");
 			fprintf(f, " %-24s", cell);
@@ -466,6 +477,10 @@ void bench_report_text(FILE *f, const struct bench_plan *p,
 		   "  \"both\": LAN->WAN plus WAN->LAN replies (of flow 0: the generator varies\n"
 		   "  source ports only). veth in one VM is not a NIC: compare modes, not boxes.\n",
 		WIRE_OVERHEAD, line_pps(LINE_1G, 64) / 1e6);
+	if (bench_plan_has_mode(p, BM_KERNEL_MASQ) || bench_plan_has_mode(p, BM_KERNEL_NAT))
+		fprintf(f, "Kernel baselines: kernel-masq is the kernel's NAT alone (one nftables\n"
+			   "  masquerade rule, nothing else); kernel-nat is xnat in kernel mode (the\n"
+			   "  same router and policy as xdp-nat, in nftables). Ratios name which.\n");
 
 	if (p->kinds & BK_UDP) {
 		udp_tables(f, p, r, CS_MAX, "UDP forwarded Mpps at saturation, median (min-max)");

@@ -124,8 +124,8 @@ static double saturation(const struct bench_plan *p, struct bench_results *r,
 
 static int newflow_rep(struct bench *b, struct bench_results *r, int rep)
 {
-	static const enum bench_mode modes[] = { BM_KERNEL_NAT, BM_XDP_NAT,
-						 BM_XDP_OFFLOAD };
+	static const enum bench_mode modes[] = { BM_KERNEL_MASQ, BM_KERNEL_NAT,
+						 BM_XDP_NAT, BM_XDP_OFFLOAD };
 	const struct bench_plan *p = b->plan;
 	int err = 0;
 
@@ -151,8 +151,8 @@ static int newflow_rep(struct bench *b, struct bench_results *r, int rep)
 
 static int tcp_rep(struct bench *b, struct bench_results *r, int rep)
 {
-	static const enum bench_mode modes[] = { BM_KERNEL_NAT, BM_XDP_NAT,
-						 BM_XDP_OFFLOAD };
+	static const enum bench_mode modes[] = { BM_KERNEL_MASQ, BM_KERNEL_NAT,
+						 BM_XDP_NAT, BM_XDP_OFFLOAD };
 	const struct bench_plan *p = b->plan;
 	int err = 0;
 

@@ -55,8 +55,7 @@ static void *gen_thread(void *arg)
 void trial_gen_setup(struct bench *b, const struct bench_profile *p, int dir,
 		     struct gen_config *cfg)
 {
-	bool nat = b->mode == BM_KERNEL_NAT || b->mode == BM_XDP_NAT ||
-		   b->mode == BM_XDP_NAT_SLOW || b->mode == BM_XDP_OFFLOAD;
+	bool nat = bench_mode_nat(b->mode);
 
 	memset(cfg, 0, sizeof(*cfg));
 	bench_size_gen(p->size, cfg);

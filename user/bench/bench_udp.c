@@ -51,6 +51,7 @@ static bool verify_path(struct bench_sample *s, uint64_t kfwd)
 
 	switch (m) {
 	case BM_KERNEL_FWD:
+	case BM_KERNEL_MASQ:
 	case BM_KERNEL_NAT:
 		/* The kernel forwarded (nearly) all of it. */
 		if (kfwd < s->forwarded * 9 / 10) {
@@ -60,7 +61,7 @@ static bool verify_path(struct bench_sample *s, uint64_t kfwd)
 				 (unsigned long long)s->forwarded);
 			return false;
 		}
-		if (m == BM_KERNEL_NAT && c->conntrack < 1) {
+		if (m != BM_KERNEL_FWD && c->conntrack < 1) {
 			snprintf(s->note, sizeof(s->note), "no conntrack entries");
 			return false;
 		}
@@ -234,7 +235,7 @@ static int trial(struct bench *b, struct bench_results *r, int rep, int pi,
 	verify(b, s, s->router.kernel_fwd);
 	/* The kernel's NAT cannot hold these flows without the limits. */
 	if (s->verified && p->ports_per_host &&
-	    (b->mode == BM_KERNEL_NAT || b->mode == BM_XDP_OFFLOAD) &&
+	    bench_mode_conntrack(b->mode) &&
 	    !bench_conntrack_ok(b, p->flows)) {
 		s->verified = false;
 		snprintf(s->note, sizeof(s->note),
