@@ -3,7 +3,8 @@
  * The INI config parser (the keys are in README.md and user/xnat.8): the
  * line reader, the key table and its dispatch, the checks across sections,
  * and the [router] mode and [offload] keys; [nat] and [forward] are in
- * config_nat.c, the interfaces in config_iface.c. libinih does the tokenising; our own
+ * config_nat.c, the interfaces in config_iface.c, the file's bytes within
+ * bounds in config_read.c. libinih does the tokenising; our own
  * line reader feeds it one cleaned physical line per call, so we always know
  * the current line number and behave the same whatever options libinih was
  * built with (multi-line values, inline comment characters, line length).
@@ -408,9 +409,8 @@ static char *read_line(char *str, int num, void *stream)
 	struct parser *p = stream;
 	char *s;
 
-	if (getline(&p->line, &p->cap, p->f) < 0)
+	if (!config_read_line(p))
 		return NULL;
-	p->lineno++;
 	s = clean_line(p->line, p->lineno == 1);
 	if (*s == '[') {
 		p->in_bad_section = check_section(p, s) != 0;
@@ -463,7 +463,9 @@ static int parse_file(struct parser *p)
 		return perr(p, ret, "syntax error");
 	if (ret < 0)
 		return perr(p, 0, "%s", strerror(ENOMEM));
-	check_config(p);
+	/* What was not read cannot be said to be missing. */
+	if (!p->truncated)
+		check_config(p);
 	return p->failed ? -1 : 0;
 }
 
@@ -489,7 +491,6 @@ int config_parse_all(struct config *cfg, const char *path,
 		return -1;
 	}
 	ret = parse_file(&p);
-	free(p.line);
 	fclose(p.f);
 	return ret;
 }

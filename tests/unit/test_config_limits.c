@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests of the config's bounds, what `xnat check` refuses because
+ * `xnat up` could not apply it: the config file's size, line length and
+ * NUL bytes (user/config_read.c). Prints "#N name:OK|FAIL", reasons on
+ * stderr, and ends with "N passed, N failed".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config_harness.h"
+
+#define LINE_MAX_BYTES 4096
+#define FILE_MAX_BYTES (1 << 20)
+
+/* LEN bytes of TEXT (NULs and all) into the test's config file. */
+static int write_bytes(const char *text, size_t len)
+{
+	FILE *f = fopen(ini_path, "w");
+
+	if (!f)
+		return fail("cannot write %s", ini_path);
+	fwrite(text, 1, len, f);
+	fclose(f);
+	return 0;
+}
+
+/* Every error of the config file as it is now: exactly WANT (N of them,
+ * each "LINE: message" after the path). */
+static int errors_are(const char *const *want, int n)
+{
+	struct config_errors *errs = malloc(sizeof(*errs));
+	char full[CONFIG_ERR_LEN + 64];
+	struct config cfg;
+	int ret = 0;
+
+	if (!errs)
+		return fail("out of memory");
+	if (!config_parse_all(&cfg, ini_path, errs))
+		ret = fail("parsed, expected %d errors", n);
+	else if (errs->n != n)
+		ret = fail("%d errors, expected %d; the first '%s'", errs->n, n,
+			   errs->msg[0]);
+	for (int i = 0; !ret && i < n; i++) {
+		snprintf(full, sizeof(full), "%s:%s", ini_path, want[i]);
+		if (strcmp(errs->msg[i], full))
+			ret = fail("error %d is '%s', expected '%s'", i,
+				   errs->msg[i], full);
+	}
+	free(errs);
+	return ret;
+}
+
+/* A NUL cuts no value short unnoticed, in a value or a comment; the key
+ * still counts as given (no "lan is missing" too). */
+static int test_nul_byte(void)
+{
+	static const char value[] = "[router]\nwan = wan0\nlan = lan0\0junk\n";
+	static const char comment[] = MINIMAL "; a\0b\n";
+	const char *const want_value[] = {
+		"3: NUL byte at column 11: a config is text" };
+	const char *const want_comment[] = {
+		"4: NUL byte at column 4: a config is text" };
+
+	return write_bytes(value, sizeof(value) - 1) ||
+	       errors_are(want_value, 1) ||
+	       write_bytes(comment, sizeof(comment) - 1) ||
+	       errors_are(want_comment, 1);
+}
+
+/* A comment line of LEN bytes, its newline included, at P. */
+static void comment_line(char *p, size_t len)
+{
+	memset(p, 'x', len);
+	p[0] = len > 1 ? ';' : '\n';
+	p[len - 1] = '\n';
+}
+
+/* A config of LEN bytes: MINIMAL, comment lines of 100 bytes or less (a
+ * comment is read too), the last one of LAST bytes; malloc'ed. */
+static char *padded(size_t len, size_t last)
+{
+	char *text = malloc(len + 1);
+	size_t n = strlen(MINIMAL), fill = len - n - last, line;
+
+	if (!text)
+		return NULL;
+	memcpy(text, MINIMAL, n);
+	for (; fill; fill -= line, n += line) {
+		line = fill % 100 ? fill % 100 : 100;
+		comment_line(text + n, line);
+	}
+	comment_line(text + n, last);
+	text[len] = '\0';
+	return text;
+}
+
+/* A line may be CONFIG_LINE_MAX bytes with its comment, not one more. */
+static int test_line_cap(void)
+{
+	char *text = padded(strlen(MINIMAL) + LINE_MAX_BYTES + 1,
+			    LINE_MAX_BYTES + 1);
+	char want[CONFIG_ERR_LEN];
+	const char *const w[] = { want };
+	struct config cfg;
+	int ret;
+
+	if (!text)
+		return fail("out of memory");
+	ret = write_bytes(text, strlen(text));
+	if (!ret && config_parse(&cfg, ini_path, want))
+		ret = fail("a line of %d bytes: %s", LINE_MAX_BYTES, want);
+	free(text);
+	if (ret)
+		return ret;
+	text = padded(strlen(MINIMAL) + LINE_MAX_BYTES + 2,
+		      LINE_MAX_BYTES + 2);
+	if (!text)
+		return fail("out of memory");
+	snprintf(want, sizeof(want),
+		 "4: line too long (%d bytes, at most %d with its comment)",
+		 LINE_MAX_BYTES + 1, LINE_MAX_BYTES);
+	ret = write_bytes(text, strlen(text)) || errors_are(w, 1);
+	free(text);
+	return ret;
+}
+
+/* The file may be CONFIG_FILE_MAX bytes, not one more; what comes after
+ * is not read, and what it would have set is not said to be missing. */
+static int test_file_cap(void)
+{
+	char *text = padded(FILE_MAX_BYTES, 50);
+	char err[CONFIG_ERR_LEN], want[160], *last;
+	const char *const w[] = { want };
+	struct config cfg;
+	int ret, lines = 0;
+
+	if (!text)
+		return fail("out of memory");
+	ret = write_bytes(text, strlen(text));
+	if (!ret && config_parse(&cfg, ini_path, err))
+		ret = fail("a file of %d bytes: %s", FILE_MAX_BYTES, err);
+	free(text);
+	if (ret)
+		return ret;
+	/* One byte more, and the ports after it: they are not read. */
+	text = padded(FILE_MAX_BYTES + 1, 50);
+	if (!text)
+		return fail("out of memory");
+	last = text + strlen(text) - 50;
+	snprintf(last, 51, "[router]\nwan = wan1%30s\n", "");
+	for (char *c = text; *c; c++)
+		lines += *c == '\n';
+	snprintf(want, sizeof(want),
+		 "%d: file too large: more than %d bytes (1 MiB), not read further",
+		 lines, FILE_MAX_BYTES);
+	ret = write_bytes(text, strlen(text)) || errors_are(w, 1);
+	free(text);
+	return ret;
+}
+
+/* An endless file of NULs is read no further than the cap. */
+static int test_endless_file(void)
+{
+	char err[CONFIG_ERR_LEN], want[160];
+	struct config cfg;
+
+	if (!config_parse(&cfg, "/dev/zero", err))
+		return fail("/dev/zero parsed");
+	snprintf(want, sizeof(want),
+		 "/dev/zero:1: file too large: more than %d bytes (1 MiB), not read further",
+		 FILE_MAX_BYTES);
+	EXPECT_STR(err, want);
+	return 0;
+}
+
+/* This process's address space in bytes, from /proc/self/statm. */
+static long long vm_bytes(void)
+{
+	long long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%lld", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	return pages * sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * A 50 MB line, read where memory is short (an address space 32 MB over
+ * what is mapped): the parse says the file is too large, at its line. It
+ * used to read the line whole, take the allocation's failure for the end
+ * of the file and report "[router] wan is missing", wan being after it.
+ */
+static int test_huge_line_short_memory(void)
+{
+	char chunk[1 << 16], err[CONFIG_ERR_LEN] = "", want[200];
+	struct rlimit rl;
+	struct config cfg;
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+	FILE *f;
+
+	/* Written in pieces: a 50 MB buffer freed here would leave the
+	 * heap room the child's parse could take. */
+	f = fopen(ini_path, "w");
+	if (!f)
+		return fail("cannot write %s", ini_path);
+	memset(chunk, 'x', sizeof(chunk));
+	fputs("[router]\n;", f);
+	for (int i = 0; i < (50 << 20) / (int)sizeof(chunk); i++)
+		fwrite(chunk, 1, sizeof(chunk), f);
+	fputs("\nwan = wan0\nlan = lan0\n", f);
+	fclose(f);
+	if (pipe(fds))
+		return fail("pipe");
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		rl.rlim_cur = rl.rlim_max = vm_bytes() + (32 << 20);
+		setrlimit(RLIMIT_AS, &rl);
+		if (!config_parse(&cfg, ini_path, err))
+			strcpy(err, "parsed");
+		n = write(fds[1], err, strlen(err));
+		_exit(n < 0);
+	}
+	close(fds[1]);
+	n = read(fds[0], err, sizeof(err) - 1);
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	err[n > 0 ? n : 0] = '\0';
+	snprintf(want, sizeof(want),
+		 "%s:2: file too large: more than %d bytes (1 MiB), not read further",
+		 ini_path, FILE_MAX_BYTES);
+	EXPECT_STR(err, want);
+	return 0;
+}
+
+static const struct config_test tests[] = {
+	/* First: what the others read must not have grown the heap. */
+	TEST(huge_line_short_memory),
+	TEST(nul_byte),
+	TEST(line_cap),
+	TEST(file_cap),
+	TEST(endless_file),
+};
+
+int main(void)
+{
+	return config_tests_main(tests, sizeof(tests) / sizeof(tests[0]));
+}
