@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # `xnat check` refuses exactly what `xnat up` cannot apply, in the
-# namespace testbed (lib.sh): config files that are not text or are too
-# large. For each, check and up agree, and a refused config changes
-# nothing.
+# namespace testbed (lib.sh): every [timeouts] key at the longest timeout
+# this kernel takes (probed by writing conntrack's sysctl in a namespace of
+# the test's own) and one more, offload mode's conntrack entries at that
+# longest timeout, and config files that are not text or are too large.
+# For each, check and up agree, up applies what it accepts and a refused
+# config changes nothing.
 #
 #   tests/integration/test_config_limits.sh [SUBSTRING...]
 #   V=1 / DEBUG_TESTENV=1 / MODES=xdp                   see lib.sh
@@ -12,6 +15,11 @@ set -u
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
+
+SRV_PORT=5000
+# offload mode hands conntrack a timeout in milliseconds, which the
+# kernel reads as "for ever" from 2^31 on (kernel/time/time.c).
+MS_BOUND=2147483
 
 # The router as an operator sees it from outside: the nft ruleset, the XDP
 # programs on its ports, xnat's state and the conntrack sysctls.
@@ -24,6 +32,23 @@ snapshot() {
 	} >"$1"
 }
 
+# The longest timeout the kernel's conntrack sysctls take (INT_MAX / HZ),
+# found by writing one in a namespace of this test's own.
+kernel_timeout_max() {
+	local ns lo=1 hi=2147483647 mid f=/proc/sys/net/netfilter/nf_conntrack_udp_timeout
+	ns=$(tb_ns_extra probe) || return 1
+	on "$ns" test -w "$f" || { echo "no $f in a new namespace" >&2; return 1; }
+	while [ $lo -lt $hi ]; do
+		mid=$(((lo + hi + 1) / 2))
+		if on "$ns" sh -c "echo $mid >$f" 2>/dev/null; then
+			lo=$mid
+		else
+			hi=$((mid - 1))
+		fi
+	done
+	echo "$lo"
+}
+
 # Run `xnat CMD -c FILE`, with at most VM KB of address space if given;
 # its exit status in RC, stderr in ERR.
 run_xnat() {
@@ -31,6 +56,80 @@ run_xnat() {
 	ERR=$(ulimit -v "$vm" && timeout "$T_XNAT" "$XNAT" -n "$NS_RTR" "$cmd" -c "$file" 2>&1 >/dev/null)
 	RC=$?
 	echo "+ xnat $cmd -c ${file##*/}: exit $RC${ERR:+: $(grep -v '^Warning' <<<"$ERR" | head -2)}"
+}
+
+# A conntrack sysctl each [timeouts] key sets (user/kernel_mode.c).
+declare -A SYSCTL=([tcp_established]=nf_conntrack_tcp_timeout_established
+	[tcp_transitory]=nf_conntrack_tcp_timeout_syn_sent
+	[udp]=nf_conntrack_udp_timeout [icmp]=nf_conntrack_icmp_timeout)
+
+# KEY = VALUE in [timeouts], checked then applied: both accept it (and
+# conntrack has it, the sysctls or the udp_dns policy) or both refuse it
+# with the same FILE:LINE error and the router unchanged. WANT ok|refused.
+timeout_agrees() {
+	local key=$1 val=$2 want=$3 file cerr got
+	file=$(config_variant "t-$key-$val" "timeouts.$key=$val") || fail "no variant"
+	run_xnat check "$file"
+	[ $RC -eq 0 ] && got=ok || got=refused
+	cerr=$ERR
+	snapshot "$TB_WORK/before"
+	run_xnat up "$file"
+	if [ "$got" = ok ]; then
+		[ $RC -eq 0 ] || fail "check accepted $key = $val, up failed: $ERR"
+		if [ "$key" = udp_dns ]; then
+			on_rtr nft list table inet xnat | grep -q "replied : $val }" ||
+				fail "the udp_dns policy is not $val s"
+		else
+			[ "$(on_rtr cat "/proc/sys/net/netfilter/${SYSCTL[$key]}")" = "$val" ] ||
+				fail "conntrack's ${SYSCTL[$key]} is not $key = $val"
+		fi
+	else
+		[ $RC -eq 1 ] || fail "check refused $key = $val, up exit $RC: $ERR"
+		grep -q "^xnat: $file:[0-9]*: bad $key '$val'" <<<"$cerr" ||
+			fail "check's error does not say FILE:LINE: bad $key: $cerr"
+		grep -qF "$(grep "bad $key" <<<"$cerr")" <<<"$ERR" ||
+			fail "up's error is not check's: $ERR"
+		snapshot "$TB_WORK/after"
+		diff "$TB_WORK/before" "$TB_WORK/after" || fail "the refused up changed the router"
+	fi
+	[ "$got" = "$want" ] || fail "$key = $val: check and up agree on $got, expected $want"
+}
+
+# Every key at the longest timeout the kernel takes, just past the
+# sysctls' own limit where that is further, and at one more.
+test_timeout_bounds() {
+	local kmax max key
+	kmax=$(kernel_timeout_max) || fail "could not probe conntrack's limit"
+	max=$((kmax < MS_BOUND ? kmax : MS_BOUND))
+	echo "conntrack takes up to $kmax s; offload's milliseconds up to $MS_BOUND s"
+	for key in tcp_established tcp_transitory udp icmp udp_dns; do
+		timeout_agrees "$key" "$max" ok
+		[ "$kmax" -gt "$max" ] && timeout_agrees "$key" $((kmax + 1)) refused
+		timeout_agrees "$key" $((max + 1)) refused
+	done
+	check xnat status
+}
+
+# Offload mode at the longest timeout: an offloaded connection's
+# conntrack entry gets it (XDP's refresh, bpf/offload.h), not a
+# millisecond count gone round to a few seconds, nor one the kernel took
+# for "for ever" (INT_MAX jiffies).
+TEST_MODES[timeout_offloaded]=offload
+test_timeout_offloaded() {
+	local kmax max file t
+	kmax=$(kernel_timeout_max) || fail "could not probe conntrack's limit"
+	max=$((kmax < MS_BOUND ? kmax : MS_BOUND))
+	file=$(config_variant long "timeouts.tcp_established=$max") || fail "no variant"
+	check xnat up -c "$file"
+	tcp_idle_connection $SRV_PORT 8
+	wait_number -eq 2 "offloaded entries" xnat_json_q flows \
+		"len([f for f in j['flows'] if f['nat'] == 'ct' and 'dport=$SRV_PORT' in f.get('conntrack', '')])" ||
+		fail "the connection was not offloaded both ways"
+	check on_rtr conntrack -L -p tcp --orig-dst "$WAN_HOST4" --dport $SRV_PORT
+	t=$(awk '$1 == "tcp" { print $3; exit }' <<<"$CHECK_OUT")
+	echo "tcp_established = $max; the offloaded entry's timeout: ${t:-none}"
+	[ "${t:-0}" -ge $((max - 120)) ] && [ "$t" -le "$max" ] ||
+		fail "conntrack got ${t:-no} timeout, not about $max s"
 }
 
 # Config files that are not text, or too large: check and up refuse them

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Unit tests of the config's bounds, what `xnat check` refuses because
- * `xnat up` could not apply it: the config file's size, line length and
- * NUL bytes (user/config_read.c). Prints "#N name:OK|FAIL", reasons on
- * stderr, and ends with "N passed, N failed".
+ * `xnat up` could not apply it: the longest [timeouts] the kernel takes
+ * (its HZ read from the coarse clocks' resolution, user/lib/clock.c, and
+ * checked against the kernel's own CONFIG_HZ), the config file's size,
+ * line length and NUL bytes (user/config_read.c). Prints "#N
+ * name:OK|FAIL", reasons on stderr, and ends with "N passed, N failed".
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +20,104 @@
 
 #define LINE_MAX_BYTES 4096
 #define FILE_MAX_BYTES (1 << 20)
+
+/* Every HZ the kernel can be built with (1-12287, include/linux/jiffies.h)
+ * comes back from its tick, TICK_NSEC = (NSEC_PER_SEC + HZ / 2) / HZ. */
+static bool test_hz_of_tick(void)
+{
+	bool ok = true;
+
+	for (long hz = 1; hz < 12288 && ok; hz++)
+		ok = ASSERT_EQ(clock_hz_of_tick((1000000000L + hz / 2) / hz), hz,
+			       "HZ from its tick");
+	return ok && ASSERT_EQ(clock_hz_of_tick(0), 0, "no tick") &&
+	       ASSERT_EQ(clock_hz_of_tick(-1), 0, "negative tick");
+}
+
+/* CONFIG_HZ of the running kernel from /proc/config.gz or
+ * /boot/config-RELEASE; 0 when neither is there. */
+static long kernel_config_hz(void)
+{
+	char cmd[256], line[128];
+	struct utsname u;
+	long hz = 0;
+	FILE *f;
+
+	uname(&u);
+	snprintf(cmd, sizeof(cmd),
+		 "{ zcat /proc/config.gz || cat /boot/config-%s; } 2>/dev/null",
+		 u.release);
+	f = popen(cmd, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CONFIG_HZ=%ld", &hz) == 1)
+			break;
+	pclose(f);
+	return hz;
+}
+
+/* clock_hz() is the kernel's HZ, not USER_HZ. Without the kernel's
+ * config it is at least one of the values some architecture offers. */
+static bool test_hz_is_kernel_hz(void)
+{
+	static const long kconfig[] = { 24, 32, 48, 64, 100, 128, 200, 250,
+					256, 300, 500, 1000, 1024, 1200 };
+	long want = kernel_config_hz(), hz = clock_hz();
+
+	if (want)
+		return ASSERT_EQ(hz, want, "clock_hz() against CONFIG_HZ");
+	fprintf(stderr, "%s: no kernel config to compare HZ %ld with\n",
+		cur_test, hz);
+	for (size_t i = 0; i < sizeof(kconfig) / sizeof(*kconfig); i++)
+		if (hz == kconfig[i])
+			return true;
+	check_fail("HZ %ld is none the kernel builds with", hz);
+	return false;
+}
+
+/* INT_MAX jiffies (conntrack's sysctls and timeouts) or INT_MAX ms
+ * (offload's bpf_ct_change_timeout()), whichever is less; at an unknown
+ * HZ the bound of the largest, 1200. */
+static bool test_timeout_max(void)
+{
+	static const struct {
+		unsigned int hz;
+		unsigned long max;
+	} c[] = {
+		{ 100, 2147483 }, { 250, 2147483 }, { 300, 2147483 },
+		{ 500, 2147483 }, { 1000, 2147483 }, { 1024, 2097151 },
+		{ 1200, 1789569 }, { 0, 1789569 },
+	};
+	bool ok = true;
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(*c); i++)
+		ok &= ASSERT_EQ(config_timeout_max(c[i].hz), c[i].max, "bound");
+	return ok;
+}
+
+/* Each [timeouts] key takes the bound on this kernel, not one more. */
+static int test_timeout_keys(void)
+{
+	static const char *const keys[] = { "tcp_established",
+					    "tcp_transitory", "udp", "icmp",
+					    "udp_dns" };
+	unsigned long max = config_timeout_max(clock_hz());
+	char text[256], v[32];
+	struct config cfg;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+		snprintf(text, sizeof(text), MINIMAL "[timeouts]\n%s = %lu\n",
+			 keys[i], max);
+		if (parse_ok(text, &cfg))
+			return 1;
+		snprintf(v, sizeof(v), "%lu", max + 1);
+		if (parse_bad("timeouts", keys[i], v, seconds_expected()))
+			return 1;
+	}
+	EXPECT_EQ(cfg.timeout_udp_dns, max);
+	return 0;
+}
 
 /* LEN bytes of TEXT (NULs and all) into the test's config file. */
 static int write_bytes(const char *text, size_t len)
@@ -244,6 +346,10 @@ static int test_huge_line_short_memory(void)
 }
 
 static const struct config_test tests[] = {
+	CHECK(hz_of_tick),
+	CHECK(hz_is_kernel_hz),
+	CHECK(timeout_max),
+	TEST(timeout_keys),
 	/* First: what the others read must not have grown the heap. */
 	TEST(huge_line_short_memory),
 	TEST(nul_byte),
