@@ -5,9 +5,10 @@
 # namespace testbed (lib.sh): every [timeouts] key at the longest timeout
 # this kernel takes (probed by writing conntrack's sysctl in a namespace of
 # the test's own) and one more, offload mode's conntrack entries at that
-# longest timeout, and config files that are not text or are too large.
-# For each, check and up agree, up applies what it accepts and a refused
-# config changes nothing.
+# longest timeout, a [flows] max that MemAvailable holds but the memory
+# cgroup's limit does not, and config files that are not text or are too
+# large. For each, check and up agree, up applies what it accepts and a
+# refused config changes nothing.
 #
 #   tests/integration/test_config_limits.sh [SUBSTRING...]
 #   V=1 / DEBUG_TESTENV=1 / MODES=xdp                   see lib.sh
@@ -130,6 +131,77 @@ test_timeout_offloaded() {
 	echo "tcp_established = $max; the offloaded entry's timeout: ${t:-none}"
 	[ "${t:-0}" -ge $((max - 120)) ] && [ "$t" -le "$max" ] ||
 		fail "conntrack got ${t:-no} timeout, not about $max s"
+}
+
+# The memory cgroup hierarchy of this process: "VERSION MOUNT_POINT
+# CGROUP_PATH" (v1 when a v1 hierarchy has the memory controller).
+memcg_where() {
+	local v1 v2 path
+	v1=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)memory(,|$)/ { print $5; exit }' /proc/self/mountinfo)
+	if [ -n "$v1" ]; then
+		path=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3; exit }' /proc/self/cgroup)
+		echo "1 $v1 $path"
+		return
+	fi
+	v2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+	path=$(awk -F: '$1 == 0 { print $3; exit }' /proc/self/cgroup)
+	[ -n "$v2" ] && echo "2 $v2 $path"
+}
+
+# `xnat CMD -c FILE` run from inside cgroup directory CG (as a unit with
+# MemoryMax= runs); exit status in RC, stderr in ERR.
+run_in_cgroup() {
+	local cg=$1 cmd=$2 file=$3
+	# shellcheck disable=SC2016 # the inner script's own arguments
+	ERR=$(timeout "$T_XNAT" bash -c 'echo $$ >"$1/cgroup.procs" && exec "$2" -n "$3" "$4" -c "$5"' \
+		_ "$cg" "$XNAT" "$NS_RTR" "$cmd" "$file" 2>&1 >/dev/null)
+	RC=$?
+	echo "+ [in ${cg##*/}] xnat $cmd -c ${file##*/}: exit $RC${ERR:+: $(grep -v '^Warning' <<<"$ERR" | head -2)}"
+}
+
+# A flow table MemAvailable holds but the limit of the cgroup xnat runs
+# in does not (400 MB; the default [flows] max takes about 1 GB): check
+# refuses it, naming the limit, and so does up, before it changes
+# anything; a table that fits goes up in the same cgroup.
+test_flows_memory_cgroup() {
+	local ver mnt path cg big small limit
+	read -r ver mnt path <<<"$(memcg_where)"
+	[ -n "${ver:-}" ] || skip "no memory cgroup hierarchy"
+	cg=$mnt${path%/}/xnat-test-$$-${TB_WORK##*/}
+	mkdir "$cg" || skip "cannot make a cgroup under $mnt$path"
+	# shellcheck disable=SC2064 # the path is fixed now
+	trap "rmdir '$cg' 2>/dev/null" EXIT
+	[ "$ver" = 1 ] && limit=memory.limit_in_bytes || limit=memory.max
+	[ -e "$cg/$limit" ] || skip "no memory controller in $cg (cgroup v$ver)"
+	echo $((400 << 20)) >"$cg/$limit" || fail "cannot set $cg/$limit"
+	big=$(config_variant big flows.max=1048576) || fail "no variant"
+	small=$(config_variant small flows.max=65536) || fail "no variant"
+	# The table's size changes: from down.
+	check xnat down
+
+	run_in_cgroup "$cg" check "$big"
+	if [ "$TB_MODE" = kernel ]; then
+		# No maps in kernel mode: nothing to refuse.
+		[ $RC -eq 0 ] || fail "check refused kernel mode: $ERR"
+		run_in_cgroup "$cg" up "$big"
+		[ $RC -eq 0 ] || fail "up failed in kernel mode: $ERR"
+		return 0
+	fi
+	[ $RC -eq 1 ] || fail "check accepted 1 GB of maps under a 400 MB limit"
+	grep -q "\[flows\] max = 1048576 needs about .* ($cg/$limit)" <<<"$ERR" ||
+		fail "check does not name the cgroup's limit: $ERR"
+	run_in_cgroup "$cg" up "$big"
+	[ $RC -eq 1 ] || fail "up: exit $RC, expected 1 (a config error, found before anything changed)"
+	grep -q "($cg/$limit)" <<<"$ERR" || fail "up does not say the cgroup's limit: $ERR"
+	timeout "$T_XNAT" "$XNAT" -n "$NS_RTR" status >/dev/null 2>&1
+	[ $? -eq 3 ] || fail "the refused up left something up"
+	[ -e "/sys/fs/bpf/xnat/$TB_RTR_INO" ] && fail "the refused up left maps pinned"
+
+	run_in_cgroup "$cg" check "$small"
+	[ $RC -eq 0 ] || fail "check refused 65536 flows under 400 MB: $ERR"
+	run_in_cgroup "$cg" up "$small"
+	[ $RC -eq 0 ] || fail "up failed with 65536 flows under 400 MB: $ERR"
+	check xnat status
 }
 
 # Config files that are not text, or too large: check and up refuse them

@@ -4,19 +4,23 @@
  * `xnat up` could not apply it: the longest [timeouts] the kernel takes
  * (its HZ read from the coarse clocks' resolution, user/lib/clock.c, and
  * checked against the kernel's own CONFIG_HZ), the config file's size,
- * line length and NUL bytes (user/config_read.c). Prints "#N
- * name:OK|FAIL", reasons on stderr, and ends with "N passed, N failed".
+ * line length and NUL bytes (user/config_read.c), and the room under a
+ * memory cgroup's limit that [flows] max must fit (user/lib/memcg.c).
+ * Prints "#N name:OK|FAIL", reasons on stderr, and ends with "N passed, N
+ * failed".
  */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "config_harness.h"
+#include "memcg.h"
 
 #define LINE_MAX_BYTES 4096
 #define FILE_MAX_BYTES (1 << 20)
@@ -345,6 +349,69 @@ static int test_huge_line_short_memory(void)
 	return 0;
 }
 
+/* VAL into DIR/NAME (DIR made first); 0 or 1. */
+static int put(const char *dir, const char *name, const char *val)
+{
+	char path[256];
+	FILE *f;
+
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return fail("cannot write %s", path);
+	fputs(val, f);
+	fclose(f);
+	return 0;
+}
+
+/*
+ * The room under a cgroup's limits, on a made-up hierarchy TOP/a/b: the
+ * least over the levels of limit - usage + inactive file pages, levels
+ * without a limit skipped; none at all: -ENOENT. v2 files, then v1.
+ */
+static int test_memcg_room(void)
+{
+	char top[128], a[160], b[192], who[256], want[256];
+	long long room;
+
+	snprintf(top, sizeof(top), "%s/cg", tmpdir);
+	snprintf(a, sizeof(a), "%s/a", top);
+	snprintf(b, sizeof(b), "%s/b", a);
+	mkdir(top, 0700);
+	/* v2: b has no limit, a has 1000 with 900 charged (100 of it
+	 * inactive files): 200; the top's limit leaves more. */
+	if (put(a, "memory.max", "1000\n") || put(a, "memory.current", "900\n") ||
+	    put(a, "memory.stat", "anon 800\ninactive_file 100\nactive_file 7\n") ||
+	    put(b, "memory.max", "max\n") || put(b, "memory.current", "50\n") ||
+	    put(top, "memory.max", "100000\n") ||
+	    put(top, "memory.current", "900\n"))
+		return 1;
+	room = memcg_room_at(b, top, 2, who, sizeof(who));
+	EXPECT_EQ(room, 200);
+	snprintf(want, sizeof(want), "%s/memory.max", a);
+	EXPECT_STR(who, want);
+	/* Over its limit: no room, not a negative one. */
+	if (put(b, "memory.max", "40\n"))
+		return 1;
+	EXPECT_EQ(memcg_room_at(b, top, 2, who, sizeof(who)), 0);
+	/* v1: "no limit" is the largest page count. */
+	if (put(b, "memory.limit_in_bytes", "9223372036854771712\n") ||
+	    put(b, "memory.usage_in_bytes", "50\n") ||
+	    put(a, "memory.limit_in_bytes", "9223372036854771712\n") ||
+	    put(a, "memory.usage_in_bytes", "50\n"))
+		return 1;
+	EXPECT_EQ(memcg_room_at(b, top, 1, who, sizeof(who)), -ENOENT);
+	if (put(a, "memory.limit_in_bytes", "5000\n") ||
+	    put(a, "memory.stat", "total_inactive_file 300\ninactive_file 1\n"))
+		return 1;
+	EXPECT_EQ(memcg_room_at(b, top, 1, who, sizeof(who)), 5000 - 50 + 300);
+	/* Outside the hierarchy: nothing to say. */
+	EXPECT_EQ(memcg_room_at("/nowhere", top, 2, who, sizeof(who)), -ENOENT);
+	snprintf(want, sizeof(want), "rm -rf -- '%s'", top);
+	return system(want) ? fail("cannot remove %s", top) : 0;
+}
+
 static const struct config_test tests[] = {
 	CHECK(hz_of_tick),
 	CHECK(hz_is_kernel_hz),
@@ -356,6 +423,7 @@ static const struct config_test tests[] = {
 	TEST(line_cap),
 	TEST(file_cap),
 	TEST(endless_file),
+	TEST(memcg_room),
 };
 
 int main(void)
