@@ -73,8 +73,8 @@ static void log_mhd(void *cls, const char *fmt, va_list ap)
 		mhd_log.held++;
 	} else {
 		if (mhd_log.held)
-			pr_warn("xnat metrics: %s (and %lu more messages in %d s)\n",
-				msg, mhd_log.held, METRICS_LOG_EVERY_S);
+			pr_warn("xnat metrics: %s (and %lu more since the last one shown)\n",
+				msg, mhd_log.held);
 		else
 			pr_warn("xnat metrics: %s\n", msg);
 		mhd_log.last = now.tv_sec;
