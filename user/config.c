@@ -3,7 +3,8 @@
  * The INI config parser (the keys are in README.md and user/xnat.8): the
  * line reader, the key table and its dispatch, the checks across sections,
  * and the [router] mode and [offload] keys; [nat] and [forward] are in
- * config_nat.c, the interfaces in config_iface.c. libinih does the tokenising; our own
+ * config_nat.c, the interfaces in config_iface.c, the file's bytes within
+ * bounds in config_read.c. libinih does the tokenising; our own
  * line reader feeds it one cleaned physical line per call, so we always know
  * the current line number and behave the same whatever options libinih was
  * built with (multi-line values, inline comment characters, line length).
@@ -17,6 +18,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "config_parse.h"
 
-#define TIMEOUT_MAX (1UL << 31)
 #define FLOWS_MAX (1UL << 24)
 
 static const char *const sections[] = {
@@ -160,6 +162,33 @@ int parse_ipv4(const char *s, uint32_t *addr)
 	return 0;
 }
 
+unsigned long config_timeout_max(unsigned int hz)
+{
+	unsigned long jiffies_max, ms_max = INT_MAX / 1000;
+
+	jiffies_max = INT_MAX / (hz ? hz : CONFIG_TIMEOUT_HZ_MAX);
+	return jiffies_max < ms_max ? jiffies_max : ms_max;
+}
+
+/* A [timeouts] key: seconds, as many as the kernel takes here. */
+static int parse_timeout(struct parser *p, const struct key_def *k,
+			 const char *v)
+{
+	unsigned int hz = clock_hz();
+	unsigned long n, max = config_timeout_max(hz);
+	char at[24] = "";
+
+	if (parse_ul(v, 1, max, &n)) {
+		if (hz)
+			snprintf(at, sizeof(at), " at HZ %u", hz);
+		return perr(p, p->lineno,
+			    "bad %s '%s': expected an integer in 1-%lu (seconds; the kernel takes no more%s)",
+			    k->name, v, max, at);
+	}
+	*(uint32_t *)((char *)p->cfg + k->offset) = n;
+	return 0;
+}
+
 /* [offload] ct_mark: exactly two bits of the conntrack mark, in hex or
  * decimal (operators write marks in hex: nft, conntrack -L). */
 static int parse_offload_mark(struct parser *p, const struct key_def *k,
@@ -263,6 +292,10 @@ static int parse_u32(struct parser *p, const struct key_def *k, const char *v)
 #define U32_KEY(sec, key, field, lo, hi)                                 \
 	{ .section = sec, .name = key, .parse = parse_u32,              \
 	  .offset = offsetof(struct config, field), .min = lo, .max = hi }
+/* A [timeouts] key, setting the uint32_t FIELD (config_timeout_max). */
+#define TIMEOUT_KEY(sec, key, field)                                     \
+	{ .section = sec, .name = key, .parse = parse_timeout,          \
+	  .offset = offsetof(struct config, field) }
 /* A key of a few words, each setting the int FIELD to a value. */
 #define WORD_KEY(sec, key, field, expect, ...)                          \
 	{ .section = sec, .name = key, .parse = parse_word,             \
@@ -290,11 +323,11 @@ static const struct key_def keys[] = {
 		 { "address-dependent", 0 }, { "endpoint-independent", 1 }),
 	WORD_KEY("nat", "inbound_refresh", inbound_refresh, "yes or no",
 		 { "yes", 1 }, { "no", 0 }),
-	U32_KEY("timeouts", "tcp_established", timeout_tcp_est, 1, TIMEOUT_MAX),
-	U32_KEY("timeouts", "tcp_transitory", timeout_tcp_trans, 1, TIMEOUT_MAX),
-	U32_KEY("timeouts", "udp", timeout_udp, 1, TIMEOUT_MAX),
-	U32_KEY("timeouts", "icmp", timeout_icmp, 1, TIMEOUT_MAX),
-	U32_KEY("timeouts", "udp_dns", timeout_udp_dns, 1, TIMEOUT_MAX),
+	TIMEOUT_KEY("timeouts", "tcp_established", timeout_tcp_est),
+	TIMEOUT_KEY("timeouts", "tcp_transitory", timeout_tcp_trans),
+	TIMEOUT_KEY("timeouts", "udp", timeout_udp),
+	TIMEOUT_KEY("timeouts", "icmp", timeout_icmp),
+	TIMEOUT_KEY("timeouts", "udp_dns", timeout_udp_dns),
 	U32_KEY("nat", "ports_per_host", ports_per_host, 0, 65535),
 	U32_KEY("flows", "max", flows_max, 1, FLOWS_MAX),
 	KEY("offload", "ct_mark", parse_offload_mark),
@@ -408,9 +441,8 @@ static char *read_line(char *str, int num, void *stream)
 	struct parser *p = stream;
 	char *s;
 
-	if (getline(&p->line, &p->cap, p->f) < 0)
+	if (!config_read_line(p))
 		return NULL;
-	p->lineno++;
 	s = clean_line(p->line, p->lineno == 1);
 	if (*s == '[') {
 		p->in_bad_section = check_section(p, s) != 0;
@@ -463,7 +495,9 @@ static int parse_file(struct parser *p)
 		return perr(p, ret, "syntax error");
 	if (ret < 0)
 		return perr(p, 0, "%s", strerror(ENOMEM));
-	check_config(p);
+	/* What was not read cannot be said to be missing. */
+	if (!p->truncated)
+		check_config(p);
 	return p->failed ? -1 : 0;
 }
 
@@ -489,7 +523,6 @@ int config_parse_all(struct config *cfg, const char *path,
 		return -1;
 	}
 	ret = parse_file(&p);
-	free(p.line);
 	fclose(p.f);
 	return ret;
 }

@@ -155,6 +155,20 @@ struct config_errors {
 	char msg[CONFIG_MAX_ERRORS][CONFIG_ERR_LEN];
 };
 
+/*
+ * The longest [timeouts] value `up` can apply, in seconds, on a kernel of
+ * HZ ticks a second (0: unknown, then the largest HZ any architecture
+ * builds with, CONFIG_TIMEOUT_HZ_MAX). Every timeout goes to conntrack in
+ * every mode: its sysctls hold jiffies in an int (proc_dointvec_jiffies
+ * refuses over INT_MAX / HZ seconds), the udp_dns policy too (a longer
+ * one wraps, or lies in the past), and offload mode hands them to
+ * bpf_ct_change_timeout() in milliseconds, which the kernel takes for
+ * "for ever" (MAX_JIFFY_OFFSET) from 2^31 on (__msecs_to_jiffies() in
+ * kernel/time/time.c): at most INT_MAX / 1000 seconds.
+ */
+#define CONFIG_TIMEOUT_HZ_MAX 1200
+unsigned long config_timeout_max(unsigned int hz);
+
 /* Defaults as in the README's config reference. */
 void config_init(struct config *cfg);
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The config parser's own pieces, shared by the files it is split into
- * (config.c: reading, the key table and dispatch, [router] modes and
- * [offload]; config_nat.c: [nat], [forward] and the kernel's port ranges;
+ * (config.c: the lines, the key table and dispatch, [router] modes and
+ * [offload]; config_read.c: the file's bytes, within bounds; config_nat.c: [nat], [forward] and the kernel's port ranges;
  * config_iface.c: [router] wan and lan, and their lookup in the system).
  * Nothing outside those files includes this: the rest of xnat uses
  * config.h.
@@ -15,6 +15,11 @@
 
 /* Ports below this are privileged: never NAT ports, never ephemeral. */
 #define PORT_FIRST_UNPRIVILEGED 1024
+
+/* The bounds of a config file (config_read.c): bytes in one physical
+ * line (comment included, newline not), and in the whole file. */
+#define CONFIG_LINE_MAX 4096
+#define CONFIG_FILE_MAX (1 << 20)
 
 struct parser;
 struct key_def;
@@ -45,8 +50,9 @@ struct parser {
 	struct config *cfg;
 	struct config_errors *errs;
 	FILE *f;
-	char *line;            /* getline() buffer */
-	size_t cap;
+	char line[CONFIG_LINE_MAX + 1]; /* the physical line being read */
+	size_t file_bytes;     /* read so far */
+	int truncated;         /* stopped at CONFIG_FILE_MAX */
 	int lineno;
 	int failed;
 	int in_bad_section;    /* skip keys until the next good header */
@@ -61,6 +67,12 @@ void errs_add(struct config_errors *errs, const char *path, int line,
 	      const char *fmt, ...);
 /* Record an error and go on; returns -1 for `return perr(...)`. */
 int perr(struct parser *p, int line, const char *fmt, ...);
+
+/* The next physical line of P's file into p->line, without its newline,
+ * and p->lineno counted: 1, or 0 at the end of the file or of what may be
+ * read of it (p->truncated). A line with a NUL byte or over
+ * CONFIG_LINE_MAX is reported and handed on empty (config_read.c). */
+int config_read_line(struct parser *p);
 
 /* Value readers: 0, or -1 for a value that is not one. */
 int parse_port(const char *s, unsigned long min, uint16_t *port);

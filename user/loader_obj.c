@@ -170,13 +170,15 @@ static int refuse_layout(const struct config *cfg, const struct bpf_map *map,
  * Will the new maps (those not pinned already) and the timers of a full
  * table fit in memory? The hash maps are preallocated: a table the machine
  * cannot hold fails at creation, or worse, succeeds and starves the rest.
+ * The memory is the machine's, or less under a cgroup limit (a unit's
+ * MemoryMax=), where the kernel charges the maps and fails them.
  */
 static int check_memory(const struct config *cfg, struct bpf_object *obj,
 			char *err)
 {
 	unsigned long long need, fits;
-	long long avail = mem_available();
-	char path[160];
+	char path[160], who[192];
+	long long avail = mem_available(who, sizeof(who));
 
 	need = mem_object_bytes(obj, pins_dir());
 	snprintf(path, sizeof(path), "%s/%s", pins_dir(), MAP_FLOWS);
@@ -187,9 +189,9 @@ static int check_memory(const struct config *cfg, struct bpf_object *obj,
 	snprintf(err, CONFIG_ERR_LEN,
 		 "%s: [flows] max = %u needs about %llu MB of kernel memory "
 		 "(preallocated maps and timers), more than %d/%d of the "
-		 "%lld MB available; at most about %llu connections fit",
+		 "%lld MB available (%s); at most about %llu connections fit",
 		 cfg->path, cfg->flows_max, need >> 20, MEM_SHARE_NUM,
-		 MEM_SHARE_DEN, avail >> 20, fits);
+		 MEM_SHARE_DEN, avail >> 20, who, fits);
 	/* A config error, like any other value the machine cannot take. */
 	return -EINVAL;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "memcg.h"
 #include "memory.h"
 #include "state.h"
 
@@ -116,11 +117,16 @@ static long long proc_scan(const char *path, const char *fmt)
 	return n < 0 ? -ENOENT : n;
 }
 
-long long mem_available(void)
+long long mem_available(char *who, size_t len)
 {
 	long long kb = proc_scan("/proc/meminfo", "MemAvailable: %lld kB");
+	long long avail = kb < 0 ? kb : kb * 1024;
+	long long room = memcg_room(who, len);
 
-	return kb < 0 ? kb : kb * 1024;
+	if (room >= 0 && (avail < 0 || room < avail))
+		return room;
+	snprintf(who, len, "MemAvailable");
+	return avail;
 }
 
 int mem_fits(unsigned long long need, long long avail, __u32 flows_max,

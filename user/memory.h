@@ -25,8 +25,12 @@ unsigned long long mem_object_bytes(struct bpf_object *obj, const char *pin_dir)
  * how many connections would, at NEED / FLOWS_MAX bytes each. */
 int mem_fits(unsigned long long need, long long avail, __u32 flows_max,
 	     unsigned long long *fits);
-/* MemAvailable from /proc/meminfo in bytes, or -errno. */
-long long mem_available(void);
+/* MemAvailable from /proc/meminfo in bytes, or less if the memory
+ * cgroup of this process (or one above it) has less room under its limit
+ * (memcg.h): the kernel fails a map it cannot charge there. WHO (LEN
+ * bytes) says which: "MemAvailable" or the cgroup's limit file. -errno
+ * when neither can be read. */
+long long mem_available(char *who, size_t len);
 /* The kernel's count (fdinfo "memlock") over the maps pinned in PIN_DIR. */
 int mem_pinned_bytes(const char *pin_dir, unsigned long long *bytes);
 

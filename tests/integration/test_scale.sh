@@ -225,7 +225,8 @@ test_pool_port_dropped() {
 
 # xnat ARGS... with /proc/meminfo showing MB megabytes available: a copy
 # bind-mounted over it in a private mount namespace, as lxcfs shows a
-# container its memory limit. xnat reads no other figure (user/memory.c),
+# container its memory limit. xnat reads no other figure but a memory
+# cgroup's limit (user/memory.c; test_config_limits.sh tests that one),
 # so the refusal is tested against a known budget on any machine, where
 # the largest config (2^24 connections, 256 addresses: about 20 GB) would
 # fit in a bigger one.

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "check.h"
+#include "clock.h"
 #include "config.h"
 
 /* The runner's temporary directory, and the file in it each test writes
@@ -110,6 +111,19 @@ static inline int parse_bad(const char *section, const char *key,
 		 section ? "]\n" : "", key, value);
 	snprintf(msg, sizeof(msg), "bad %s '%s': %s", key, value, expected);
 	return parse_err(text, section ? 5 : 4, msg);
+}
+
+/* What the parser says a [timeouts] value must be, on this kernel
+ * (test_config_limits.c checks the bound itself). */
+static inline const char *seconds_expected(void)
+{
+	static char s[128];
+	unsigned int hz = clock_hz();
+
+	snprintf(s, sizeof(s),
+		 "expected an integer in 1-%lu (seconds; the kernel takes no more at HZ %u)",
+		 config_timeout_max(hz), hz);
+	return s;
 }
 
 /* An IPv4 address (dotted quad) in network order. */
