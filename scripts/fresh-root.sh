@@ -81,6 +81,15 @@ unshare --mount --propagation private bash -c '
 	mount -t proc proc "$w/proc"
 	mount -t sysfs sysfs "$w/sys" 2>/dev/null || mount --rbind /sys "$w/sys"
 	mount -t bpf bpf "$w/sys/fs/bpf"
+	# A fresh sysfs has no cgroup hierarchy under it; the machine has one
+	# (cgroup2 on a booted Debian 12, or v1 controllers), and tests use
+	# it (the unit sandbox under systemd --user, the memory limit check):
+	# the hierarchy of the machine, as a program installed there sees it.
+	if mountpoint -q /sys/fs/cgroup; then
+		mount --rbind /sys/fs/cgroup "$w/sys/fs/cgroup"
+	else
+		mount -t cgroup2 cgroup2 "$w/sys/fs/cgroup"
+	fi
 	mount -t tmpfs tmpfs "$w/run"
 	mount -t tmpfs tmpfs "$w/tmp"
 	mkdir -p "$w/.old"
