@@ -416,6 +416,18 @@ int cmd_run(const struct opts *o)
 	struct runner r = {};
 	int rc;
 
+	/*
+	 * The handlers go in before the first up: up_locked() holds these
+	 * signals while it applies and lets them in when it is done, so a
+	 * TERM sent during that up is seen here and takes the router down,
+	 * instead of killing run with the router left up and unwatched.
+	 * SIGPIPE: a closed stdout (the event log's reader gone) is a write
+	 * error, not the end of the router.
+	 */
+	signal(SIGPIPE, SIG_IGN);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 	ev.nl = watch_open();
 	if (!ev.nl)
 		return fail(o, EXIT_SYSTEM, "failed to open rtnetlink: %s",
@@ -427,9 +439,13 @@ int cmd_run(const struct opts *o)
 	}
 	r.cfg = r.plan.cfg;
 	runner_commit(&r, &rec);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	if (got_term) {
+		events_close(&ev);
+		plan_free(&r.plan);
+		pr_info("%s during up: taking the router down\n",
+			strsignal(got_term));
+		return cmd_down(o);
+	}
 	notify_systemd("READY=1\nSTATUS=up with %s", r.plan.cfg.path);
 	events_mode(&ev, &r.plan.cfg, 0);
 	rc = run_loop(o, &r, &ev);

@@ -591,4 +591,71 @@ test_reload_leaks_nothing() {
 	wait "$RUN_PID" || fail "xnat run exited $?"
 }
 
+# ---- run's signals -------------------------------------------------------------
+
+# The router is down in its namespace: no inet xnat table, no XDP program on
+# its ports.
+router_down() {
+	! ip netns exec "$NS_RTR" nft list table inet xnat >/dev/null 2>&1 ||
+		fail "the inet xnat table is still there"
+	! ip -n "$NS_RTR" -d link show dev "$RTR_LAN_IF" | grep -q 'prog/xdp' ||
+		fail "$RTR_LAN_IF still runs an XDP program"
+}
+
+# A TERM that reaches `xnat run` while its first up applies (0.3 s in:
+# the up takes longer, it holds the signal until done) takes the router
+# down once the up is done: run does not die with the router left up and
+# nothing watching it. Whenever the TERM lands (before, during or after the
+# up), run ends and leaves the router down.
+test_run_term_during_up() {
+	local i pid rc
+	check xnat down
+	for i in 1 2 3; do
+		timeout 60 "$XNAT" -n "$NS_RTR" run -c "$TB_CONFIG" \
+			>"$TB_WORK/run-$i.log" 2>&1 </dev/null &
+		pid=$!
+		echo "$pid" >>"$TB_WORK/pids"
+		sleep 0.3
+		kill -TERM "$pid"
+		rc=0
+		wait "$pid" || rc=$?
+		echo "try $i: xnat run exited $rc: $(tail -2 "$TB_WORK/run-$i.log" | tr '\n' ' ')"
+		[ "$rc" -ne 124 ] || fail "xnat run did not end on SIGTERM"
+		router_down
+		check xnat down
+	done
+}
+
+# `xnat run` whose stdout (the NAT event log) is a pipe nobody reads any
+# more: the log's writes fail (EPIPE), run goes on routing, and a TERM
+# still takes the router down. SIGPIPE used to kill it (exit 141), router
+# left up.
+TEST_MODES[run_closed_stdout]=xdp
+test_run_closed_stdout() {
+	local fifo=$TB_WORK/run.out pid rc p
+	check xnat down
+	mkfifo "$fifo"
+	timeout 60 "$XNAT" -n "$NS_RTR" run -c "$TB_CONFIG" \
+		>"$fifo" 2>"$TB_WORK/run.err" </dev/null &
+	pid=$!
+	echo "$pid" >>"$TB_WORK/pids"
+	# The reader opens the pipe and goes away at once.
+	head -c 0 <"$fifo"
+	wait_log "$TB_WORK/run.err" "xnat up in " 20 || fail "xnat run did not come up"
+	# New mappings: each is a line of the event log, written to a pipe
+	# whose reader is gone.
+	for p in 7101 7102 7103; do
+		udp_one_way "$NS_LAN" "$WAN_HOST4" "$p" >/dev/null 2>&1 || true
+	done
+	kill -0 "$pid" 2>/dev/null || {
+		wait "$pid"
+		fail "xnat run died with its stdout closed (exit $?)"
+	}
+	kill -TERM "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	echo "xnat run exited $rc: $(tail -2 "$TB_WORK/run.err" | tr '\n' ' ')"
+	router_down
+}
+
 run_tests "$@"
