@@ -87,6 +87,10 @@ enum xnat_reason {
 	XNAT_PASS_ECHO_INBOUND, /* IPv6 echo request from the WAN without a
 				   flow ([ipv6] inbound = stateful): the
 				   kernel keeps its state, not the table */
+	XNAT_PASS_CT_SPOOFED,   /* offload: a conntrack entry's tuple from
+				   a source not routed back out of its port
+				   (fib_src_check): up, for the kernel's
+				   antispoof to drop, never installed */
 	XNAT_REASON_MAX,
 };
 

@@ -517,6 +517,21 @@ up:
 }
 
 /*
+ * fib_src_check() for an install: 0, or why the packet goes up instead
+ * (XNAT_PASS_CT_SPOOFED where xdp mode drops, XNAT_PASS_MARTIAN). Never a
+ * drop: in offload mode the kernel's ruleset owns the verdict.
+ */
+static __always_inline __u32 offload_src_check(struct xdp_md *ctx,
+					       struct pkt *p,
+					       const struct iface_info *in,
+					       const struct xnat_config *cfg)
+{
+	int rc = fib_src_check(ctx, p, in, cfg);
+
+	return rc == XNAT_DROP_SPOOFED ? XNAT_PASS_CT_SPOOFED : (__u32)rc;
+}
+
+/*
  * A miss: ask conntrack whether the kernel accepted this direction of the
  * connection, and if so build the entry in NF->ov from the conntrack
  * entry's tuples and the route of the translated packet, and install it.
@@ -565,6 +580,15 @@ static __always_inline int offload_miss(struct xdp_md *ctx, struct pkt *p,
 	bit = dir == CT_DIR_ORIGINAL ? ocfg->mark_orig : ocfg->mark_reply;
 	if (!why && !(ct_mark(ct) & bit))
 		why = XNAT_PASS_CT_UNMARKED;
+	/* The source check of xdp mode's new flows (fib.h), before anything
+	 * of the connection is touched: conntrack matched the tuple, not the
+	 * port it came in by, so a WAN frame with a LAN host's tuple would
+	 * find that host's connection and be installed for the WAN port. Up
+	 * it goes, for the kernel's own antispoof (rp_filter, the antispoof
+	 * chain) to drop and count. Installs only: a hit's key holds its
+	 * port. */
+	if (!why)
+		why = offload_src_check(ctx, p, in, cfg);
 	if (why) {
 		bpf_ct_release(ct);
 		return pkt_stop(p, XDP_PASS, why);

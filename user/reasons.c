@@ -59,4 +59,5 @@ const struct reason_desc reasons[XNAT_REASON_MAX] = {
 	[XNAT_DROP_SPOOFED] = { "drop_spoofed", "dropped: source not routed back out of its port (feasible: of a LAN port; WAN: a LAN source)" },
 	[XNAT_PASS_CT_FIRST] = { "pass_ct_first", "offload, to kernel: a flow's first packet, not looked up (the kernel sets it up)" },
 	[XNAT_PASS_ECHO_INBOUND] = { "pass_echo_inbound", "to kernel: IPv6 echo request from the WAN without a flow (its state is the kernel's, not the flow table's)" },
+	[XNAT_PASS_CT_SPOOFED] = { "pass_ct_spoofed", "offload, to kernel: a connection's tuple from a source not routed back out of its port (the kernel's antispoof drops it)" },
 };

@@ -221,6 +221,30 @@ static bool test_udp_one_way(void)
 FIXTURE_TEST(.name = "udp_one_way", .fn = test_udp_one_way);
 
 /*
+ * A WAN frame with a LAN connection's tuple (its source the LAN host's)
+ * matches that connection in conntrack, which does not look at the port:
+ * it goes up for the kernel's antispoof (pass_ct_spoofed), every time,
+ * and nothing is installed, nor the connection's mark consumed; the LAN
+ * host's own packet is then offloaded as before.
+ */
+static bool test_wan_spoof_not_installed(void)
+{
+	static const struct fixture spoof = { .name = "wan frame, lan tuple",
+		.ingress = WAN,
+		.in = UDP_PKT(LAN_HOST, WAN_GW, 40007, 5000, FROM_WAN, .ttl = 64,
+			      .ip_id = 0x1234),
+		PASS(CT_SPOOFED) };
+	static const struct fixture orig = { .name = "udp orig offloaded",
+		UDP_NAT(40007, 5000, OFFLOAD, EXT_PORT) };
+
+	return reset() && ct_udp(40007, 5000, MARK_ORIG) &&
+	       run_fixture(&spoof) && run_fixture(&spoof) && flows_are(0) &&
+	       ct_mark_is("-p udp --sport 40007", MARK_ORIG) &&
+	       run_fixture(&orig) && flows_are(1);
+}
+FIXTURE_TEST(.name = "wan_spoof_not_installed", .fn = test_wan_spoof_not_installed);
+
+/*
  * The parser's exceptions of an offloaded flow go to the kernel, which
  * owns the connection: a UDP packet with IPv4 options (NOP, EOL: the
  * fuzzer's finding, docs/TESTING.md) was forwarded with its addresses
